@@ -1,0 +1,2 @@
+// Package kernels holds the CPU compute kernels of the inference engine.
+package kernels

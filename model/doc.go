@@ -1,0 +1,2 @@
+// Package model runs LLaMA-architecture decoders.
+package model
