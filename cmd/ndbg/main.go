@@ -1,0 +1,64 @@
+// Command ndbg is the neural debugger's toolbox: real traces, datasets,
+// logits for checking the engine, benchmarks, the interactive debugger and
+// the evaluation harness. Run `ndbg help` for the subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+// command is one subcommand: it parses its own flags from args.
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		// Each subcommand lives in its own file, named after it.
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout, cmds)
+		return 0
+	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], stdout, stderr)
+			if err == nil {
+				return 0
+			}
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			fmt.Fprintf(stderr, "ndbg %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "ndbg: unknown command %q\n", args[0])
+	usage(stderr, cmds)
+	return 2
+}
+
+func usage(w io.Writer, cmds []command) {
+	fmt.Fprintln(w, "usage: ndbg <command> [flags]\n\ncommands:")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+}
