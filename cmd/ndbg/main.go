@@ -22,6 +22,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		// Each subcommand lives in its own file, named after it.
+		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 	}
 }
 
