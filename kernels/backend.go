@@ -1,0 +1,150 @@
+package kernels
+
+// isa is an instruction-set level of the CPU backends.
+type isa uint8
+
+const (
+	isaGeneric isa = iota // pure Go
+	isaAVX2               // AVX2 + FMA3
+	isaAVX512             // AVX-512F
+)
+
+// Backend is one implementation of the kernels. Its zero value is the pure-Go
+// implementation. Backends are plain values, safe for concurrent use.
+type Backend struct {
+	isa isa
+}
+
+// Generic returns the pure-Go backend.
+func Generic() Backend { return Backend{isaGeneric} }
+
+// Native returns the fastest backend this CPU supports (Generic under the
+// noasm build tag or on other architectures).
+func Native() Backend { return native }
+
+// Backends returns every backend this CPU can run, slowest first: Generic,
+// then the assembly levels the CPU supports.
+func Backends() []Backend {
+	bs := []Backend{Generic()}
+	for _, l := range supportedISAs() {
+		bs = append(bs, Backend{l})
+	}
+	return bs
+}
+
+// Name returns "go", "avx2" or "avx512".
+func (b Backend) Name() string {
+	switch b.isa {
+	case isaAVX2:
+		return "avx2"
+	case isaAVX512:
+		return "avx512"
+	}
+	return "go"
+}
+
+// String returns Name.
+func (b Backend) String() string { return b.Name() }
+
+// MatMul computes dst = x · Wᵀ, that is
+//
+//	dst[i*w.Rows+r] = Σ_c x[i*w.Cols+c] · W[r, c]   for i < n, r < w.Rows,
+//
+// with float32 accumulation (BF16 weights are widened to float32 exactly).
+// x is n × w.Cols and dst n × w.Rows, both row-major; only their first
+// n*Cols and n*Rows elements are used. dst must not overlap x or the
+// weights. n = 1 is decode (a memory-bound matrix-vector product); n > 1 is
+// prefill (a compute-bound blocked matrix product). Work is spread over p's
+// threads (p may be nil). Bad sizes are reported as an error wrapping
+// ErrShape and leave dst untouched.
+func (b Backend) MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
+	if err := checkMatMul(dst, x, n, w); err != nil {
+		return err
+	}
+	if n == 0 || w.Rows == 0 {
+		return nil
+	}
+	if w.Cols == 0 {
+		clear(dst[:n*w.Rows])
+		return nil
+	}
+	b.matMul(p, dst, x, n, w)
+	return nil
+}
+
+// Dot returns Σ a[i]·b[i] over i < min(len(a), len(b)), accumulated in float32.
+func (b Backend) Dot(x, y []float32) float32 {
+	n := min(len(x), len(y))
+	return b.dot(x[:n], y[:n])
+}
+
+// Axpy computes dst[i] += a·x[i] for i < min(len(dst), len(x)).
+func (b Backend) Axpy(dst []float32, a float32, x []float32) {
+	n := min(len(dst), len(x))
+	b.axpy(dst[:n], a, x[:n])
+}
+
+// Scale computes x[i] *= a for every i.
+func (b Backend) Scale(x []float32, a float32) { b.scale(x, a) }
+
+// Add computes dst[i] = a[i] + b[i] for i < min(len(dst), len(a), len(b)).
+// dst may be a or b.
+func (b Backend) Add(dst, x, y []float32) {
+	n := min(len(dst), len(x), len(y))
+	b.add(dst[:n], x[:n], y[:n])
+}
+
+// RMSNorm computes dst[i] = x[i] / sqrt(Σ_j x[j]²/n + eps) · weight[i] for
+// i < n = min(len(dst), len(x), len(weight)). dst may be x.
+func (b Backend) RMSNorm(dst, x, weight []float32, eps float32) {
+	n := min(len(dst), len(x), len(weight))
+	if n == 0 {
+		return
+	}
+	dst, x, weight = dst[:n], x[:n], weight[:n]
+	s := rmsScale(b.sumSquares(x), n, eps)
+	b.mulScaled(dst, x, weight, s)
+}
+
+// Softmax computes, in place, x[i] = exp(x[i] - m) / Σ_j exp(x[j] - m) with
+// m = max_j x[j] (numerically stable). A NaN anywhere makes every output
+// NaN; -Inf entries (masked positions) give 0.
+func (b Backend) Softmax(x []float32) { softmaxGo(x) }
+
+// SwiGLU computes dst[i] = silu(gate[i]) · up[i], silu(g) = g / (1 + e^-g),
+// for i < min(len(dst), len(gate), len(up)). dst may be gate or up.
+func (b Backend) SwiGLU(dst, gate, up []float32) {
+	n := min(len(dst), len(gate), len(up))
+	swigluGo(dst[:n], gate[:n], up[:n])
+}
+
+// MatMul computes dst = x · Wᵀ with the Native backend; see Backend.MatMul.
+func MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
+	return native.MatMul(p, dst, x, n, w)
+}
+
+// Dot returns Σ a[i]·b[i] with the Native backend; see Backend.Dot.
+func Dot(a, b []float32) float32 { return native.Dot(a, b) }
+
+// Axpy computes dst += a·x with the Native backend; see Backend.Axpy.
+func Axpy(dst []float32, a float32, x []float32) { native.Axpy(dst, a, x) }
+
+// Scale computes x *= a with the Native backend; see Backend.Scale.
+func Scale(x []float32, a float32) { native.Scale(x, a) }
+
+// Add computes dst = a + b with the Native backend; see Backend.Add.
+func Add(dst, a, b []float32) { native.Add(dst, a, b) }
+
+// RMSNorm computes dst = x / rms(x) · weight with the Native backend; see
+// Backend.RMSNorm.
+func RMSNorm(dst, x, weight []float32, eps float32) { native.RMSNorm(dst, x, weight, eps) }
+
+// Softmax computes a numerically stable softmax in place; see Backend.Softmax.
+func Softmax(x []float32) { native.Softmax(x) }
+
+// SwiGLU computes dst = silu(gate) · up with the Native backend; see
+// Backend.SwiGLU.
+func SwiGLU(dst, gate, up []float32) { native.SwiGLU(dst, gate, up) }
+
+// Silu returns g / (1 + e^-g).
+func Silu(g float32) float32 { return siluGo(g) }

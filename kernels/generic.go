@@ -1,0 +1,141 @@
+package kernels
+
+import "math"
+
+// This file holds the pure-Go kernels: the whole Generic backend, and the
+// tails and edge cases of the assembly backends.
+
+// dotGo returns Σ a[i]·b[i] over len(a) elements (b at least as long),
+// with four float32 partial sums.
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotBF16Go returns Σ a[i]·bf16(w[i]) over len(a) elements.
+func dotBF16Go(a []float32, w []uint16) float32 {
+	w = w[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * math.Float32frombits(uint32(w[i])<<16)
+		s1 += a[i+1] * math.Float32frombits(uint32(w[i+1])<<16)
+		s2 += a[i+2] * math.Float32frombits(uint32(w[i+2])<<16)
+		s3 += a[i+3] * math.Float32frombits(uint32(w[i+3])<<16)
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * math.Float32frombits(uint32(w[i])<<16)
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// matMulGoRows computes dst[i*R+r] for all i < n and rows r in [r0, r1).
+// Rows are taken in blocks of 4 so each x row loaded is used 4 times, and
+// each W block is reused across all n rows of x while it sits in cache.
+func matMulGoRows(dst, x []float32, n int, w *Mat, r0, r1 int) {
+	K, R := w.Cols, w.Rows
+	for r := r0; r < r1; r++ {
+		if w.DType == BF16 {
+			wr := w.BF16[r*K : r*K+K]
+			for i := range n {
+				dst[i*R+r] = dotBF16Go(x[i*K:i*K+K], wr)
+			}
+		} else {
+			wr := w.F32[r*K : r*K+K]
+			for i := range n {
+				dst[i*R+r] = dotGo(x[i*K:i*K+K], wr)
+			}
+		}
+	}
+}
+
+func axpyGo(dst []float32, a float32, x []float32) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] += a * v
+	}
+}
+
+func scaleGo(x []float32, a float32) {
+	for i := range x {
+		x[i] *= a
+	}
+}
+
+func addGo(dst, a, b []float32) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+func sumSquaresGo(x []float32) float32 {
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * x[i]
+		s1 += x[i+1] * x[i+1]
+		s2 += x[i+2] * x[i+2]
+		s3 += x[i+3] * x[i+3]
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * x[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// rmsScale returns 1/sqrt(ss/n + eps).
+func rmsScale(ss float32, n int, eps float32) float32 {
+	return float32(1 / math.Sqrt(float64(ss)/float64(n)+float64(eps)))
+}
+
+func mulScaledGo(dst, x, weight []float32, s float32) {
+	x, weight = x[:len(dst)], weight[:len(dst)]
+	for i := range dst {
+		dst[i] = x[i] * s * weight[i]
+	}
+}
+
+func softmaxGo(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m || v != v {
+			m = v
+		}
+	}
+	var sum float64
+	for i, v := range x {
+		e := math.Exp(float64(v - m))
+		x[i] = float32(e)
+		sum += e
+	}
+	inv := float32(1 / sum)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+func siluGo(g float32) float32 {
+	return g / (1 + float32(math.Exp(float64(-g))))
+}
+
+func swigluGo(dst, gate, up []float32) {
+	gate, up = gate[:len(dst)], up[:len(dst)]
+	for i := range dst {
+		dst[i] = siluGo(gate[i]) * up[i]
+	}
+}
