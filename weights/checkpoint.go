@@ -1,0 +1,235 @@
+package weights
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// File names of the Hugging Face checkpoint layout.
+const (
+	ConfigName      = "config.json"
+	SingleFileName  = "model.safetensors"
+	IndexFileName   = "model.safetensors.index.json"
+	maxIndexSize    = 64 << 20
+	maxShardNameLen = 255
+)
+
+// Checkpoint is an opened model directory: its validated Config and its
+// memory-mapped tensors. Its methods may be called concurrently, except
+// Close.
+type Checkpoint struct {
+	Dir    string
+	Config *Config
+	files  []*File
+	owner  map[string]*File // tensor name -> file holding it
+}
+
+// Open reads dir/config.json and the tensors in dir/model.safetensors or, if
+// that is absent, in the shards listed by dir/model.safetensors.index.json.
+// Every shard name must be a plain file name inside dir, every tensor the
+// index lists must be in the shard it names, and every tensor of a shard
+// must be listed. Close the checkpoint to unmap the files.
+func Open(dir string) (*Checkpoint, error) {
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := OpenTensors(dir)
+	if err != nil {
+		return nil, err
+	}
+	ck.Config = cfg
+	return ck, nil
+}
+
+// OpenTensors is Open without config.json: Config is left nil.
+func OpenTensors(dir string) (*Checkpoint, error) {
+	ck := &Checkpoint{Dir: dir, owner: map[string]*File{}}
+	single := filepath.Join(dir, SingleFileName)
+	if _, err := os.Stat(single); err == nil {
+		f, err := OpenFile(single)
+		if err != nil {
+			return nil, err
+		}
+		ck.files = []*File{f}
+		for _, n := range f.Names() {
+			ck.owner[n] = f
+		}
+		return ck, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("weights: %w", err)
+	}
+	if err := ck.openSharded(); err != nil {
+		return nil, errors.Join(err, ck.Close())
+	}
+	return ck, nil
+}
+
+func (ck *Checkpoint) openSharded() error {
+	indexPath := filepath.Join(ck.Dir, IndexFileName)
+	weightMap, err := readIndex(indexPath)
+	if err != nil {
+		return err
+	}
+	// Open each distinct shard once, in sorted order for stable errors.
+	shards := map[string]*File{}
+	var names []string
+	for _, shard := range weightMap {
+		if _, ok := shards[shard]; !ok {
+			shards[shard] = nil
+			names = append(names, shard)
+		}
+	}
+	slices.Sort(names)
+	for _, shard := range names {
+		f, err := OpenFile(filepath.Join(ck.Dir, shard))
+		if err != nil {
+			return err
+		}
+		shards[shard] = f
+		ck.files = append(ck.files, f)
+	}
+	for tensor, shard := range weightMap {
+		f := shards[shard]
+		if !f.Has(tensor) {
+			return fmt.Errorf("weights: %s: tensor %q is mapped to %s, which does not hold it", indexPath, tensor, shard)
+		}
+		ck.owner[tensor] = f
+	}
+	for _, f := range ck.files {
+		for _, n := range f.Names() {
+			if ck.owner[n] != f {
+				return fmt.Errorf("weights: %s: tensor %q is not mapped to this shard by %s", f.Path(), n, IndexFileName)
+			}
+		}
+	}
+	return nil
+}
+
+// readIndex parses an index file and validates its shard names.
+func readIndex(path string) (map[string]string, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("weights: %s: neither %s nor %s exists", filepath.Dir(path), SingleFileName, IndexFileName)
+		}
+		return nil, fmt.Errorf("weights: %w", err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, maxIndexSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("weights: %s: %w", path, err)
+	}
+	if len(data) > maxIndexSize {
+		return nil, fmt.Errorf("weights: %s: larger than %d bytes", path, maxIndexSize)
+	}
+	weightMap, err := ParseIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("weights: %s: %w", path, err)
+	}
+	return weightMap, nil
+}
+
+// ParseIndex decodes a model.safetensors.index.json and returns its
+// weight_map (tensor name -> shard file name). Shard names must be plain
+// file names ending in .safetensors: no directories, no "..", nothing
+// absolute, so an index can only point inside its own directory.
+func ParseIndex(data []byte) (map[string]string, error) {
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&idx); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON object")
+	}
+	if len(idx.WeightMap) == 0 {
+		return nil, errors.New("weight_map is missing or empty")
+	}
+	for tensor, shard := range idx.WeightMap {
+		if tensor == "" {
+			return nil, errors.New("weight_map has an empty tensor name")
+		}
+		if err := checkShardName(shard); err != nil {
+			return nil, fmt.Errorf("weight_map[%q]: %w", truncate(tensor, 64), err)
+		}
+	}
+	return idx.WeightMap, nil
+}
+
+func checkShardName(s string) error {
+	switch {
+	case s == "" || len(s) > maxShardNameLen:
+		return fmt.Errorf("shard name of length %d", len(s))
+	case strings.ContainsAny(s, `/\:`) || strings.ContainsRune(s, 0):
+		return fmt.Errorf("shard %q is not a plain file name", truncate(s, 64))
+	case s == "." || s == ".." || strings.HasPrefix(s, "."):
+		return fmt.Errorf("shard %q is not a plain file name", truncate(s, 64))
+	case !strings.HasSuffix(s, ".safetensors"):
+		return fmt.Errorf("shard %q does not end in .safetensors", truncate(s, 64))
+	case filepath.Base(s) != s || filepath.IsAbs(s) || !filepath.IsLocal(s):
+		return fmt.Errorf("shard %q is not a plain file name", truncate(s, 64))
+	}
+	return nil
+}
+
+// Names returns every tensor name in sorted order.
+func (ck *Checkpoint) Names() []string {
+	names := make([]string, 0, len(ck.owner))
+	for n := range ck.owner {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Has reports whether the checkpoint holds the named tensor.
+func (ck *Checkpoint) Has(name string) bool {
+	_, ok := ck.owner[name]
+	return ok
+}
+
+// Tensor returns the named tensor; its Data aliases the file mapping.
+func (ck *Checkpoint) Tensor(name string) (*Tensor, error) {
+	f, ok := ck.owner[name]
+	if !ok {
+		return nil, fmt.Errorf("weights: %s: no tensor %q", ck.Dir, name)
+	}
+	return f.Tensor(name)
+}
+
+// Require returns the named tensor after checking that it exists and has
+// exactly the given shape. The error names the file and the tensor.
+func (ck *Checkpoint) Require(name string, shape ...int) (*Tensor, error) {
+	f, ok := ck.owner[name]
+	if !ok {
+		return nil, fmt.Errorf("weights: %s: missing tensor %q (want shape %v)", ck.Dir, name, shape)
+	}
+	t, err := f.Tensor(name)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(t.Shape, shape) {
+		return nil, fmt.Errorf("weights: %s: tensor %q has shape %v, want %v", f.Path(), name, t.Shape, shape)
+	}
+	return t, nil
+}
+
+// Close unmaps every file. Tensors obtained from the checkpoint must not be
+// used afterwards.
+func (ck *Checkpoint) Close() error {
+	var errs []error
+	for _, f := range ck.files {
+		errs = append(errs, f.Close())
+	}
+	return errors.Join(errs...)
+}

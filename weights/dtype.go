@@ -1,0 +1,76 @@
+package weights
+
+import "fmt"
+
+// DType is the element type of a tensor. Only the floating-point types a
+// LLaMA checkpoint uses are supported.
+type DType uint8
+
+// Supported element types. The zero value is invalid so that an
+// uninitialised Tensor is caught by validation.
+const (
+	F32 DType = iota + 1
+	F16
+	BF16
+)
+
+// Size returns the number of bytes of one element, or 0 for an invalid DType.
+func (d DType) Size() int {
+	switch d {
+	case F32:
+		return 4
+	case F16, BF16:
+		return 2
+	}
+	return 0
+}
+
+// String returns the safetensors name of the dtype ("F32", "F16", "BF16").
+func (d DType) String() string {
+	switch d {
+	case F32:
+		return "F32"
+	case F16:
+		return "F16"
+	case BF16:
+		return "BF16"
+	}
+	return fmt.Sprintf("DType(%d)", uint8(d))
+}
+
+// isKnownUnsupported reports whether s is a dtype defined by the
+// safetensors format that this package deliberately does not load, so the
+// error can say so.
+func isKnownUnsupported(s string) bool {
+	switch s {
+	case "BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F64",
+		"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64":
+		return true
+	}
+	return false
+}
+
+// ParseDType maps a safetensors dtype name to a DType. Names that the format
+// defines but this package does not load get an error saying so.
+func ParseDType(s string) (DType, error) {
+	switch s {
+	case "F32":
+		return F32, nil
+	case "F16":
+		return F16, nil
+	case "BF16":
+		return BF16, nil
+	}
+	if isKnownUnsupported(s) {
+		return 0, fmt.Errorf("unsupported dtype %q (only F32, F16 and BF16 are loaded)", s)
+	}
+	return 0, fmt.Errorf("unknown dtype %q", truncate(s, 32))
+}
+
+// truncate shortens untrusted strings before they go into error messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,194 @@
+package weights
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/x448/float16"
+)
+
+// Tensor is one named tensor: its element type, its shape (row-major, the
+// last dimension contiguous) and its raw little-endian bytes. A Tensor
+// returned by a File or Checkpoint aliases the read-only file mapping: Data
+// must not be modified and is valid until the owner is closed. A Tensor built
+// by the caller (for WriteSafetensors) owns whatever Data it was given.
+type Tensor struct {
+	Name  string
+	DType DType
+	Shape []int
+	Data  []byte
+}
+
+// NumElements returns the product of the dimensions (1 for a scalar).
+func (t *Tensor) NumElements() int {
+	n, _ := numElements(t.Shape)
+	return n
+}
+
+// validate checks that Data has exactly the length Shape and DType imply.
+func (t *Tensor) validate() error {
+	if t.DType.Size() == 0 {
+		return fmt.Errorf("tensor %q: invalid dtype %v", t.Name, t.DType)
+	}
+	if len(t.Shape) > maxDims {
+		return fmt.Errorf("tensor %q: %d dimensions, at most %d supported", t.Name, len(t.Shape), maxDims)
+	}
+	n, ok := numElements(t.Shape)
+	if !ok || n > math.MaxInt/t.DType.Size() {
+		return fmt.Errorf("tensor %q: invalid shape %v", t.Name, t.Shape)
+	}
+	if want := n * t.DType.Size(); len(t.Data) != want {
+		return fmt.Errorf("tensor %q: shape %v of %s needs %d bytes, have %d", t.Name, t.Shape, t.DType, want, len(t.Data))
+	}
+	return nil
+}
+
+// F32 returns the elements as float32. For an F32 tensor whose data is
+// 4-byte aligned the result aliases Data (zero-copy, read-only when Data is
+// mapped from a file); otherwise the values are converted into a new slice.
+// BF16 and F16 are widened exactly.
+func (t *Tensor) F32() ([]float32, error) {
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	n := t.NumElements()
+	if t.DType == F32 && n > 0 && hostLittleEndian() && uintptr(unsafe.Pointer(&t.Data[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[0])), n), nil
+	}
+	out := make([]float32, n)
+	switch t.DType {
+	case F32:
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
+		}
+	case BF16:
+		for i := range out {
+			out[i] = BF16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
+		}
+	case F16:
+		for i := range out {
+			out[i] = float16.Frombits(binary.LittleEndian.Uint16(t.Data[2*i:])).Float32()
+		}
+	}
+	return out, nil
+}
+
+// BF16 returns the elements as bfloat16 bit patterns. For a BF16 tensor
+// whose data is 2-byte aligned the result aliases Data (zero-copy); F32 and
+// F16 tensors are converted with round-to-nearest-even, as PyTorch's
+// .to(torch.bfloat16) does.
+func (t *Tensor) BF16() ([]uint16, error) {
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	n := t.NumElements()
+	if t.DType == BF16 {
+		if n > 0 && hostLittleEndian() && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
+			return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n), nil
+		}
+		out := make([]uint16, n)
+		for i := range out {
+			out[i] = binary.LittleEndian.Uint16(t.Data[2*i:])
+		}
+		return out, nil
+	}
+	f, err := t.F32()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, n)
+	for i, v := range f {
+		out[i] = F32ToBF16(v)
+	}
+	return out, nil
+}
+
+// F16 returns the elements as IEEE half-precision bit patterns: zero-copy
+// for an aligned F16 tensor, otherwise converted with round-to-nearest-even.
+func (t *Tensor) F16() ([]uint16, error) {
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	n := t.NumElements()
+	if t.DType == F16 {
+		if n > 0 && hostLittleEndian() && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
+			return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n), nil
+		}
+		out := make([]uint16, n)
+		for i := range out {
+			out[i] = binary.LittleEndian.Uint16(t.Data[2*i:])
+		}
+		return out, nil
+	}
+	f, err := t.F32()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, n)
+	for i, v := range f {
+		out[i] = float16.Fromfloat32(v).Bits()
+	}
+	return out, nil
+}
+
+// BF16ToF32 widens a bfloat16 bit pattern exactly.
+func BF16ToF32(b uint16) float32 {
+	return math.Float32frombits(uint32(b) << 16)
+}
+
+// F32ToBF16 rounds to the nearest bfloat16, ties to even; NaNs stay NaN
+// (quiet) and keep their sign.
+func F32ToBF16(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 { // NaN: keep sign, force a quiet NaN
+		return uint16(u>>16) | 0x0040
+	}
+	u += 0x7fff + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// F16ToF32 widens an IEEE half-precision bit pattern exactly.
+func F16ToF32(h uint16) float32 {
+	return float16.Frombits(h).Float32()
+}
+
+// F32ToF16 rounds to the nearest half-precision value, ties to even.
+func F32ToF16(f float32) uint16 {
+	return float16.Fromfloat32(f).Bits()
+}
+
+// NewTensor builds a tensor of dtype dt from float32 values, converting them
+// with round-to-nearest-even. It is meant for writing checkpoints (tests,
+// training export); the shape must match len(vals).
+func NewTensor(name string, dt DType, shape []int, vals []float32) (Tensor, error) {
+	t := Tensor{Name: name, DType: dt, Shape: append([]int(nil), shape...)}
+	if dt.Size() == 0 {
+		return Tensor{}, fmt.Errorf("tensor %q: invalid dtype %v", name, dt)
+	}
+	n, ok := numElements(shape)
+	if !ok || n != len(vals) {
+		return Tensor{}, fmt.Errorf("tensor %q: shape %v does not hold %d values", name, shape, len(vals))
+	}
+	t.Data = make([]byte, n*dt.Size())
+	for i, v := range vals {
+		switch dt {
+		case F32:
+			binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(v))
+		case BF16:
+			binary.LittleEndian.PutUint16(t.Data[2*i:], F32ToBF16(v))
+		case F16:
+			binary.LittleEndian.PutUint16(t.Data[2*i:], F32ToF16(v))
+		}
+	}
+	return t, nil
+}
+
+// hostLittleEndian reports whether the machine stores integers
+// little-endian, the byte order of safetensors data; zero-copy views are
+// only valid then.
+func hostLittleEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}

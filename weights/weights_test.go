@@ -1,0 +1,184 @@
+package weights
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tinyConfig is a valid small LLaMA config used across the tests.
+func tinyConfig() *Config {
+	bos, eos := 1, 2
+	return &Config{
+		Architectures:         []string{"LlamaForCausalLM"},
+		ModelType:             "llama",
+		HiddenSize:            16,
+		IntermediateSize:      32,
+		NumHiddenLayers:       2,
+		NumAttentionHeads:     4,
+		NumKeyValueHeads:      2,
+		HeadDim:               4,
+		VocabSize:             50,
+		MaxPositionEmbeddings: 64,
+		RMSNormEps:            1e-5,
+		RopeTheta:             10000,
+		LayerTypes:            []string{FullAttention, FullAttention},
+		BOSTokenID:            &bos,
+		EOSTokenIDs:           []int{eos},
+		TorchDType:            "float32",
+	}
+}
+
+func randomValues(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func mustTensor(t testing.TB, name string, dt DType, shape []int, vals []float32) Tensor {
+	t.Helper()
+	tt, err := NewTensor(name, dt, shape, vals)
+	require.NoError(t, err)
+	return tt
+}
+
+func TestRoundTripAllDTypes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	src := randomValues(r, 6*5)
+	src[0], src[1], src[2] = float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1))
+	var tensors []Tensor
+	for _, dt := range []DType{F32, F16, BF16} {
+		tensors = append(tensors, mustTensor(t, "w."+dt.String(), dt, []int{6, 5}, src))
+	}
+	tensors = append(tensors, mustTensor(t, "scalar", F32, nil, []float32{3.5}))
+	tensors = append(tensors, mustTensor(t, "empty", BF16, []int{0, 7}, nil))
+	var buf bytes.Buffer
+	require.NoError(t, WriteSafetensors(&buf, tensors, map[string]string{"format": "pt"}))
+
+	f, err := ParseSafetensors("mem", buf.Bytes())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"format": "pt"}, f.Metadata())
+	assert.Equal(t, []string{"empty", "scalar", "w.BF16", "w.F16", "w.F32"}, f.Names())
+
+	got, err := f.Tensor("w.F32")
+	require.NoError(t, err)
+	assert.Equal(t, F32, got.DType)
+	assert.Equal(t, []int{6, 5}, got.Shape)
+	vals, err := got.F32()
+	require.NoError(t, err)
+	assert.Equal(t, src, vals)
+
+	bf, err := f.Tensor("w.BF16")
+	require.NoError(t, err)
+	bits, err := bf.BF16()
+	require.NoError(t, err)
+	wide, err := bf.F32()
+	require.NoError(t, err)
+	for i, v := range src {
+		assert.Equal(t, F32ToBF16(v), bits[i])
+		assert.Equal(t, BF16ToF32(bits[i]), wide[i])
+		if !math.IsInf(float64(v), 0) {
+			assert.InDelta(t, v, wide[i], math.Abs(float64(v))/128, "element %d", i)
+		}
+	}
+	h, err := f.Tensor("w.F16")
+	require.NoError(t, err)
+	hw, err := h.F32()
+	require.NoError(t, err)
+	for i, v := range src {
+		assert.Equal(t, F16ToF32(F32ToF16(v)), hw[i])
+	}
+	s, err := f.Tensor("scalar")
+	require.NoError(t, err)
+	assert.Empty(t, s.Shape)
+	sv, err := s.F32()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3.5}, sv)
+	e, err := f.Tensor("empty")
+	require.NoError(t, err)
+	ev, err := e.F32()
+	require.NoError(t, err)
+	assert.Empty(t, ev)
+}
+
+func TestCheckpointSingleAndSharded(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var tensors []Tensor
+	for i := 0; i < 5; i++ {
+		tensors = append(tensors, mustTensor(t, "layer."+string(rune('a'+i)), BF16, []int{8, 16}, randomValues(r, 128)))
+	}
+	for _, tc := range []struct {
+		name      string
+		maxShard  int64
+		wantFiles int
+	}{{"single", 0, 1}, {"sharded", 600, 3}, {"one per shard", 1, 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, WriteCheckpoint(dir, tinyConfig(), tensors, tc.maxShard, nil))
+			matches, err := filepath.Glob(filepath.Join(dir, "*.safetensors"))
+			require.NoError(t, err)
+			assert.Len(t, matches, tc.wantFiles)
+			ck, err := Open(dir)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, ck.Close()) }()
+			assert.Equal(t, tinyConfig(), ck.Config)
+			assert.Len(t, ck.Names(), 5)
+			for _, want := range tensors {
+				got, err := ck.Require(want.Name, 8, 16)
+				require.NoError(t, err)
+				assert.Equal(t, want.Data, got.Data)
+			}
+			_, err = ck.Require("layer.a", 16, 8)
+			assert.ErrorContains(t, err, `tensor "layer.a" has shape [8 16], want [16 8]`)
+			_, err = ck.Require("nope", 1)
+			assert.ErrorContains(t, err, `missing tensor "nope"`)
+		})
+	}
+}
+
+func TestZeroCopyFromMapping(t *testing.T) {
+	dir := t.TempDir()
+	vals := []float32{1, 2, 3, 4}
+	require.NoError(t, WriteCheckpoint(dir, nil, []Tensor{
+		mustTensor(t, "a", F32, []int{4}, vals),
+		mustTensor(t, "b", BF16, []int{2, 2}, vals),
+	}, 0, nil))
+	ck, err := OpenTensors(dir)
+	require.NoError(t, err)
+	defer ck.Close()
+	a, err := ck.Tensor("a")
+	require.NoError(t, err)
+	av, err := a.F32()
+	require.NoError(t, err)
+	assert.Equal(t, vals, av)
+	assert.Same(t, &a.Data[0], (*byte)(unsafePointer(&av[0])), "F32 view should alias the mapping")
+	b, err := ck.Tensor("b")
+	require.NoError(t, err)
+	bv, err := b.BF16()
+	require.NoError(t, err)
+	assert.Same(t, &b.Data[0], (*byte)(unsafePointer(&bv[0])), "BF16 view should alias the mapping")
+	require.NoError(t, ck.Close())
+	_, err = ck.Tensor("a")
+	assert.ErrorContains(t, err, "closed")
+	require.NoError(t, ck.Close(), "second Close is a no-op")
+}
+
+func TestOpenMissing(t *testing.T) {
+	dir := t.TempDir()
+	_, err := Open(dir)
+	assert.ErrorContains(t, err, "config.json")
+	require.NoError(t, WriteConfig(dir, tinyConfig()))
+	_, err = Open(dir)
+	assert.ErrorContains(t, err, "neither model.safetensors nor model.safetensors.index.json")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, IndexFileName), []byte(`{"weight_map":{"x":"model-1.safetensors"}}`), 0o644))
+	_, err = Open(dir)
+	assert.ErrorContains(t, err, "model-1.safetensors")
+}
