@@ -1,0 +1,242 @@
+package weights
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// rawFile assembles a safetensors file from a literal header and data.
+func rawFile(header string, dataLen int) []byte {
+	b := make([]byte, 8, 8+len(header)+dataLen)
+	binary.LittleEndian.PutUint64(b, uint64(len(header)))
+	b = append(b, header...)
+	return append(b, make([]byte, dataLen)...)
+}
+
+func TestParseAcceptsValid(t *testing.T) {
+	for name, tc := range map[string]struct {
+		header  string
+		dataLen int
+	}{
+		"padding":          {`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}   `, 8},
+		"metadata":         {`{"__metadata__":{"format":"pt"},"a":{"dtype":"F16","shape":[1,2],"data_offsets":[0,4]}}`, 4},
+		"order by offset":  {`{"b":{"dtype":"BF16","shape":[1],"data_offsets":[2,4]},"a":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}}`, 4},
+		"empty tensors":    {`{"z":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}`, 4},
+		"no tensors":       {`{}`, 0},
+		"field order free": {`{"a":{"data_offsets":[0,2],"shape":[1],"dtype":"F16"}}`, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseSafetensors("x.safetensors", rawFile(tc.header, tc.dataLen))
+			require.NoError(t, err)
+		})
+	}
+}
+
+func TestParseRejectsMalformed(t *testing.T) {
+	valid := rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 8)
+	hugeLen := append([]byte(nil), valid...)
+	binary.LittleEndian.PutUint64(hugeLen, 1<<62)
+	overLimit := append([]byte(nil), valid...)
+	binary.LittleEndian.PutUint64(overLimit, MaxHeaderSize+1)
+	pastEnd := append([]byte(nil), valid...)
+	binary.LittleEndian.PutUint64(pastEnd, uint64(len(valid)))
+
+	cases := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty file", nil, "shorter than the 8-byte header length"},
+		{"truncated length", valid[:5], "shorter than the 8-byte"},
+		{"truncated data", valid[:len(valid)-1], "outside the 7-byte data region"},
+		{"trailing data", append(append([]byte(nil), valid...), 0), "cover 8 bytes of the 9-byte data region"},
+		{"huge header length", hugeLen, "exceeds the limit"},
+		{"header length over limit", overLimit, "exceeds the limit"},
+		{"header past end", pastEnd, "exceeds the"},
+		{"empty header", rawFile(``, 0), "does not start with '{'"},
+		{"not an object", rawFile(`[1]`, 0), "does not start with '{'"},
+		{"bad JSON", rawFile(`{"a":{"dtype":"F32",`, 0), "invalid JSON"},
+		{"bad JSON value", rawFile(`{"a":{"dtype":F32}}`, 0), "invalid JSON"},
+		{"trailing JSON", rawFile(`{}{}`, 0), "data after the header object"},
+		{"duplicate tensor", rawFile(`{"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2]},"a":{"dtype":"F16","shape":[1],"data_offsets":[2,4]}}`, 4), `duplicate key "a"`},
+		{"duplicate field", rawFile(`{"a":{"dtype":"F16","dtype":"F16","shape":[1],"data_offsets":[0,2]}}`, 2), `duplicate key "dtype"`},
+		{"unknown field", rawFile(`{"a":{"dtype":"F16","shape":[1],"data_offsets":[0,2],"x":1}}`, 2), `unknown field "x"`},
+		{"missing dtype", rawFile(`{"a":{"shape":[1],"data_offsets":[0,2]}}`, 2), "missing dtype"},
+		{"missing shape", rawFile(`{"a":{"dtype":"F16","data_offsets":[0,2]}}`, 2), "missing shape"},
+		{"missing offsets", rawFile(`{"a":{"dtype":"F16","shape":[1]}}`, 2), "missing data_offsets"},
+		{"unsupported dtype", rawFile(`{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}`, 8), `unsupported dtype "I64"`},
+		{"unknown dtype", rawFile(`{"a":{"dtype":"Q4_K","shape":[1],"data_offsets":[0,8]}}`, 8), `unknown dtype "Q4_K"`},
+		{"dtype not a string", rawFile(`{"a":{"dtype":4,"shape":[1],"data_offsets":[0,8]}}`, 8), "expected a string"},
+		{"shape mismatch", rawFile(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, 8), "needs 12 bytes"},
+		{"negative dim", rawFile(`{"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}}`, 8), "not a non-negative integer"},
+		{"fractional dim", rawFile(`{"a":{"dtype":"F32","shape":[2.0],"data_offsets":[0,8]}}`, 8), "not a non-negative integer"},
+		{"dim overflow", rawFile(`{"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,8]}}`, 8), "overflows"},
+		{"dim too large", rawFile(`{"a":{"dtype":"F32","shape":[99999999999999999999],"data_offsets":[0,8]}}`, 8), "not a non-negative integer"},
+		{"too many dims", rawFile(`{"a":{"dtype":"F32","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,4]}}`, 4), "more than 8 values"},
+		{"shape not array", rawFile(`{"a":{"dtype":"F32","shape":2,"data_offsets":[0,8]}}`, 8), `expected "["`},
+		{"three offsets", rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8,8]}}`, 8), "more than 2 values"},
+		{"one offset", rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[8]}}`, 8), "has 1 values, want 2"},
+		{"begin after end", rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}}`, 8), "begin 8 > end 0"},
+		{"out of range", rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}}`, 8), "outside the 8-byte data region"},
+		{"overlap", rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), "overlap"},
+		{"same range twice", rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 8), "overlap"},
+		{"gap", rawFile(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8), "gap of 4 bytes"},
+		{"empty name", rawFile(`{"":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4), "empty tensor name"},
+		{"metadata not strings", rawFile(`{"__metadata__":{"a":1}}`, 0), "__metadata__: key \"a\": expected a string"},
+		{"metadata duplicate", rawFile(`{"__metadata__":{"a":"1","a":"2"}}`, 0), `duplicate key "a"`},
+		{"metadata twice", rawFile(`{"__metadata__":{},"__metadata__":{}}`, 0), `duplicate key "__metadata__"`},
+		{"entry not object", rawFile(`{"a":[1]}`, 0), `tensor "a": expected "{"`},
+		{"null entry", rawFile(`{"a":null}`, 0), `got null`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSafetensors("bad.safetensors", tc.file)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), "bad.safetensors", "errors name the file")
+		})
+	}
+}
+
+func TestOpenFileErrorsNameFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "broken.safetensors")
+	require.NoError(t, os.WriteFile(path, rawFile(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, 8), 0o644))
+	_, err := OpenFile(path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path)
+	assert.Contains(t, err.Error(), `tensor "a"`)
+	empty := filepath.Join(dir, "empty.safetensors")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	_, err = OpenFile(empty)
+	assert.ErrorContains(t, err, "shorter than")
+	_, err = OpenFile(dir)
+	assert.ErrorContains(t, err, "not a regular file")
+}
+
+func TestWriterRejectsBadTensors(t *testing.T) {
+	good := Tensor{Name: "a", DType: F32, Shape: []int{1}, Data: make([]byte, 4)}
+	for name, tc := range map[string]struct {
+		tensors []Tensor
+		want    string
+	}{
+		"duplicate":     {[]Tensor{good, good}, `duplicate tensor name "a"`},
+		"empty name":    {[]Tensor{{DType: F32, Shape: []int{1}, Data: make([]byte, 4)}}, "invalid name"},
+		"metadata name": {[]Tensor{{Name: "__metadata__", DType: F32, Shape: []int{1}, Data: make([]byte, 4)}}, "invalid name"},
+		"bad dtype":     {[]Tensor{{Name: "a", Shape: []int{1}, Data: make([]byte, 4)}}, "invalid dtype"},
+		"short data":    {[]Tensor{{Name: "a", DType: F32, Shape: []int{2}, Data: make([]byte, 4)}}, "needs 8 bytes, have 4"},
+		"negative dim":  {[]Tensor{{Name: "a", DType: F32, Shape: []int{-1}}}, "invalid shape"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			err := WriteSafetensors(&buf, tc.tensors, nil)
+			assert.ErrorContains(t, err, tc.want)
+			assert.Zero(t, buf.Len(), "nothing written on error")
+		})
+	}
+}
+
+func TestHeaderIsAligned(t *testing.T) {
+	for n := 1; n < 12; n++ {
+		var buf bytes.Buffer
+		name := strings.Repeat("x", n)
+		require.NoError(t, WriteSafetensors(&buf, []Tensor{{Name: name, DType: BF16, Shape: []int{1}, Data: []byte{1, 2}}}, nil))
+		hl := binary.LittleEndian.Uint64(buf.Bytes())
+		assert.Zero(t, (8+hl)%8, "data region of %q starts 8-byte aligned", name)
+	}
+}
+
+func TestIndexValidation(t *testing.T) {
+	for name, tc := range map[string]struct{ index, want string }{
+		"traversal":      {`{"weight_map":{"a":"../x.safetensors"}}`, "not a plain file name"},
+		"subdir":         {`{"weight_map":{"a":"sub/x.safetensors"}}`, "not a plain file name"},
+		"absolute":       {`{"weight_map":{"a":"/etc/x.safetensors"}}`, "not a plain file name"},
+		"backslash":      {`{"weight_map":{"a":"..\\x.safetensors"}}`, "not a plain file name"},
+		"hidden":         {`{"weight_map":{"a":".x.safetensors"}}`, "not a plain file name"},
+		"dotdot":         {`{"weight_map":{"a":".."}}`, "not a plain file name"},
+		"wrong suffix":   {`{"weight_map":{"a":"config.json"}}`, "does not end in .safetensors"},
+		"empty shard":    {`{"weight_map":{"a":""}}`, "shard name of length 0"},
+		"empty map":      {`{"weight_map":{}}`, "missing or empty"},
+		"no map":         {`{"metadata":{}}`, "missing or empty"},
+		"bad json":       {`{"weight_map":`, "invalid JSON"},
+		"not strings":    {`{"weight_map":{"a":1}}`, "invalid JSON"},
+		"trailing":       {`{"weight_map":{"a":"m.safetensors"}} x`, "data after"},
+		"empty tensor":   {`{"weight_map":{"":"m.safetensors"}}`, "empty tensor name"},
+		"nul in name":    {`{"weight_map":{"a":"m\u0000.safetensors"}}`, "not a plain file name"},
+		"colon (drive)":  {`{"weight_map":{"a":"C:m.safetensors"}}`, "not a plain file name"},
+		"overlong shard": {`{"weight_map":{"a":"` + strings.Repeat("m", 300) + `.safetensors"}}`, "shard name of length"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ParseIndex([]byte(tc.index))
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	m, err := ParseIndex([]byte(`{"metadata":{"total_size":8},"weight_map":{"a":"model-00001-of-00002.safetensors"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a": "model-00001-of-00002.safetensors"}, m)
+}
+
+func TestShardedConsistency(t *testing.T) {
+	write := func(t *testing.T, dir, index string, shards map[string][]Tensor) {
+		t.Helper()
+		for name, ts := range shards {
+			require.NoError(t, WriteSafetensorsFile(filepath.Join(dir, name), ts, nil))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, IndexFileName), []byte(index), 0o644))
+	}
+	a := Tensor{Name: "a", DType: F16, Shape: []int{1}, Data: []byte{0, 0x3c}}
+	b := Tensor{Name: "b", DType: F16, Shape: []int{1}, Data: []byte{0, 0x40}}
+	t.Run("listed tensor missing", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s1.safetensors"}}`, map[string][]Tensor{"s1.safetensors": {a}})
+		_, err := OpenTensors(dir)
+		assert.ErrorContains(t, err, `tensor "b" is mapped to s1.safetensors, which does not hold it`)
+	})
+	t.Run("unlisted tensor", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, `{"weight_map":{"a":"s1.safetensors"}}`, map[string][]Tensor{"s1.safetensors": {a, b}})
+		_, err := OpenTensors(dir)
+		assert.ErrorContains(t, err, `tensor "b" is not mapped to this shard`)
+	})
+	t.Run("same tensor in two shards", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}}`,
+			map[string][]Tensor{"s1.safetensors": {a}, "s2.safetensors": {a, b}})
+		_, err := OpenTensors(dir)
+		assert.ErrorContains(t, err, `tensor "a" is not mapped to this shard`)
+	})
+	t.Run("missing shard file", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}}`, map[string][]Tensor{"s1.safetensors": {a}})
+		_, err := OpenTensors(dir)
+		assert.ErrorContains(t, err, "s2.safetensors")
+	})
+	t.Run("broken shard named in error", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, `{"weight_map":{"a":"s1.safetensors"}}`, nil)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "s1.safetensors"), rawFile(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,2]}}`, 2), 0o644))
+		_, err := OpenTensors(dir)
+		assert.ErrorContains(t, err, "s1.safetensors")
+		assert.ErrorContains(t, err, `tensor "a"`)
+	})
+	t.Run("valid", func(t *testing.T) {
+		dir := t.TempDir()
+		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}}`,
+			map[string][]Tensor{"s1.safetensors": {a}, "s2.safetensors": {b}})
+		ck, err := OpenTensors(dir)
+		require.NoError(t, err)
+		defer ck.Close()
+		bt, err := ck.Require("b", 1)
+		require.NoError(t, err)
+		v, err := bt.F32()
+		require.NoError(t, err)
+		assert.Equal(t, []float32{2}, v)
+	})
+}
