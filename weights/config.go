@@ -50,6 +50,8 @@ type Config struct {
 	// means no sliding window (JSON null or absent).
 	SlidingWindow int `json:"sliding_window,omitempty"`
 	// LayerTypes has one entry per layer, FullAttention or SlidingAttention.
+	// ParseConfig always fills it in; nil in a hand-built Config means every
+	// layer is full attention.
 	LayerTypes    []string `json:"layer_types,omitempty"`
 	BOSTokenID    *int     `json:"bos_token_id,omitempty"`
 	EOSTokenIDs   []int    `json:"eos_token_id,omitempty"`
@@ -313,7 +315,7 @@ func (c *Config) Validate() error {
 	if c.SlidingWindow < 0 {
 		return fmt.Errorf("config: sliding_window is %d, must be positive (or null for none)", c.SlidingWindow)
 	}
-	if len(c.LayerTypes) != c.NumHiddenLayers {
+	if c.LayerTypes != nil && len(c.LayerTypes) != c.NumHiddenLayers {
 		return fmt.Errorf("config: layer_types has %d entries, num_hidden_layers is %d", len(c.LayerTypes), c.NumHiddenLayers)
 	}
 	for i, t := range c.LayerTypes {
