@@ -1,0 +1,103 @@
+package weights
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// conformance is testdata/conformance.json, written by PyTorch.
+type conformance struct {
+	Tensors map[string]struct {
+		DType   string  `json:"dtype"`
+		Shape   []int   `json:"shape"`
+		F32Bits []int64 `json:"f32_bits"`
+	} `json:"tensors"`
+	Convert struct {
+		F32Bits  []int64 `json:"f32_bits"`
+		BF16Bits []int64 `json:"bf16_bits"`
+		F16Bits  []int64 `json:"f16_bits"`
+	} `json:"convert"`
+}
+
+// checkConformance reads dir/conformance.safetensors with this package and
+// compares every value with what PyTorch recorded in dir/conformance.json.
+func checkConformance(t *testing.T, dir string) {
+	raw, err := os.ReadFile(filepath.Join(dir, "conformance.json"))
+	require.NoError(t, err)
+	var want conformance
+	require.NoError(t, json.Unmarshal(raw, &want))
+	require.NotEmpty(t, want.Tensors)
+
+	f, err := OpenFile(filepath.Join(dir, "conformance.safetensors"))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, f.Close()) }()
+	assert.Equal(t, "pt", f.Metadata()["format"])
+	assert.Len(t, f.Names(), len(want.Tensors))
+	for name, w := range want.Tensors {
+		tt, err := f.Tensor(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, w.DType, tt.DType.String(), name)
+		assert.Equal(t, w.Shape, tt.Shape, name)
+		vals, err := tt.F32()
+		require.NoError(t, err, name)
+		require.Len(t, vals, len(w.F32Bits), name)
+		for i, v := range vals {
+			exp := math.Float32frombits(uint32(w.F32Bits[i]))
+			if math.IsNaN(float64(exp)) {
+				assert.True(t, math.IsNaN(float64(v)), "%s[%d]: want NaN, got %v", name, i, v)
+				continue
+			}
+			require.Equal(t, math.Float32bits(exp), math.Float32bits(v), "%s[%d]: want %v, got %v", name, i, exp, v)
+		}
+	}
+
+	// Rounding F32 to BF16 and F16 must match torch's .to(dtype) bit for bit.
+	c := want.Convert
+	require.Len(t, c.BF16Bits, len(c.F32Bits))
+	require.Len(t, c.F16Bits, len(c.F32Bits))
+	for i, b := range c.F32Bits {
+		src := math.Float32frombits(uint32(b))
+		gotBF, wantBF := F32ToBF16(src), uint16(c.BF16Bits[i])
+		gotH, wantH := F32ToF16(src), uint16(c.F16Bits[i])
+		if math.IsNaN(float64(src)) {
+			assert.True(t, math.IsNaN(float64(BF16ToF32(gotBF))), "bf16 of NaN")
+			assert.True(t, math.IsNaN(float64(F16ToF32(gotH))), "f16 of NaN")
+			continue
+		}
+		require.Equal(t, wantBF, gotBF, "bf16(%v = %#08x)", src, uint32(b))
+		require.Equal(t, wantH, gotH, "f16(%v = %#08x)", src, uint32(b))
+	}
+}
+
+// TestTorchConformanceFixture checks the committed PyTorch-made fixture, so
+// the comparison runs on machines without torch.
+func TestTorchConformanceFixture(t *testing.T) {
+	checkConformance(t, "testdata")
+}
+
+// TestTorchConformanceLive regenerates the fixture with the local PyTorch
+// (Debian's /usr/bin/python3) when it is importable.
+func TestTorchConformanceLive(t *testing.T) {
+	const py = "/usr/bin/python3"
+	if testing.Short() {
+		t.Skip("short mode")
+	}
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("%s cannot import torch: %v", py, err)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(py, "testdata/make_conformance.py", dir)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Logf("torch wrote the fixture in %v", time.Since(start))
+	checkConformance(t, dir)
+}

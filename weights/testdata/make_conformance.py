@@ -1,0 +1,93 @@
+"""Writes a safetensors file with PyTorch's own dtype conversions, as an
+independent oracle for the Go reader and converters.
+
+Usage: /usr/bin/python3 make_conformance.py OUTDIR
+
+It writes OUTDIR/conformance.safetensors (tensors of F32, F16 and BF16,
+deliberately unpadded so that some tensors start unaligned) and
+OUTDIR/conformance.json, which holds for each tensor its dtype, shape and the
+float32 bit patterns torch gives when widening it, plus for the conversion
+checks the float32 source bits and torch's rounded F16 / BF16 bits. The
+safetensors writer is the format itself: an 8-byte little-endian header
+length, the JSON header, the raw little-endian bytes.
+"""
+import json
+import struct
+import sys
+
+import torch
+
+torch.manual_seed(7)
+
+special = [0.0, -0.0, 1.0, -1.0, 0.5, 3.140625, float("inf"), float("-inf"), float("nan"),
+           65504.0, 65520.0, 70000.0, -70000.0, 2.0 ** -24, 2.0 ** -25, 2.0 ** -14, 2.0 ** -133,
+           1.0 + 2.0 ** -8, 1.0 + 3 * 2.0 ** -8, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11,
+           3.4e38, -3.4e38, 1e-45, 1.17549435e-38, 0.1, -0.2, 1e-3, 1e4]
+src = torch.cat([torch.tensor(special, dtype=torch.float32),
+                 torch.randn(200) * torch.logspace(-6, 6, 200),
+                 torch.randn(100)])
+
+# Bit patterns that probe the rounding edges directly: every 16-bit pattern
+# above and below half-way for a few exponents.
+edges = []
+for base in (0x3F800000, 0x47000000, 0x33800000, 0x00400000):
+    for low in (0x7FFF, 0x8000, 0x8001, 0x18000, 0x17FFF, 0x0FFF, 0x1000, 0x1001, 0x3000):
+        edges.append(base + low)
+edge = torch.tensor(edges, dtype=torch.int64).to(torch.int32).view(torch.float32)
+src = torch.cat([src, edge])
+
+
+def raw(t):
+    t = t.contiguous().reshape(-1)
+    if t.dtype == torch.bfloat16:
+        t = t.view(torch.int16)
+    return t.numpy().tobytes()
+
+
+def f32bits(t):
+    return t.float().reshape(-1).view(torch.int32).tolist()
+
+
+tensors = {
+    # Odd element counts so that later tensors start unaligned.
+    "a.f16_odd": src[:3].to(torch.float16),
+    "b.f32_unaligned": src[3:40].reshape(37),
+    "c.bf16": src.to(torch.bfloat16).reshape(-1),
+    "d.f16": src.to(torch.float16),
+    "e.f32": src.reshape(1, -1),
+    "f.scalar_bf16": torch.tensor(-2.5, dtype=torch.bfloat16),
+    "g.empty_f32": torch.zeros(0, 3),
+    "h.matrix_bf16": torch.randn(3, 5).to(torch.bfloat16),
+}
+names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+
+header = {"__metadata__": {"format": "pt", "writer": "make_conformance.py"}}
+blobs = []
+off = 0
+for name, t in tensors.items():
+    b = raw(t)
+    header[name] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
+    blobs.append(b)
+    off += len(b)
+hjson = json.dumps(header, separators=(",", ":")).encode()
+if (8 + len(hjson)) % 2 == 0:
+    hjson += b" "  # keep the data region odd-aligned on purpose
+out = sys.argv[1]
+with open(out + "/conformance.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(hjson)))
+    f.write(hjson)
+    for b in blobs:
+        f.write(b)
+
+expected = {
+    "tensors": {n: {"dtype": names[t.dtype], "shape": list(t.shape), "f32_bits": f32bits(t)}
+                for n, t in tensors.items()},
+    "convert": {
+        "f32_bits": f32bits(src),
+        "bf16_bits": src.to(torch.bfloat16).view(torch.int16).reshape(-1).tolist(),
+        "f16_bits": src.to(torch.float16).view(torch.int16).reshape(-1).tolist(),
+    },
+    "torch_version": torch.__version__,
+}
+with open(out + "/conformance.json", "w") as f:
+    json.dump(expected, f)
