@@ -1,0 +1,147 @@
+package model
+
+import (
+	"math"
+
+	"github.com/ndbg/ndbg/kernels"
+)
+
+// Backend is the compute boundary of the forward pass: the few dense ops
+// that carry nearly all of the work. The model code around it (embedding
+// lookup, RoPE, residual adds, the KV-cache bookkeeping) stays on the host.
+// A GPU backend implements these five methods over its own copies of the
+// weights (keyed by *kernels.Mat) and reports device errors from MatMul or
+// Sync; it does not need a tensor abstraction.
+//
+// Implementations must be safe for concurrent use by several sessions.
+type Backend interface {
+	// Name identifies the backend in logs and benchmarks ("cpu/avx512").
+	Name() string
+	// MatMul sets dst (n × w.Rows) = x (n × w.Cols) · Wᵀ.
+	MatMul(dst, x []float32, n int, w *kernels.Mat) error
+	// RMSNorm normalises each of the n rows of x (width len(weight)) into
+	// dst: x / sqrt(mean(x²) + eps) · weight.
+	RMSNorm(dst, x []float32, n int, weight []float32, eps float32)
+	// SwiGLU sets dst (n × ffn) to silu(gate) · up, where row i of gu holds
+	// gate then up (2·ffn values).
+	SwiGLU(dst, gu []float32, n, ffn int)
+	// Attention computes causal (optionally sliding-window) attention for n
+	// queries at positions pos0 … pos0+n-1 over layer's keys and values in
+	// kv, which already hold those positions. q and dst are n × Heads ×
+	// HeadDim; query head h reads KV head h / (Heads/KVHeads).
+	Attention(dst, q []float32, a AttentionSpec, kv *Cache)
+	// Sync waits for queued work and returns the first error since the last
+	// Sync (nil for the CPU, where every op completes synchronously).
+	Sync() error
+	// Close releases the backend's threads or device resources.
+	Close() error
+}
+
+// AttentionSpec describes one attention call.
+type AttentionSpec struct {
+	Layer, N, Pos0 int
+	Heads, KVHeads int
+	HeadDim        int
+	Window         int // 0: full causal; W: keys at positions > p-W only
+}
+
+// CPU is the Backend on this machine's cores, built on package kernels.
+type CPU struct {
+	k    kernels.Backend
+	pool *kernels.Pool
+}
+
+// NewCPU returns a CPU backend running on threads threads (≤ 0: one per
+// core) with the fastest kernels the CPU supports.
+func NewCPU(threads int) *CPU {
+	return &CPU{k: kernels.Native(), pool: kernels.NewPool(threads)}
+}
+
+// NewCPUWith returns a CPU backend using the given kernels implementation
+// (for example kernels.Generic(), to compare against the reference code).
+func NewCPUWith(k kernels.Backend, threads int) *CPU {
+	return &CPU{k: k, pool: kernels.NewPool(threads)}
+}
+
+// Name returns "cpu/" and the kernels' instruction set.
+func (c *CPU) Name() string { return "cpu/" + c.k.Name() }
+
+// Threads returns the number of threads the backend computes on.
+func (c *CPU) Threads() int { return c.pool.Threads() }
+
+// MatMul implements Backend.
+func (c *CPU) MatMul(dst, x []float32, n int, w *kernels.Mat) error {
+	return c.k.MatMul(c.pool, dst, x, n, w)
+}
+
+// RMSNorm implements Backend.
+func (c *CPU) RMSNorm(dst, x []float32, n int, weight []float32, eps float32) {
+	d := len(weight)
+	for i := 0; i < n; i++ {
+		c.k.RMSNorm(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], weight, eps)
+	}
+}
+
+// SwiGLU implements Backend.
+func (c *CPU) SwiGLU(dst, gu []float32, n, ffn int) {
+	for i := 0; i < n; i++ {
+		row := gu[i*2*ffn : (i+1)*2*ffn]
+		c.k.SwiGLU(dst[i*ffn:(i+1)*ffn], row[:ffn], row[ffn:])
+	}
+}
+
+// Attention implements Backend. Work is split over (query, head) pairs.
+// Each pair computes scores over its visible keys block by block, a
+// numerically stable softmax, and the weighted sum of values.
+func (c *CPU) Attention(dst, q []float32, a AttentionSpec, kv *Cache) {
+	hd := a.HeadDim
+	group := a.Heads / a.KVHeads
+	kvDim := a.KVHeads * hd
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	total := a.N * a.Heads
+	grain := max(1, total/(4*c.pool.Threads()))
+	c.pool.For(total, grain, func(lo, hi int) {
+		scores := make([]float32, a.Pos0+a.N)
+		for i := lo; i < hi; i++ {
+			t, h := i/a.Heads, i%a.Heads
+			pos := a.Pos0 + t
+			first := 0
+			if a.Window > 0 {
+				first = max(0, pos-a.Window+1)
+			}
+			qh := q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+			koff := (h / group) * hd
+			sc := scores[:pos+1-first]
+			for p := first; p <= pos; {
+				ks := kv.span(a.Layer, 0, p)
+				end := min(pos+1, (p/blockLen+1)*blockLen)
+				for j := p; j < end; j++ {
+					r := (j % blockLen) * kvDim
+					sc[j-first] = c.k.Dot(qh, ks[r+koff:r+koff+hd]) * scale
+				}
+				p = end
+			}
+			c.k.Softmax(sc)
+			out := dst[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
+			clear(out)
+			for p := first; p <= pos; {
+				vs := kv.span(a.Layer, 1, p)
+				end := min(pos+1, (p/blockLen+1)*blockLen)
+				for j := p; j < end; j++ {
+					r := (j % blockLen) * kvDim
+					c.k.Axpy(out, sc[j-first], vs[r+koff:r+koff+hd])
+				}
+				p = end
+			}
+		}
+	})
+}
+
+// Sync implements Backend; CPU ops are synchronous.
+func (c *CPU) Sync() error { return nil }
+
+// Close stops the worker threads.
+func (c *CPU) Close() error {
+	c.pool.Close()
+	return nil
+}

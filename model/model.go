@@ -1,0 +1,335 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/weights"
+)
+
+// Model is a loaded LLaMA-architecture decoder. It is immutable after
+// construction and safe for concurrent use: each Session holds its own
+// activations and KV cache.
+type Model struct {
+	cfg    Config
+	be     Backend
+	ownBE  bool
+	embed  *kernels.Mat // Vocab × Hidden
+	head   *kernels.Mat // Vocab × Hidden (the embedding when tied)
+	norm   []float32
+	layers []layerWeights
+	rope   *ropeTable
+	src    io.Closer // the checkpoint the weights alias, closed by Close
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// layerWeights are one decoder layer's weights. The q, k and v projections
+// are stored as one matrix (rows q then k then v) and gate and up as another,
+// so each takes one pass over the activations and one thread handoff.
+type layerWeights struct {
+	attnNorm, ffnNorm []float32
+	qkv, o            *kernels.Mat
+	gateUp, down      *kernels.Mat
+}
+
+// Options tune how a model is built.
+type Options struct {
+	// Backend runs the dense ops; nil means a CPU backend with Threads
+	// threads, owned (and closed) by the model.
+	Backend Backend
+	// Threads for the default CPU backend; ≤ 0 means one per core.
+	Threads int
+	// Context, when > 0, caps the longest sequence below the config's, to
+	// save the RoPE table and bound the cache.
+	Context int
+}
+
+// Source yields named tensors; *weights.Checkpoint and *weights.File
+// satisfy it.
+type Source interface {
+	Tensor(name string) (*weights.Tensor, error)
+}
+
+// Load opens the Hugging Face checkpoint in dir (config.json plus
+// safetensors) and binds its weights. The model keeps the checkpoint mapped
+// until Close.
+func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
+	ck, err := weights.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+	}
+	cfg, err := FromWeights(ck.Config)
+	if err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+	}
+	m, err := New(ctx, cfg, ck, opts)
+	if err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+	}
+	m.src = ck
+	return m, nil
+}
+
+// tensorName is the Hugging Face name of layer l's tensor suffix.
+func tensorName(l int, suffix string) string {
+	return fmt.Sprintf("model.layers.%d.%s", l, suffix)
+}
+
+// binder fetches tensors from a Source, checking presence and shape and
+// collecting every problem so that one error lists them all.
+type binder struct {
+	src  Source
+	errs []error
+}
+
+func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
+	t, err := b.src.Tensor(name)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	if !slices.Equal(t.Shape, shape) {
+		b.errs = append(b.errs, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Shape, shape))
+		return nil
+	}
+	return t
+}
+
+// vec binds a 1-D tensor as float32.
+func (b *binder) vec(name string, n int) []float32 {
+	t := b.tensor(name, n)
+	if t == nil {
+		return nil
+	}
+	v, err := t.F32()
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	return slices.Clone(v) // small; do not alias the mapping
+}
+
+// mat binds a rows × cols tensor, keeping BF16 as BF16 (zero-copy) and F32
+// as F32; F16 is widened to F32.
+func (b *binder) mat(name string, rows, cols int) *kernels.Mat {
+	t := b.tensor(name, rows, cols)
+	if t == nil {
+		return nil
+	}
+	m := &kernels.Mat{Rows: rows, Cols: cols}
+	var err error
+	if t.DType == weights.BF16 {
+		m.DType = kernels.BF16
+		m.BF16, err = t.BF16()
+	} else {
+		m.DType = kernels.F32
+		m.F32, err = t.F32()
+	}
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("tensor %s: %w", name, err))
+		return nil
+	}
+	return m
+}
+
+// stack concatenates matrices of equal Cols by rows into a new matrix. All
+// BF16 stays BF16; any mix is widened to F32.
+func stack(ms ...*kernels.Mat) *kernels.Mat {
+	rows, cols := 0, ms[0].Cols
+	allBF16 := true
+	for _, m := range ms {
+		rows += m.Rows
+		allBF16 = allBF16 && m.DType == kernels.BF16
+	}
+	out := &kernels.Mat{Rows: rows, Cols: cols}
+	if allBF16 {
+		out.DType = kernels.BF16
+		out.BF16 = make([]uint16, 0, rows*cols)
+		for _, m := range ms {
+			out.BF16 = append(out.BF16, m.BF16[:m.Rows*cols]...)
+		}
+		return out
+	}
+	out.DType = kernels.F32
+	out.F32 = make([]float32, 0, rows*cols)
+	for _, m := range ms {
+		if m.DType == kernels.BF16 {
+			off := len(out.F32)
+			out.F32 = out.F32[:off+m.Rows*cols]
+			kernels.BF16ToF32Slice(out.F32[off:], m.BF16[:m.Rows*cols])
+		} else {
+			out.F32 = append(out.F32, m.F32[:m.Rows*cols]...)
+		}
+	}
+	return out
+}
+
+// New binds the weights of a model of shape cfg from src, using Hugging
+// Face tensor names (model.embed_tokens.weight, model.layers.N.self_attn.
+// {q,k,v,o}_proj.weight, model.layers.N.mlp.{gate,up,down}_proj.weight,
+// model.layers.N.{input,post_attention}_layernorm.weight, model.norm.weight,
+// lm_head.weight unless tied). Every tensor is checked for presence and
+// shape; the error lists all that are wrong. Weights not fused at load
+// alias src, which must stay open while the model is used.
+func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, error) {
+	if opts.Context > 0 && opts.Context < cfg.Context {
+		cfg.Context = opts.Context
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &binder{src: src}
+	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	embed := b.mat("model.embed_tokens.weight", V, H)
+	head := embed
+	if !cfg.TiedEmbeddings {
+		head = b.mat("lm_head.weight", V, H)
+	}
+	norm := b.vec("model.norm.weight", H)
+	layers := make([]layerWeights, cfg.Layers)
+	for l := range layers {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("model: binding weights: %w", err)
+		}
+		lw := &layers[l]
+		lw.attnNorm = b.vec(tensorName(l, "input_layernorm.weight"), H)
+		lw.ffnNorm = b.vec(tensorName(l, "post_attention_layernorm.weight"), H)
+		q := b.mat(tensorName(l, "self_attn.q_proj.weight"), Q, H)
+		k := b.mat(tensorName(l, "self_attn.k_proj.weight"), KV, H)
+		v := b.mat(tensorName(l, "self_attn.v_proj.weight"), KV, H)
+		lw.o = b.mat(tensorName(l, "self_attn.o_proj.weight"), H, Q)
+		gate := b.mat(tensorName(l, "mlp.gate_proj.weight"), F, H)
+		up := b.mat(tensorName(l, "mlp.up_proj.weight"), F, H)
+		lw.down = b.mat(tensorName(l, "mlp.down_proj.weight"), H, F)
+		if q != nil && k != nil && v != nil {
+			lw.qkv = stack(q, k, v)
+		}
+		if gate != nil && up != nil {
+			lw.gateUp = stack(gate, up)
+		}
+		if len(b.errs) > 20 {
+			break
+		}
+	}
+	if len(b.errs) > 0 {
+		return nil, fmt.Errorf("model: %d weight problem(s): %w", len(b.errs), errors.Join(b.errs...))
+	}
+	return newModel(cfg, embed, head, norm, layers, opts), nil
+}
+
+func newModel(cfg Config, embed, head *kernels.Mat, norm []float32, layers []layerWeights, opts Options) *Model {
+	m := &Model{cfg: cfg, embed: embed, head: head, norm: norm, layers: layers,
+		rope: newRopeTable(&cfg, cfg.Context), be: opts.Backend}
+	if m.be == nil {
+		m.be = NewCPU(opts.Threads)
+		m.ownBE = true
+	}
+	return m
+}
+
+// NewRandom builds a model of shape cfg with random weights of the given
+// dtype (for benchmarks and tests; no checkpoint needed). Matrices are
+// uniform in ±1/sqrt(cols), norms near 1, so activations stay O(1).
+func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, opts Options) (*Model, error) {
+	if opts.Context > 0 && opts.Context < cfg.Context {
+		cfg.Context = opts.Context
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if dt != kernels.F32 && dt != kernels.BF16 {
+		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
+	}
+	rng := seed*0x9E3779B97F4A7C15 + 1
+	next := func() uint64 { // xorshift64*
+		rng ^= rng >> 12
+		rng ^= rng << 25
+		rng ^= rng >> 27
+		return rng * 0x2545F4914F6CDD1D
+	}
+	mat := func(rows, cols int) *kernels.Mat {
+		m := &kernels.Mat{Rows: rows, Cols: cols, DType: dt}
+		scale := float32(2 / math.Sqrt(float64(cols)) / (1 << 24))
+		n := rows * cols
+		if dt == kernels.BF16 {
+			m.BF16 = make([]uint16, n)
+			for i := range m.BF16 {
+				v := float32(int32(next()>>40)-(1<<23)) * scale
+				m.BF16[i] = kernels.F32ToBF16(v)
+			}
+		} else {
+			m.F32 = make([]float32, n)
+			for i := range m.F32 {
+				m.F32[i] = float32(int32(next()>>40)-(1<<23)) * scale
+			}
+		}
+		return m
+	}
+	vec := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = 1 + float32(int32(next()>>40)-(1<<23))/(1<<23)*0.1
+		}
+		return v
+	}
+	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	embed := mat(V, H)
+	head := embed
+	if !cfg.TiedEmbeddings {
+		head = mat(V, H)
+	}
+	layers := make([]layerWeights, cfg.Layers)
+	for l := range layers {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("model: random weights: %w", err)
+		}
+		layers[l] = layerWeights{attnNorm: vec(H), ffnNorm: vec(H),
+			qkv: mat(Q+2*KV, H), o: mat(H, Q), gateUp: mat(2*F, H), down: mat(H, F)}
+	}
+	return newModel(cfg, embed, head, vec(H), layers, opts), nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Backend returns the backend the model computes on.
+func (m *Model) Backend() Backend { return m.be }
+
+// WeightBytes returns the bytes of weights read by one decode step: every
+// matrix once (the embedding row lookup is negligible unless tied, where the
+// head reads it anyway).
+func (m *Model) WeightBytes() int64 {
+	size := func(w *kernels.Mat) int64 { return int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size()) }
+	n := size(m.head)
+	for _, l := range m.layers {
+		n += size(l.qkv) + size(l.o) + size(l.gateUp) + size(l.down)
+	}
+	return n
+}
+
+// Close releases the backend (when the model created it) and the
+// checkpoint mapping (when Load opened it). The model and its sessions must
+// not be used afterwards.
+func (m *Model) Close() error {
+	m.closeOnce.Do(func() {
+		var errs []error
+		if m.ownBE {
+			errs = append(errs, m.be.Close())
+		}
+		if m.src != nil {
+			errs = append(errs, m.src.Close())
+		}
+		m.closeErr = errors.Join(errs...)
+	})
+	return m.closeErr
+}
