@@ -2,17 +2,231 @@
 
 package kernels
 
-var native = Generic()
-
-func supportedISAs() []isa { return nil }
+// gemvMaxN is the largest n computed as n matrix-vector products rather than
+// one blocked product (which pads n up to a whole panel of rows).
+const gemvMaxN = 3
 
 func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
-	matMulGeneric(p, dst, x, n, w)
+	switch {
+	case b.isa == isaGeneric:
+		matMulGeneric(p, dst, x, n, w)
+	case n <= gemvMaxN:
+		b.gemv(p, dst, x, n, w)
+	default:
+		b.gemm(p, dst, x, n, w)
+	}
 }
 
-func (b Backend) dot(x, y []float32) float32                 { return dotGo(x, y) }
-func (b Backend) axpy(dst []float32, a float32, x []float32) { axpyGo(dst, a, x) }
-func (b Backend) scale(x []float32, a float32)               { scaleGo(x, a) }
-func (b Backend) add(dst, x, y []float32)                    { addGo(dst, x, y) }
-func (b Backend) sumSquares(x []float32) float32             { return sumSquaresGo(x) }
-func (b Backend) mulScaled(dst, x, w []float32, s float32)   { mulScaledGo(dst, x, w, s) }
+// gemv computes dst = x · Wᵀ as n matrix-vector products, parallel over
+// blocks of about 64 KiB of weight rows.
+func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
+	K, R := w.Cols, w.Rows
+	width := 16
+	if b.isa == isaAVX2 {
+		width = 8
+	}
+	kv := K &^ (width - 1)
+	grain := max(4, (65536/(K*w.DType.Size())+3)&^3)
+	p.For(R, grain, func(lo, hi int) {
+		for i := range n {
+			xi := x[i*K : i*K+K]
+			d := dst[i*R+lo : i*R+hi]
+			if w.DType == BF16 {
+				wr := w.BF16[lo*K : hi*K]
+				if kv > 0 {
+					if b.isa == isaAVX512 {
+						gemvBF16AVX512(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
+					} else {
+						gemvBF16AVX2(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
+					}
+				} else {
+					clear(d)
+				}
+				if kv < K {
+					for r := range d {
+						d[r] += dotBF16Go(xi[kv:], wr[r*K+kv:r*K+K])
+					}
+				}
+			} else {
+				wr := w.F32[lo*K : hi*K]
+				if kv > 0 {
+					if b.isa == isaAVX512 {
+						gemvF32AVX512(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
+					} else {
+						gemvF32AVX2(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
+					}
+				} else {
+					clear(d)
+				}
+				if kv < K {
+					for r := range d {
+						d[r] += dotGo(xi[kv:], wr[r*K+kv:r*K+K])
+					}
+				}
+			}
+		}
+	})
+}
+
+// gemm computes dst = x · Wᵀ for n > gemvMaxN. x is packed K-major into
+// panels of nr rows (zero padded), then the weights are walked in groups of
+// mr rows, in parallel; each group (mr·K weights, in L1/L2) is multiplied
+// with every panel of x by the register-tiled kernel, so every weight loaded
+// from memory is used nr times from registers and n times overall.
+func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
+	K, R := w.Cols, w.Rows
+	mr, nr := 12, 32
+	if b.isa == isaAVX2 {
+		mr, nr = 6, 16
+	}
+	panels := (n + nr - 1) / nr
+	xp := make([]float32, panels*nr*K)
+	p.For(panels, 1, func(lo, hi int) {
+		for pi := lo; pi < hi; pi++ {
+			packPanel(xp[pi*nr*K:(pi+1)*nr*K], x, pi*nr, min(nr, n-pi*nr), K, nr)
+		}
+	})
+	groups := (R + mr - 1) / mr
+	p.For(groups, 1, func(lo, hi int) {
+		var out [12 * 32]float32
+		var padF []float32
+		var padB []uint16
+		for g := lo; g < hi; g++ {
+			j0 := g * mr
+			rows := min(mr, R-j0)
+			var wf []float32
+			var wb []uint16
+			if w.DType == BF16 {
+				wb = w.BF16[j0*K : (j0+rows)*K]
+				if rows < mr { // the kernel reads mr rows: pad with zeros
+					padB = make([]uint16, mr*K)
+					copy(padB, wb)
+					wb = padB
+				}
+			} else {
+				wf = w.F32[j0*K : (j0+rows)*K]
+				if rows < mr {
+					padF = make([]float32, mr*K)
+					copy(padF, wf)
+					wf = padF
+				}
+			}
+			for pi := range panels {
+				i0 := pi * nr
+				xpp := xp[pi*nr*K : (pi+1)*nr*K]
+				b.gemmTile(K, xpp, wf, wb, &out, mr, nr)
+				cols := min(nr, n-i0)
+				for j := range rows {
+					o := out[j*nr : j*nr+cols]
+					d := dst[i0*R+j0+j:]
+					for i, v := range o {
+						d[i*R] = v
+					}
+				}
+			}
+		}
+	})
+}
+
+// gemmTile computes out[j*nr+i] = Σ_c xp[c*nr+i]·W[j, c] for j < mr, i < nr.
+func (b Backend) gemmTile(K int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int) {
+	if wb == nil {
+		if b.isa == isaAVX512 {
+			gemmF32AVX512(K, &xp[0], &wf[0], K, &out[0])
+		} else {
+			gemmF32AVX2(K, &xp[0], &wf[0], K, &out[0])
+		}
+		return
+	}
+	if b.isa == isaAVX2 {
+		gemmBF16AVX2(K, &xp[0], &wb[0], K, &out[0])
+		return
+	}
+	ke := K &^ 1
+	gemmBF16AVX512(ke, &xp[0], &wb[0], K, &out[0])
+	if ke < K { // odd K: the last column
+		xl := xp[ke*nr : ke*nr+nr]
+		for j := range mr {
+			wv := BF16ToF32(wb[j*K+ke])
+			o := out[j*nr : j*nr+nr]
+			for i := range o {
+				o[i] += xl[i] * wv
+			}
+		}
+	}
+}
+
+// packPanel writes rows [i0, i0+rows) of x (row length K) K-major into xp:
+// xp[c*nr+i] = x[i0+i, c]; rows ≥ rows are left as they are (zero).
+func packPanel(xp, x []float32, i0, rows, K, nr int) {
+	for i := range rows {
+		xr := x[(i0+i)*K : (i0+i+1)*K]
+		for c, v := range xr {
+			xp[c*nr+i] = v
+		}
+	}
+}
+
+func (b Backend) dot(x, y []float32) float32 {
+	if b.isa == isaGeneric || len(x) < 32 {
+		return dotGo(x, y)
+	}
+	nv := len(x) &^ 31
+	s := dotAVX2(&x[0], &y[0], nv)
+	if nv < len(x) {
+		s += dotGo(x[nv:], y[nv:])
+	}
+	return s
+}
+
+func (b Backend) sumSquares(x []float32) float32 {
+	if b.isa == isaGeneric || len(x) < 32 {
+		return sumSquaresGo(x)
+	}
+	nv := len(x) &^ 31
+	s := sumSquaresAVX2(&x[0], nv)
+	if nv < len(x) {
+		s += sumSquaresGo(x[nv:])
+	}
+	return s
+}
+
+func (b Backend) axpy(dst []float32, a float32, x []float32) {
+	nv := len(dst) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		axpyGo(dst, a, x)
+		return
+	}
+	axpyAVX2(&dst[0], &x[0], a, nv)
+	axpyGo(dst[nv:], a, x[nv:])
+}
+
+func (b Backend) scale(x []float32, a float32) {
+	nv := len(x) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		scaleGo(x, a)
+		return
+	}
+	scaleAVX2(&x[0], a, nv)
+	scaleGo(x[nv:], a)
+}
+
+func (b Backend) add(dst, x, y []float32) {
+	nv := len(dst) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		addGo(dst, x, y)
+		return
+	}
+	addAVX2(&dst[0], &x[0], &y[0], nv)
+	addGo(dst[nv:], x[nv:], y[nv:])
+}
+
+func (b Backend) mulScaled(dst, x, w []float32, s float32) {
+	nv := len(dst) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		mulScaledGo(dst, x, w, s)
+		return
+	}
+	mulScaledAVX2(&dst[0], &x[0], &w[0], s, nv)
+	mulScaledGo(dst[nv:], x[nv:], w[nv:], s)
+}

@@ -2,8 +2,6 @@
 
 package kernels
 
-var native = Generic()
-
 func supportedISAs() []isa { return nil }
 
 func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
@@ -16,3 +14,5 @@ func (b Backend) scale(x []float32, a float32)               { scaleGo(x, a) }
 func (b Backend) add(dst, x, y []float32)                    { addGo(dst, x, y) }
 func (b Backend) sumSquares(x []float32) float32             { return sumSquaresGo(x) }
 func (b Backend) mulScaled(dst, x, w []float32, s float32)   { mulScaledGo(dst, x, w, s) }
+
+var native = Generic()

@@ -1,0 +1,55 @@
+//go:build !noasm
+
+package kernels
+
+func cpuid(leaf, sub uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv0() (eax, edx uint32)
+
+// CPU features, detected once at start-up and never changed.
+var (
+	hasAVX2FMA  bool // AVX2 and FMA3 with OS support for YMM state
+	hasAVX512F  bool // AVX-512F with OS support for ZMM state
+	hasAVX512BF bool // AVX-512 BF16 (reported only; see the package doc)
+)
+
+func init() {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	const fma, osxsave, avx = 1 << 12, 1 << 27, 1 << 28
+	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
+		return
+	}
+	xcr0, _ := xgetbv0()
+	if xcr0&0x6 != 0x6 {
+		return
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	hasAVX2FMA = ebx7&(1<<5) != 0
+	hasAVX512F = hasAVX2FMA && ebx7&(1<<16) != 0 && xcr0&0xe0 == 0xe0
+	if hasAVX512F {
+		eax71, _, _, _ := cpuid(7, 1)
+		hasAVX512BF = eax71&(1<<5) != 0
+	}
+	if hasAVX512F {
+		native = Backend{isaAVX512}
+	} else if hasAVX2FMA {
+		native = Backend{isaAVX2}
+	}
+}
+
+// native is the best backend of this CPU; set once by init.
+var native = Generic()
+
+func supportedISAs() []isa {
+	var l []isa
+	if hasAVX2FMA {
+		l = append(l, isaAVX2)
+	}
+	if hasAVX512F {
+		l = append(l, isaAVX512)
+	}
+	return l
+}

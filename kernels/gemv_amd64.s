@@ -1,0 +1,460 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Matrix-vector kernels: dst[r] = Σ_{c<k} x[c]·W[r, c] for r < rows, with
+// W row r at w + r*ldw elements. k must be a multiple of the vector width
+// (16 for AVX-512, 8 for AVX2); the caller adds the tail. Rows are taken 4 at
+// a time so each x chunk loaded feeds 4 FMAs (4 weight streams), with two
+// chunks in flight (8 accumulators) to hide the FMA latency.
+
+// Reduce Y0..Y3 into X0 = [Σ Y0, Σ Y1, Σ Y2, Σ Y3].
+#define REDUCE4_Y \
+	VEXTRACTF128 $1, Y0, X8; \
+	VADDPS       X8, X0, X0; \
+	VEXTRACTF128 $1, Y1, X8; \
+	VADDPS       X8, X1, X1; \
+	VEXTRACTF128 $1, Y2, X8; \
+	VADDPS       X8, X2, X2; \
+	VEXTRACTF128 $1, Y3, X8; \
+	VADDPS       X8, X3, X3; \
+	VHADDPS      X1, X0, X0; \
+	VHADDPS      X3, X2, X2; \
+	VHADDPS      X2, X0, X0
+
+// Reduce Z0..Z3 (lanes summed) into X0 = [Σ Z0, Σ Z1, Σ Z2, Σ Z3].
+#define REDUCE4_Z \
+	VEXTRACTF64X4 $1, Z0, Y8; \
+	VADDPS        Y8, Y0, Y0; \
+	VEXTRACTF64X4 $1, Z1, Y8; \
+	VADDPS        Y8, Y1, Y1; \
+	VEXTRACTF64X4 $1, Z2, Y8; \
+	VADDPS        Y8, Y2, Y2; \
+	VEXTRACTF64X4 $1, Z3, Y8; \
+	VADDPS        Y8, Y3, Y3; \
+	REDUCE4_Y
+
+// func gemvF32AVX512(dst, x, w *float32, rows, k, ldw int)
+TEXT ·gemvF32AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), DX
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), CX
+	MOVQ k+32(FP), R8
+	MOVQ ldw+40(FP), BX
+	SHLQ $2, BX
+
+f512_group:
+	CMPQ CX, $4
+	JLT  f512_single
+	LEAQ (SI)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	XORQ R14, R14
+
+f512_loop32:
+	LEAQ 32(R14), R15
+	CMPQ R15, R8
+	JGT  f512_loop16
+	VMOVUPS     (DX)(R14*4), Z8
+	VMOVUPS     64(DX)(R14*4), Z9
+	VFMADD231PS (SI)(R14*4), Z8, Z0
+	VFMADD231PS (R9)(R14*4), Z8, Z1
+	VFMADD231PS (R10)(R14*4), Z8, Z2
+	VFMADD231PS (R11)(R14*4), Z8, Z3
+	VFMADD231PS 64(SI)(R14*4), Z9, Z4
+	VFMADD231PS 64(R9)(R14*4), Z9, Z5
+	VFMADD231PS 64(R10)(R14*4), Z9, Z6
+	VFMADD231PS 64(R11)(R14*4), Z9, Z7
+	MOVQ        R15, R14
+	JMP         f512_loop32
+
+f512_loop16:
+	CMPQ R14, R8
+	JGE  f512_reduce
+	VMOVUPS     (DX)(R14*4), Z8
+	VFMADD231PS (SI)(R14*4), Z8, Z0
+	VFMADD231PS (R9)(R14*4), Z8, Z1
+	VFMADD231PS (R10)(R14*4), Z8, Z2
+	VFMADD231PS (R11)(R14*4), Z8, Z3
+
+f512_reduce:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	REDUCE4_Z
+	VMOVUPS X0, (DI)
+	ADDQ    $16, DI
+	LEAQ    (R11)(BX*1), SI
+	SUBQ    $4, CX
+	JMP     f512_group
+
+f512_single:
+	TESTQ CX, CX
+	JEQ   f512_done
+	VXORPS Z0, Z0, Z0
+	VXORPS Z4, Z4, Z4
+	XORQ   R14, R14
+
+f512_sloop:
+	CMPQ R14, R8
+	JGE  f512_sreduce
+	VMOVUPS     (DX)(R14*4), Z8
+	VFMADD231PS (SI)(R14*4), Z8, Z0
+	ADDQ        $16, R14
+	JMP         f512_sloop
+
+f512_sreduce:
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	REDUCE4_Z
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   BX, SI
+	DECQ   CX
+	JMP    f512_single
+
+f512_done:
+	VZEROUPPER
+	RET
+
+// func gemvBF16AVX512(dst, x *float32, w *uint16, rows, k, ldw int)
+TEXT ·gemvBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), DX
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), CX
+	MOVQ k+32(FP), R8
+	MOVQ ldw+40(FP), BX
+	SHLQ $1, BX
+
+b512_group:
+	CMPQ CX, $4
+	JLT  b512_single
+	LEAQ (SI)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	XORQ R14, R14
+
+b512_loop32:
+	LEAQ 32(R14), R15
+	CMPQ R15, R8
+	JGT  b512_loop16
+	VMOVUPS     (DX)(R14*4), Z8
+	VMOVUPS     64(DX)(R14*4), Z9
+	VPMOVZXWD   (SI)(R14*2), Z10
+	VPMOVZXWD   (R9)(R14*2), Z11
+	VPMOVZXWD   (R10)(R14*2), Z12
+	VPMOVZXWD   (R11)(R14*2), Z13
+	VPMOVZXWD   32(SI)(R14*2), Z14
+	VPMOVZXWD   32(R9)(R14*2), Z15
+	VPMOVZXWD   32(R10)(R14*2), Z16
+	VPMOVZXWD   32(R11)(R14*2), Z17
+	VPSLLD      $16, Z10, Z10
+	VPSLLD      $16, Z11, Z11
+	VPSLLD      $16, Z12, Z12
+	VPSLLD      $16, Z13, Z13
+	VPSLLD      $16, Z14, Z14
+	VPSLLD      $16, Z15, Z15
+	VPSLLD      $16, Z16, Z16
+	VPSLLD      $16, Z17, Z17
+	VFMADD231PS Z10, Z8, Z0
+	VFMADD231PS Z11, Z8, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z13, Z8, Z3
+	VFMADD231PS Z14, Z9, Z4
+	VFMADD231PS Z15, Z9, Z5
+	VFMADD231PS Z16, Z9, Z6
+	VFMADD231PS Z17, Z9, Z7
+	MOVQ        R15, R14
+	JMP         b512_loop32
+
+b512_loop16:
+	CMPQ R14, R8
+	JGE  b512_reduce
+	VMOVUPS     (DX)(R14*4), Z8
+	VPMOVZXWD   (SI)(R14*2), Z10
+	VPMOVZXWD   (R9)(R14*2), Z11
+	VPMOVZXWD   (R10)(R14*2), Z12
+	VPMOVZXWD   (R11)(R14*2), Z13
+	VPSLLD      $16, Z10, Z10
+	VPSLLD      $16, Z11, Z11
+	VPSLLD      $16, Z12, Z12
+	VPSLLD      $16, Z13, Z13
+	VFMADD231PS Z10, Z8, Z0
+	VFMADD231PS Z11, Z8, Z1
+	VFMADD231PS Z12, Z8, Z2
+	VFMADD231PS Z13, Z8, Z3
+
+b512_reduce:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	REDUCE4_Z
+	VMOVUPS X0, (DI)
+	ADDQ    $16, DI
+	LEAQ    (R11)(BX*1), SI
+	SUBQ    $4, CX
+	JMP     b512_group
+
+b512_single:
+	TESTQ CX, CX
+	JEQ   b512_done
+	VXORPS Z0, Z0, Z0
+	XORQ   R14, R14
+
+b512_sloop:
+	CMPQ R14, R8
+	JGE  b512_sreduce
+	VMOVUPS     (DX)(R14*4), Z8
+	VPMOVZXWD   (SI)(R14*2), Z10
+	VPSLLD      $16, Z10, Z10
+	VFMADD231PS Z10, Z8, Z0
+	ADDQ        $16, R14
+	JMP         b512_sloop
+
+b512_sreduce:
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	REDUCE4_Z
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   BX, SI
+	DECQ   CX
+	JMP    b512_single
+
+b512_done:
+	VZEROUPPER
+	RET
+
+// func gemvF32AVX2(dst, x, w *float32, rows, k, ldw int)
+TEXT ·gemvF32AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), DX
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), CX
+	MOVQ k+32(FP), R8
+	MOVQ ldw+40(FP), BX
+	SHLQ $2, BX
+
+f256_group:
+	CMPQ CX, $4
+	JLT  f256_single
+	LEAQ (SI)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ R14, R14
+
+f256_loop16:
+	LEAQ 16(R14), R15
+	CMPQ R15, R8
+	JGT  f256_loop8
+	VMOVUPS     (DX)(R14*4), Y8
+	VMOVUPS     32(DX)(R14*4), Y9
+	VFMADD231PS (SI)(R14*4), Y8, Y0
+	VFMADD231PS (R9)(R14*4), Y8, Y1
+	VFMADD231PS (R10)(R14*4), Y8, Y2
+	VFMADD231PS (R11)(R14*4), Y8, Y3
+	VFMADD231PS 32(SI)(R14*4), Y9, Y4
+	VFMADD231PS 32(R9)(R14*4), Y9, Y5
+	VFMADD231PS 32(R10)(R14*4), Y9, Y6
+	VFMADD231PS 32(R11)(R14*4), Y9, Y7
+	MOVQ        R15, R14
+	JMP         f256_loop16
+
+f256_loop8:
+	CMPQ R14, R8
+	JGE  f256_reduce
+	VMOVUPS     (DX)(R14*4), Y8
+	VFMADD231PS (SI)(R14*4), Y8, Y0
+	VFMADD231PS (R9)(R14*4), Y8, Y1
+	VFMADD231PS (R10)(R14*4), Y8, Y2
+	VFMADD231PS (R11)(R14*4), Y8, Y3
+
+f256_reduce:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	REDUCE4_Y
+	VMOVUPS X0, (DI)
+	ADDQ    $16, DI
+	LEAQ    (R11)(BX*1), SI
+	SUBQ    $4, CX
+	JMP     f256_group
+
+f256_single:
+	TESTQ CX, CX
+	JEQ   f256_done
+	VXORPS Y0, Y0, Y0
+	XORQ   R14, R14
+
+f256_sloop:
+	CMPQ R14, R8
+	JGE  f256_sreduce
+	VMOVUPS     (DX)(R14*4), Y8
+	VFMADD231PS (SI)(R14*4), Y8, Y0
+	ADDQ        $8, R14
+	JMP         f256_sloop
+
+f256_sreduce:
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	REDUCE4_Y
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   BX, SI
+	DECQ   CX
+	JMP    f256_single
+
+f256_done:
+	VZEROUPPER
+	RET
+
+// func gemvBF16AVX2(dst, x *float32, w *uint16, rows, k, ldw int)
+TEXT ·gemvBF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), DX
+	MOVQ w+16(FP), SI
+	MOVQ rows+24(FP), CX
+	MOVQ k+32(FP), R8
+	MOVQ ldw+40(FP), BX
+	SHLQ $1, BX
+
+b256_group:
+	CMPQ CX, $4
+	JLT  b256_single
+	LEAQ (SI)(BX*1), R9
+	LEAQ (R9)(BX*1), R10
+	LEAQ (R10)(BX*1), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	XORQ R14, R14
+
+b256_loop16:
+	LEAQ 16(R14), R15
+	CMPQ R15, R8
+	JGT  b256_loop8
+	VMOVUPS     (DX)(R14*4), Y8
+	VMOVUPS     32(DX)(R14*4), Y9
+	VPMOVZXWD   (SI)(R14*2), Y10
+	VPMOVZXWD   (R9)(R14*2), Y11
+	VPMOVZXWD   (R10)(R14*2), Y12
+	VPMOVZXWD   (R11)(R14*2), Y13
+	VPSLLD      $16, Y10, Y10
+	VPSLLD      $16, Y11, Y11
+	VPSLLD      $16, Y12, Y12
+	VPSLLD      $16, Y13, Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y11, Y8, Y1
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y13, Y8, Y3
+	VPMOVZXWD   16(SI)(R14*2), Y10
+	VPMOVZXWD   16(R9)(R14*2), Y11
+	VPMOVZXWD   16(R10)(R14*2), Y12
+	VPMOVZXWD   16(R11)(R14*2), Y13
+	VPSLLD      $16, Y10, Y10
+	VPSLLD      $16, Y11, Y11
+	VPSLLD      $16, Y12, Y12
+	VPSLLD      $16, Y13, Y13
+	VFMADD231PS Y10, Y9, Y4
+	VFMADD231PS Y11, Y9, Y5
+	VFMADD231PS Y12, Y9, Y6
+	VFMADD231PS Y13, Y9, Y7
+	MOVQ        R15, R14
+	JMP         b256_loop16
+
+b256_loop8:
+	CMPQ R14, R8
+	JGE  b256_reduce
+	VMOVUPS     (DX)(R14*4), Y8
+	VPMOVZXWD   (SI)(R14*2), Y10
+	VPMOVZXWD   (R9)(R14*2), Y11
+	VPMOVZXWD   (R10)(R14*2), Y12
+	VPMOVZXWD   (R11)(R14*2), Y13
+	VPSLLD      $16, Y10, Y10
+	VPSLLD      $16, Y11, Y11
+	VPSLLD      $16, Y12, Y12
+	VPSLLD      $16, Y13, Y13
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y11, Y8, Y1
+	VFMADD231PS Y12, Y8, Y2
+	VFMADD231PS Y13, Y8, Y3
+
+b256_reduce:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	REDUCE4_Y
+	VMOVUPS X0, (DI)
+	ADDQ    $16, DI
+	LEAQ    (R11)(BX*1), SI
+	SUBQ    $4, CX
+	JMP     b256_group
+
+b256_single:
+	TESTQ CX, CX
+	JEQ   b256_done
+	VXORPS Y0, Y0, Y0
+	XORQ   R14, R14
+
+b256_sloop:
+	CMPQ R14, R8
+	JGE  b256_sreduce
+	VMOVUPS     (DX)(R14*4), Y8
+	VPMOVZXWD   (SI)(R14*2), Y10
+	VPSLLD      $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	ADDQ        $8, R14
+	JMP         b256_sloop
+
+b256_sreduce:
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	REDUCE4_Y
+	VMOVSS X0, (DI)
+	ADDQ   $4, DI
+	ADDQ   BX, SI
+	DECQ   CX
+	JMP    b256_single
+
+b256_done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,152 @@
+package kerneltest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/kernels"
+)
+
+// MatMulCase is one shape of dst (n × rows) = x (n × cols) · Wᵀ.
+type MatMulCase struct{ N, Rows, Cols int }
+
+// MatMulCases covers n = 1 (decode) and n > 1 (prefill), every size
+// residue against vector widths 8 and 16 and tile sizes 6, 12, 16 and 32,
+// and a large K.
+var MatMulCases = []MatMulCase{
+	{1, 1, 1}, {1, 1, 16}, {1, 7, 13}, {1, 4, 32}, {1, 5, 33}, {1, 9, 47}, {1, 64, 256},
+	{1, 33, 4099}, {1, 130, 1024},
+	{2, 3, 5}, {2, 17, 48}, {3, 11, 31}, {4, 1, 1}, {4, 12, 64}, {5, 13, 17},
+	{6, 25, 7}, {7, 6, 16}, {15, 37, 100}, {16, 12, 32}, {17, 23, 33},
+	{31, 25, 64}, {32, 12, 64}, {33, 37, 129}, {48, 50, 2}, {64, 96, 256},
+	{100, 50, 300}, {129, 61, 77}, {40, 24, 4100},
+}
+
+func refMatMul(x []float32, n int, w *kernels.Mat) []float64 {
+	K, R := w.Cols, w.Rows
+	wf := make([]float64, R*K)
+	for i := range wf {
+		if w.DType == kernels.BF16 {
+			wf[i] = float64(kernels.BF16ToF32(w.BF16[i]))
+		} else {
+			wf[i] = float64(w.F32[i])
+		}
+	}
+	ref := make([]float64, n*R)
+	for i := range n {
+		for r := range R {
+			var s float64
+			for c := range K {
+				s += float64(x[i*K+c]) * wf[r*K+c]
+			}
+			ref[i*R+r] = s
+		}
+	}
+	return ref
+}
+
+func randMat(r *rand.Rand, rows, cols int, dt kernels.DType) *kernels.Mat {
+	w := &kernels.Mat{Rows: rows, Cols: cols, DType: dt}
+	f := make([]float32, rows*cols)
+	fill(r, f)
+	if dt == kernels.BF16 {
+		w.BF16 = make([]uint16, rows*cols)
+		kernels.F32ToBF16Slice(w.BF16, f)
+	} else {
+		w.F32 = f
+	}
+	return w
+}
+
+// TestMatMul checks dst = x · Wᵀ over MatMulCases, F32 and BF16 weights, on
+// 1 and 3 threads, with guard regions, overwriting garbage in dst, and
+// NaN/Inf propagation; and that bad sizes are errors that leave dst alone.
+func TestMatMul(t *testing.T, impl Ops) {
+	r := newRand(t)
+	pools := []*kernels.Pool{nil, kernels.NewPool(3)}
+	defer pools[1].Close()
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		limit := LimitF32
+		if dt == kernels.BF16 {
+			limit = LimitBF16
+		}
+		for _, c := range MatMulCases {
+			for pi, p := range pools {
+				name := fmt.Sprintf("%v/n=%d/%dx%d/threads=%d", dt, c.N, c.Rows, c.Cols, p.Threads())
+				w := randMat(r, c.Rows, c.Cols, dt)
+				x := make([]float32, c.N*c.Cols)
+				fill(r, x)
+				ref := refMatMul(x, c.N, w)
+				dst := newGuarded(c.N * c.Rows)
+				fill(r, dst.s()) // garbage: must be overwritten, not accumulated
+				require.NoError(t, impl.MatMul(p, dst.s(), x, c.N, w), name)
+				dst.check(t, name)
+				expectClose(t, name, dst.s(), ref, limit)
+
+				if pi == 1 || c.N*c.Rows*c.Cols == 0 {
+					continue
+				}
+				// Non-finite values: a NaN in x poisons its output row; an
+				// Inf in W poisons its output column (NaN where it meets
+				// the NaN, ±Inf elsewhere).
+				i0, c0, r0 := r.IntN(c.N), r.IntN(c.Cols), r.IntN(c.Rows)
+				x[i0*c.Cols+c0] = float32(math.NaN())
+				c1 := r.IntN(c.Cols)
+				if dt == kernels.BF16 {
+					w.BF16[r0*c.Cols+c1] = 0x7f80 // +Inf
+				} else {
+					w.F32[r0*c.Cols+c1] = float32(math.Inf(1))
+				}
+				for i := range c.N { // keep the Inf × x finite-signed, never 0
+					if x[i*c.Cols+c1] == 0 {
+						x[i*c.Cols+c1] = 0.5
+					}
+				}
+				ref = refMatMul(x, c.N, w)
+				dst = newGuarded(c.N * c.Rows)
+				require.NoError(t, impl.MatMul(p, dst.s(), x, c.N, w), name)
+				dst.check(t, name+"/nonfinite")
+				expectClose(t, name+"/nonfinite", dst.s(), ref, limit)
+			}
+		}
+	}
+
+	// Bad sizes: an error wrapping ErrShape, dst untouched.
+	w := randMat(r, 4, 8, kernels.F32)
+	x := make([]float32, 2*8)
+	dst := make([]float32, 2*4)
+	for _, bad := range []struct {
+		name string
+		dst  []float32
+		x    []float32
+		n    int
+		w    *kernels.Mat
+	}{
+		{"short dst", dst[:7], x, 2, w},
+		{"short x", dst, x[:15], 2, w},
+		{"negative n", dst, x, -1, w},
+		{"nil W", dst, x, 2, nil},
+		{"short W", dst, x, 2, &kernels.Mat{Rows: 4, Cols: 8, F32: w.F32[:31]}},
+		{"short BF16 W", dst, x, 2, &kernels.Mat{Rows: 4, Cols: 8, DType: kernels.BF16, BF16: make([]uint16, 31)}},
+		{"unknown dtype", dst, x, 2, &kernels.Mat{Rows: 4, Cols: 8, DType: 9, F32: w.F32}},
+		{"negative rows", dst, x, 2, &kernels.Mat{Rows: -4, Cols: 8, F32: w.F32}},
+	} {
+		for i := range dst {
+			dst[i] = 42
+		}
+		err := impl.MatMul(nil, bad.dst, bad.x, bad.n, bad.w)
+		require.ErrorIs(t, err, kernels.ErrShape, bad.name)
+		for _, v := range dst {
+			require.Equal(t, float32(42), v, bad.name)
+		}
+	}
+	// Empty products are fine; K = 0 gives zeros.
+	require.NoError(t, impl.MatMul(nil, nil, nil, 0, w))
+	z := []float32{1, 2, 3}
+	require.NoError(t, impl.MatMul(nil, z, nil, 1, &kernels.Mat{Rows: 3, Cols: 0}))
+	require.Equal(t, []float32{0, 0, 0}, z)
+}

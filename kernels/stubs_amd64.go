@@ -1,0 +1,47 @@
+//go:build !noasm
+
+package kernels
+
+// Assembly kernels; see the .s files for their exact contracts.
+
+//go:noescape
+func gemvF32AVX512(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBF16AVX512(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemvF32AVX2(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBF16AVX2(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32)
+
+//go:noescape
+func gemmBF16AVX512(k int, xp *float32, w *uint16, ldw int, out *float32)
+
+//go:noescape
+func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32)
+
+//go:noescape
+func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32)
+
+//go:noescape
+func dotAVX2(x, y *float32, n int) float32
+
+//go:noescape
+func sumSquaresAVX2(x *float32, n int) float32
+
+//go:noescape
+func axpyAVX2(dst, x *float32, a float32, n int)
+
+//go:noescape
+func scaleAVX2(x *float32, a float32, n int)
+
+//go:noescape
+func addAVX2(dst, a, b *float32, n int)
+
+//go:noescape
+func mulScaledAVX2(dst, x, w *float32, s float32, n int)

@@ -1,0 +1,176 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// Vector helpers (AVX2 + FMA, used by both assembly levels: they are
+// memory-bound, and 256-bit operations run at the same rate on the target
+// CPUs). Lengths must be multiples of the unroll noted; the caller does the
+// tail in Go.
+
+// func dotAVX2(x, y *float32, n int) float32
+// Σ x[i]·y[i], n a multiple of 32, 4 accumulators.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-28
+	MOVQ   x+0(FP), SI
+	MOVQ   y+8(FP), DI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+	TESTQ  CX, CX
+	JEQ    dot_reduce
+
+dot_loop:
+	VMOVUPS     (SI)(AX*4), Y4
+	VMOVUPS     32(SI)(AX*4), Y5
+	VMOVUPS     64(SI)(AX*4), Y6
+	VMOVUPS     96(SI)(AX*4), Y7
+	VFMADD231PS (DI)(AX*4), Y4, Y0
+	VFMADD231PS 32(DI)(AX*4), Y5, Y1
+	VFMADD231PS 64(DI)(AX*4), Y6, Y2
+	VFMADD231PS 96(DI)(AX*4), Y7, Y3
+	ADDQ        $32, AX
+	CMPQ        AX, CX
+	JLT         dot_loop
+
+dot_reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func sumSquaresAVX2(x *float32, n int) float32
+// Σ x[i]², n a multiple of 32, 4 accumulators.
+TEXT ·sumSquaresAVX2(SB), NOSPLIT, $0-20
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   AX, AX
+	TESTQ  CX, CX
+	JEQ    ss_reduce
+
+ss_loop:
+	VMOVUPS     (SI)(AX*4), Y4
+	VMOVUPS     32(SI)(AX*4), Y5
+	VMOVUPS     64(SI)(AX*4), Y6
+	VMOVUPS     96(SI)(AX*4), Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $32, AX
+	CMPQ        AX, CX
+	JLT         ss_loop
+
+ss_reduce:
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func axpyAVX2(dst, x *float32, a float32, n int)
+// dst[i] += a·x[i], n a multiple of 8.
+TEXT ·axpyAVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS a+16(FP), Y0
+	MOVQ         n+24(FP), CX
+	XORQ         AX, AX
+	TESTQ        CX, CX
+	JEQ          axpy_done
+
+axpy_loop:
+	VMOVUPS     (DI)(AX*4), Y1
+	VFMADD231PS (SI)(AX*4), Y0, Y1
+	VMOVUPS     Y1, (DI)(AX*4)
+	ADDQ        $8, AX
+	CMPQ        AX, CX
+	JLT         axpy_loop
+
+axpy_done:
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, a float32, n int)
+// x[i] *= a, n a multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), DI
+	VBROADCASTSS a+8(FP), Y0
+	MOVQ         n+16(FP), CX
+	XORQ         AX, AX
+	TESTQ        CX, CX
+	JEQ          scale_done
+
+scale_loop:
+	VMULPS  (DI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     scale_loop
+
+scale_done:
+	VZEROUPPER
+	RET
+
+// func addAVX2(dst, a, b *float32, n int)
+// dst[i] = a[i] + b[i], n a multiple of 8.
+TEXT ·addAVX2(SB), NOSPLIT, $0-32
+	MOVQ  dst+0(FP), DI
+	MOVQ  a+8(FP), SI
+	MOVQ  b+16(FP), DX
+	MOVQ  n+24(FP), CX
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JEQ   add_done
+
+add_loop:
+	VMOVUPS (SI)(AX*4), Y1
+	VADDPS  (DX)(AX*4), Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     add_loop
+
+add_done:
+	VZEROUPPER
+	RET
+
+// func mulScaledAVX2(dst, x, w *float32, s float32, n int)
+// dst[i] = x[i]·s·w[i], n a multiple of 8.
+TEXT ·mulScaledAVX2(SB), NOSPLIT, $0-40
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         w+16(FP), DX
+	VBROADCASTSS s+24(FP), Y0
+	MOVQ         n+32(FP), CX
+	XORQ         AX, AX
+	TESTQ        CX, CX
+	JEQ          ms_done
+
+ms_loop:
+	VMULPS  (SI)(AX*4), Y0, Y1
+	VMULPS  (DX)(AX*4), Y1, Y1
+	VMOVUPS Y1, (DI)(AX*4)
+	ADDQ    $8, AX
+	CMPQ    AX, CX
+	JLT     ms_loop
+
+ms_done:
+	VZEROUPPER
+	RET
