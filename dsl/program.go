@@ -66,7 +66,7 @@ func NewProgram(source, entry string) (*Program, error) {
 		return nil, fmt.Errorf("dsl: no top-level def %s( in program", entry)
 	}
 	if info[entryAt].open {
-		return nil, fmt.Errorf("dsl: cannot mark def %s( on line %d: it ends with a backslash continuation", entry, entryAt+1)
+		return nil, fmt.Errorf("dsl: cannot mark def %s( on line %d: it ends inside a string literal or with a backslash", entry, entryAt+1)
 	}
 	uniquify(lines, info)
 	lines[entryAt] += StartMarker
@@ -240,7 +240,8 @@ func (p *Program) Text(n int) string {
 }
 
 // Nameable reports whether line n can appear in a frame or a breakpoint: it
-// is a code line (not blank, not a comment alone) whose Text is unique.
+// is a code line (not blank, not a comment alone, not wholly inside a
+// string literal) whose Text is unique among code lines.
 // After NewProgram every code line is, except repeated lines that end
 // inside a string literal or with a backslash continuation.
 func (p *Program) Nameable(n int) bool {

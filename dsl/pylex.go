@@ -13,9 +13,10 @@ import "strings"
 type lineKind uint8
 
 const (
-	codeLine    lineKind = iota // anything else, including lines inside a string literal
+	codeLine    lineKind = iota // anything else
 	blankLine                   // only spaces, tabs and form feeds
 	commentLine                 // a comment alone, outside any string literal
+	stringLine                  // wholly inside a string literal: it starts and ends there
 )
 
 // lineInfo is what the lexer knows of one physical line.
@@ -43,6 +44,7 @@ func scanPython(lines []string) []lineInfo {
 	for n, l := range lines {
 		li := &info[n]
 		li.logicalStart = !inStr && depth == 0 && !contBSL
+		startsInStr := inStr
 		rest := strings.TrimLeft(l, " \t\f")
 		switch {
 		case rest == "":
@@ -103,6 +105,9 @@ func scanPython(lines []string) []lineInfo {
 			inStr = false // an empty line inside a one-line string: syntax error
 		}
 		li.open = inStr || contBSL
+		if startsInStr && inStr {
+			li.kind = stringLine
+		}
 	}
 	return info
 }
@@ -171,8 +176,9 @@ func isDefLine(rest string) bool {
 // of the innermost function enclosing it by indentation, 0 at module level.
 // A def line, its decorators and the continuation lines of its signature
 // belong to the function itself, as its call event does. Class bodies are
-// not scopes of their own here. Blank and comment lines belong to the
-// innermost def still open above them.
+// not scopes of their own here. Blank and comment lines between logical
+// lines belong to the innermost def still open above them; continuation
+// lines to their logical line.
 func funcLines(lines []string, info []lineInfo) []int32 {
 	type open struct {
 		indent int
@@ -191,11 +197,7 @@ func funcLines(lines []string, info []lineInfo) []int32 {
 	for n, l := range lines {
 		li := info[n]
 		if !li.logicalStart {
-			if li.kind == codeLine {
-				out[n] = cur
-			} else {
-				out[n] = top()
-			}
+			out[n] = cur // part of the current logical line
 			continue
 		}
 		if li.kind != codeLine {

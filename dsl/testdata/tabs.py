@@ -1,0 +1,10 @@
+def f(a):
+	x = a
+	if x:
+		x = a
+		x = a
+	return x
+
+
+def g():
+	pass
