@@ -1,0 +1,297 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ndbg/ndbg/dsl"
+)
+
+const (
+	startTimeout = 20 * time.Second // interpreter start-up until its hello line
+	killGrace    = 2 * time.Second  // beyond Limits.Timeout before the group is killed
+	consoleCap   = 64 << 10         // bytes kept of the child's own fd 1 and 2
+)
+
+// FindPython returns the python3 interpreter on PATH, resolved to the real
+// executable (sys.executable) so shims such as pyenv's, which need the
+// caller's environment, are not run inside the sandbox.
+func FindPython(ctx context.Context) (string, error) {
+	path, err := exec.LookPath("python3")
+	if err != nil {
+		return "", fmt.Errorf("trace: find python3: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "-S", "-c", "import sys; sys.stdout.write(sys.executable)").Output()
+	if err != nil {
+		return "", fmt.Errorf("trace: ask %s for sys.executable: %w", path, err)
+	}
+	exe := strings.TrimSpace(string(out))
+	if exe == "" {
+		return path, nil
+	}
+	return exe, nil
+}
+
+// capBuffer keeps the first cap bytes written to it; safe for concurrent use.
+type capBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	cap int
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.cap - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (b *capBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// line is one wire line from the tracer, or the error that ended reading.
+type line struct {
+	data []byte
+	err  error
+}
+
+// proc is one sandboxed tracer process: its own process group, a private
+// working directory, no stdin, requests on fd 4 and results on fd 3.
+type proc struct {
+	cmd     *exec.Cmd
+	dir     string
+	req     *os.File // our end of the child's fd 4
+	resp    *os.File // our end of the child's fd 3
+	lines   chan line
+	quit    chan struct{}
+	readers sync.WaitGroup
+	console *capBuffer
+	version string
+	maxLine int
+	once    sync.Once
+}
+
+// startProc starts a tracer in mode "single" or "batch" and waits for its
+// hello line.
+func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error) {
+	dir, err := os.MkdirTemp("", "ndbg-trace-")
+	if err != nil {
+		return nil, fmt.Errorf("trace: make work dir: %w", err)
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("trace: pipe: %w", err)
+	}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		respR.Close()
+		respW.Close()
+		return nil, fmt.Errorf("trace: pipe: %w", err)
+	}
+	console := &capBuffer{cap: consoleCap}
+	cmd := exec.Command(lim.Python, "-S", "-s", "-B", "-c", tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10))
+	cmd.Dir = dir
+	cmd.Env = []string{"PYTHONHASHSEED=" + lim.HashSeed, "PYTHONSAFEPATH=1", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = console
+	cmd.Stderr = console
+	cmd.ExtraFiles = []*os.File{respW, reqR} // fd 3, fd 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = time.Second
+	p = &proc{
+		cmd: cmd, dir: dir, req: reqW, resp: respR, console: console,
+		lines: make(chan line), quit: make(chan struct{}),
+		// Results are JSON: a repr byte may become 6 escaped bytes, events
+		// repeat the locals, stdout is base64.
+		maxLine: 12*lim.MaxOutputBytes + 2*lim.MaxStdout + 1<<20,
+	}
+	err = cmd.Start()
+	respW.Close()
+	reqR.Close()
+	if err != nil {
+		respR.Close()
+		reqW.Close()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("trace: start %s: %w", lim.Python, err)
+	}
+	if lim.onStart != nil {
+		lim.onStart(cmd.Process.Pid)
+	}
+	p.readers.Add(1)
+	go p.read()
+	defer func() {
+		if err != nil {
+			p.kill()
+		}
+	}()
+	data, err := p.next(ctx, time.Now().Add(startTimeout))
+	if err != nil {
+		return nil, err
+	}
+	v, err := decodeHello(data)
+	if err != nil {
+		return nil, &Error{Kind: ErrProtocol, Msg: err.Error()}
+	}
+	p.version = v
+	return p, nil
+}
+
+// read delivers the tracer's lines until end of file, an error or quit.
+func (p *proc) read() {
+	defer p.readers.Done()
+	br := bufio.NewReaderSize(p.resp, 1<<16)
+	for {
+		data, err := readLine(br, p.maxLine)
+		select {
+		case p.lines <- line{data, err}:
+		case <-p.quit:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one '\n'-terminated line of at most max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var buf []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > max {
+			return nil, &Error{Kind: ErrProtocol, Msg: fmt.Sprintf("result line longer than %d bytes", max)}
+		}
+		if err == nil {
+			if buf == nil {
+				return append([]byte(nil), frag[:len(frag)-1]...), nil
+			}
+			buf = append(buf, frag...)
+			return buf[:len(buf)-1], nil
+		}
+		buf = append(buf, frag...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if errors.Is(err, io.EOF) && len(buf) > 0 {
+				return nil, &Error{Kind: ErrProtocol, Msg: "truncated result line"}
+			}
+			return nil, err
+		}
+	}
+}
+
+// next waits for the tracer's next line until deadline or ctx ends.
+func (p *proc) next(ctx context.Context, deadline time.Time) ([]byte, error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case l := <-p.lines:
+		if l.err != nil {
+			return nil, p.died(l.err)
+		}
+		return l.data, nil
+	case <-timer.C:
+		p.kill()
+		return nil, &Error{Kind: ErrTimeout, Msg: "killed: the program did not stop at its time limit"}
+	case <-ctx.Done():
+		p.kill()
+		return nil, fmt.Errorf("trace: %w", ctx.Err())
+	}
+}
+
+// died explains why the tracer's output ended without a result.
+func (p *proc) died(readErr error) error {
+	p.kill()
+	var te *Error
+	if errors.As(readErr, &te) {
+		return te
+	}
+	console := p.console.String()
+	tail := console[max(0, len(console)-2000):]
+	state := "unknown state"
+	if ps := p.cmd.ProcessState; ps != nil {
+		state = ps.String()
+	}
+	if strings.Contains(console, "MemoryError") || strings.Contains(console, "Cannot allocate memory") {
+		return &Error{Kind: ErrMemory, Msg: fmt.Sprintf("interpreter died (%s): %s", state, tail)}
+	}
+	return &Error{Kind: ErrCrash, Msg: fmt.Sprintf("interpreter died (%s): %s", state, tail)}
+}
+
+// run sends one program and waits for its result.
+func (p *proc) run(ctx context.Context, id int, prog *dsl.Program, call string, lim Limits) (*Result, error) {
+	req, err := json.Marshal(request{
+		ID: id, Source: prog.Source, Entry: prog.Entry, Call: call,
+		Timeout: lim.Timeout.Seconds(), MaxEvents: lim.MaxEvents,
+		MaxBytes: lim.MaxOutputBytes, MaxStdout: lim.MaxStdout,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("trace: encode request: %w", err)
+	}
+	deadline := time.Now().Add(lim.Timeout + killGrace)
+	if err := p.req.SetWriteDeadline(deadline); err != nil {
+		return nil, fmt.Errorf("trace: request deadline: %w", err)
+	}
+	if _, err := p.req.Write(append(req, '\n')); err != nil {
+		return nil, p.died(fmt.Errorf("trace: send request: %w", err))
+	}
+	data, err := p.next(ctx, deadline)
+	if err != nil {
+		return nil, err
+	}
+	w, err := decodeResult(data)
+	if err == nil && w.ID != id {
+		err = fmt.Errorf("result for request %d, want %d", w.ID, id)
+	}
+	if err != nil {
+		p.kill()
+		return nil, &Error{Kind: ErrProtocol, Msg: err.Error()}
+	}
+	return w.result(p.version)
+}
+
+// dead reports whether the process has been killed.
+func (p *proc) dead() bool {
+	select {
+	case <-p.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill ends the whole process group, reaps the child, stops the reader and
+// removes the work directory. It is safe to call more than once.
+func (p *proc) kill() {
+	p.once.Do(func() {
+		if p.cmd.Process != nil {
+			// The child leads its own group (Setpgid), so -pid is the group.
+			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+			_ = p.cmd.Wait()
+		}
+		close(p.quit)
+		p.req.Close()
+		p.resp.Close()
+		p.readers.Wait()
+		os.RemoveAll(p.dir)
+	})
+}

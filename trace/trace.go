@@ -1,0 +1,165 @@
+package trace
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ndbg/ndbg/dsl"
+)
+
+//go:embed tracer.py
+var tracerSource string
+
+// Limits bound one traced program. Zero fields take the defaults below.
+type Limits struct {
+	// Timeout is the wall-clock budget of one program (module code, argument
+	// evaluation and the traced call). The tracer stops the program at
+	// Timeout; the Go side kills the process group at Timeout plus a grace
+	// period when the tracer cannot (a long-running C call). Default 5 s.
+	Timeout time.Duration
+	// MaxEvents caps the trace; a longer trace is cut and Result.Truncated
+	// set. Default 100000.
+	MaxEvents int
+	// MaxOutputBytes caps the trace's size (an estimate of its wire bytes)
+	// and the returned value's full repr. Default 64 MiB.
+	MaxOutputBytes int
+	// MaxStdout caps the program's captured standard output. Default 64 KiB.
+	MaxStdout int
+	// MaxMemory is the address-space limit (RLIMIT_AS) of the Python
+	// process, in bytes. Default 2 GiB.
+	MaxMemory int64
+	// Python is the interpreter to run; empty means python3 found on PATH
+	// (resolved through shims such as pyenv's, see FindPython). It is not a
+	// limit but lives here so that one value configures a run.
+	Python string
+	// HashSeed is PYTHONHASHSEED for the child, so set iteration order is
+	// reproducible; default "0".
+	HashSeed string
+
+	// onStart, when set (by tests), receives the child's process group id.
+	onStart func(pgid int)
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = 5 * time.Second
+	}
+	if l.MaxEvents <= 0 {
+		l.MaxEvents = 100000
+	}
+	if l.MaxOutputBytes <= 0 {
+		l.MaxOutputBytes = 64 << 20
+	}
+	if l.MaxStdout <= 0 {
+		l.MaxStdout = 64 << 10
+	}
+	if l.MaxMemory <= 0 {
+		l.MaxMemory = 2 << 30
+	}
+	if l.HashSeed == "" {
+		l.HashSeed = "0"
+	}
+	return l
+}
+
+// Result is what one traced program did.
+type Result struct {
+	// Events are the sys.settrace events of the program's frames, from the
+	// entry function's call event to its final return event.
+	Events []Event
+	// Return is the full repr of the entry's returned value (cut only at
+	// Limits.MaxOutputBytes, with dsl.TruncateRepr's marker); valid when
+	// Exception is nil and Truncated is false.
+	Return string
+	// Exception is the exception that escaped the entry function, if any.
+	Exception *Exception
+	// Stdout is what the program wrote to sys.stdout (any bytes), cut at
+	// Limits.MaxStdout; StdoutTruncated says whether it was.
+	Stdout          []byte
+	StdoutTruncated bool
+	// Truncated says a cap (Limits.MaxEvents or MaxOutputBytes) cut the
+	// trace: the program was stopped there and has no outcome.
+	Truncated bool
+	// Python is the tracing interpreter's sys.version: traces differ between
+	// Python versions.
+	Python string
+}
+
+// Exception is an exception that escaped the entry function.
+type Exception struct {
+	Type    string // the class name, e.g. "ValueError"
+	Message string // str() of the exception, bounded like a repr
+	Line    int    // innermost program line of its traceback
+}
+
+// Errors callers can tell apart with errors.Is. An *Error carries details.
+var (
+	// ErrTimeout: the program ran past Limits.Timeout.
+	ErrTimeout = errors.New("trace: timeout")
+	// ErrMemory: the program ran out of memory (MemoryError under
+	// Limits.MaxMemory, or the interpreter died of it).
+	ErrMemory = errors.New("trace: out of memory")
+	// ErrSyntax: the program does not compile; Error.Line is the line.
+	ErrSyntax = errors.New("trace: syntax error")
+	// ErrSetup: the program cannot be called as asked: a bad call
+	// expression, an entry that is not a function, module code or
+	// arguments that raised.
+	ErrSetup = errors.New("trace: setup failed")
+	// ErrForbidden: the program called something the sandbox disables
+	// (process creation, exec, signals, os._exit, sys.settrace, ...).
+	ErrForbidden = errors.New("trace: forbidden operation")
+	// ErrTracer: the tracer lost control (tracing was disabled by a limit),
+	// so no truthful trace exists.
+	ErrTracer = errors.New("trace: tracer failed")
+	// ErrCrash: the interpreter died without a result (a signal, a fatal
+	// error, an exit the sandbox could not intercept).
+	ErrCrash = errors.New("trace: interpreter crashed")
+	// ErrProtocol: the tracer's output broke the wire format.
+	ErrProtocol = errors.New("trace: protocol error")
+)
+
+// Error is a failed trace: Kind is one of the Err* values above.
+type Error struct {
+	Kind error
+	Msg  string
+	Line int // the offending line for ErrSyntax, else 0
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%v: line %d: %s", e.Kind, e.Line, e.Msg)
+	}
+	if e.Msg == "" {
+		return e.Kind.Error()
+	}
+	return fmt.Sprintf("%v: %s", e.Kind, e.Msg)
+}
+
+// Unwrap makes errors.Is(err, ErrTimeout) and friends work.
+func (e *Error) Unwrap() error { return e.Kind }
+
+// Run traces one untrusted program: prog's module code runs untraced, then
+// call (e.g. "f(3, [1, 2])", which must call prog.Entry) is evaluated and
+// traced. It starts a fresh sandboxed interpreter and kills its whole process
+// group before returning. A program that raises is a Result with Exception
+// set, not an error; errors are *Error values (see the Err* kinds) or the
+// context's error.
+func Run(ctx context.Context, prog *dsl.Program, call string, lim Limits) (*Result, error) {
+	lim = lim.withDefaults()
+	if lim.Python == "" {
+		py, err := FindPython(ctx)
+		if err != nil {
+			return nil, err
+		}
+		lim.Python = py
+	}
+	p, err := startProc(ctx, lim, "single")
+	if err != nil {
+		return nil, err
+	}
+	defer p.kill()
+	return p.run(ctx, 1, prog, call, lim)
+}

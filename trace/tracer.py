@@ -1,0 +1,505 @@
+# ndbg tracer: runs Python programs under sys.settrace and reports their
+# events as JSON lines. Standard library only; embedded in the Go package trace
+# and run as `python3 -S -s -B -P -c <this file> MODE MEMORY_BYTES`.
+#
+# Wire protocol (ASCII JSON lines; see trace/wire.go):
+#   fd 4 (in):  one request per line: {"id", "source", "entry", "call",
+#               "timeout", "max_events", "max_bytes", "max_stdout"}
+#   fd 3 (out): {"t": "hello", "version": sys.version}, then one result line
+#               per request (see result()).
+# MODE "single" reads one request and closes fd 4 before any program code
+# runs; "batch" serves requests until fd 4 reaches end of file.
+import ast
+import base64
+import builtins
+import io
+import json
+import os
+import resource
+import signal
+import sys
+
+PROGFILE = "<program>"
+MAX_REPR = 256  # dsl.MaxRepr
+CUT_REPR = 240  # bytes kept of a longer repr (dsl.TruncateRepr)
+GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
+EV_CALL, EV_LINE, EV_RETURN, EV_EXCEPTION = 1, 2, 3, 4  # dsl.Event
+
+
+class Control(BaseException):
+    """Raised by the tracer itself; never turned into a placeholder."""
+
+
+class Timeout(Control):
+    pass
+
+
+class Capped(Control):
+    pass
+
+
+class SandboxViolation(Control):
+    pass
+
+
+_settrace = sys.settrace
+_setprofile = sys.setprofile
+_gettrace = sys.gettrace
+_setrecursionlimit = sys.setrecursionlimit
+_setitimer = signal.setitimer
+
+
+class State:
+    """Per-program state shared by the trace function and the sandbox hooks."""
+
+    def __init__(self):
+        self.armed = False
+        self.timed_out = False
+        self.capped = False
+        self.violation = None
+        self.done = False
+        self.kill_frame = None
+        self.vis_limit = 1000
+
+
+ST = [State()]  # the current program's state (a list so hooks can swap it)
+
+
+def bound(s, limit=MAX_REPR, keep=CUT_REPR):
+    """Bounds s to limit bytes of UTF-8: longer strings keep their first
+    `keep` bytes (never splitting a character) plus "...[+N]", N = bytes cut.
+    Unencodable characters (lone surrogates) are backslash-escaped first."""
+    if len(s) <= limit and s.isascii():
+        return s
+    try:
+        b = s.encode("utf-8")
+    except UnicodeEncodeError:
+        b = s.encode("utf-8", "backslashreplace")
+        s = b.decode("utf-8")
+    if len(b) <= limit:
+        return s
+    cut = keep
+    while cut > 0 and (b[cut] & 0xC0) == 0x80:
+        cut -= 1
+    return b[:cut].decode("utf-8") + "...[+%d]" % (len(b) - cut)
+
+
+def saferepr(v):
+    """repr(v), or a visible placeholder when repr raises."""
+    try:
+        r = repr(v)
+        if type(r) is not str:
+            r = str.__str__(r)
+        return r
+    except Control:
+        raise
+    except BaseException:
+        try:
+            name = type(v).__name__
+        except BaseException:
+            name = "?"
+        return "<unprintable %s object>" % name
+
+
+def safestr(v):
+    try:
+        r = str(v)
+        if type(r) is not str:
+            r = str.__str__(r)
+        return r
+    except Control:
+        raise
+    except BaseException:
+        return saferepr(v)
+
+
+ATOMS = (str, int, float, bytes, complex, bool, type(None), range)
+
+
+def immutable(v, depth=0):
+    t = type(v)
+    if t in ATOMS:
+        return True
+    if (t is tuple or t is frozenset) and depth < 8:
+        for x in v:
+            if not immutable(x, depth + 1):
+                return False
+        return True
+    return False
+
+
+class Sink(io.RawIOBase):
+    """A write-only stream that keeps the first cap bytes written to it."""
+
+    def __init__(self, cap):
+        self.buf = bytearray()
+        self.cap = cap
+        self.truncated = False
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        n = len(b)
+        room = self.cap - len(self.buf)
+        if room > 0:
+            self.buf += bytes(b[:room])
+        if n > room:
+            self.truncated = True
+        return n
+
+
+def forbid(name):
+    def denied(*args, **kwargs):
+        st = ST[0]
+        if st.violation is None:
+            st.violation = name
+        raise SandboxViolation(name + " is disabled in the ndbg sandbox")
+
+    denied.__name__ = name.rsplit(".", 1)[-1]
+    return denied
+
+
+def setrecursionlimit(n):
+    """The program's sys.setrecursionlimit: sets the limit the program sees."""
+    _setrecursionlimit(n)
+    ST[0].vis_limit = n
+
+
+def neuter():
+    """Disables process creation, signals, exit and tracer tampering for the
+    program. The Go side's process-group kill remains the backstop."""
+    import posix
+    import _posixsubprocess
+    import _thread
+
+    names = """fork forkpty system popen execv execve execl execle execlp execlpe
+        execvp execvpe spawnv spawnve spawnl spawnle spawnlp spawnlpe spawnvp
+        spawnvpe posix_spawn posix_spawnp setsid setpgid setpgrp kill killpg
+        _exit abort setuid setgid seteuid setegid setreuid setregid setresuid
+        setresgid chroot register_at_fork pidfd_open""".split()
+    for mod in (os, posix):
+        for n in names:
+            if hasattr(mod, n):
+                setattr(mod, n, forbid("os." + n))
+    _posixsubprocess.fork_exec = forbid("_posixsubprocess.fork_exec")
+    for n in ("start_new_thread", "start_new"):
+        if hasattr(_thread, n):
+            setattr(_thread, n, forbid("_thread." + n))
+    for n in ("signal", "setitimer", "alarm", "pthread_kill", "pthread_sigmask",
+              "siginterrupt", "raise_signal", "set_wakeup_fd", "sigwait"):
+        if hasattr(signal, n):
+            setattr(signal, n, forbid("signal." + n))
+    for n in ("setrlimit", "prlimit"):
+        if hasattr(resource, n):
+            setattr(resource, n, forbid("resource." + n))
+    sys.settrace = forbid("sys.settrace")
+    sys.setprofile = forbid("sys.setprofile")
+    sys.setrecursionlimit = setrecursionlimit
+    for n in ("_ctypes", "ctypes"):
+        sys.modules[n] = None
+
+
+def on_alarm(signum, frame):
+    st = ST[0]
+    if st.armed:
+        st.timed_out = True
+        raise Timeout()
+
+
+def exc_line(tb):
+    line = 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == PROGFILE:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def exc_info(e):
+    return {"type": type(e).__name__, "msg": bound(safestr(e)), "line": exc_line(e.__traceback__)}
+
+
+def collect(*args, **kwargs):
+    return args, kwargs
+
+
+def parse_call(call, entry):
+    """Parses "f(args)" and returns an expression evaluating to (args, kwargs)."""
+    tree = ast.parse(call.strip(), "<call>", "eval")
+    node = tree.body
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise ValueError("call must be a call of a top-level function name, as in f(1, 2)")
+    if node.func.id != entry:
+        raise ValueError("call names %r, not the entry %r" % (node.func.id, entry))
+    node.func = ast.Name(id="__ndbg_collect__", ctx=ast.Load())
+    ast.fix_missing_locations(tree)
+    return compile(tree, "<call>", "eval")
+
+
+def run_one(req):
+    st = State()
+    ST[0] = st
+    res = {"t": "result", "id": req["id"], "status": "", "events": [], "ret": None,
+           "exc": None, "stdout": "", "stdout_trunc": False, "msg": "", "line": 0}
+    timeout = float(req["timeout"])
+    max_events = int(req["max_events"])
+    max_bytes = int(req["max_bytes"])
+    entry = req["entry"]
+
+    sink = Sink(int(req["max_stdout"]))
+    out = io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8",
+                           errors=sys.__stdout__.errors, newline="\n")
+    errsink = Sink(4096)
+    err = io.TextIOWrapper(io.BufferedWriter(errsink), encoding="utf-8",
+                           errors="backslashreplace", newline="\n")
+    sys.stdout, sys.stderr = out, err
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+    _setrecursionlimit(1000)
+
+    events = []
+    append = events.append
+    frames = {}  # live program frame -> [invocation id, depth, stack depth]
+    cache = {}  # id(value) -> (value, bounded repr) for immutable values
+    nbytes = [0]
+    next_id = [0]
+
+    def brepr(v):
+        t = type(v)
+        if t in ATOMS or t is tuple or t is frozenset:
+            k = id(v)
+            c = cache.get(k)
+            if c is not None and c[0] is v:
+                return c[1]
+            r = bound(saferepr(v))
+            if t in ATOMS or immutable(v):
+                if len(cache) >= 65536:
+                    cache.clear()
+                cache[k] = (v, r)
+            return r
+        return bound(saferepr(v))
+
+    def emit(kind, frame, info, value):
+        if len(events) >= max_events or nbytes[0] > max_bytes:
+            st.capped = True
+            raise Capped()
+        flat = []
+        size = 24
+        memo = None
+        for name, v in frame.f_locals.items():
+            t = type(v)
+            if t in ATOMS or t is tuple or t is frozenset:
+                r = brepr(v)
+            else:
+                if memo is None:
+                    memo = {}
+                k = id(v)
+                r = memo.get(k)
+                if r is None:
+                    r = memo[k] = bound(saferepr(v))
+            flat.append(name)
+            flat.append(r)
+            size += len(name) + len(r) + 6
+        ev = {"e": kind, "l": frame.f_lineno, "d": info[1], "f": info[0],
+              "n": frame.f_code.co_name, "a": flat}
+        if value is not None:
+            ev["r"] = value
+            size += len(value)
+        nbytes[0] += size
+        append(ev)
+
+    def killer(frame, event, arg):
+        # Installed for one call event by tracefn: fails the frame's call with
+        # the RecursionError the program would see, without disabling tracing.
+        _setprofile(None)
+        if frame is st.kill_frame and event == "call":
+            st.kill_frame = None
+            raise RecursionError("maximum recursion depth exceeded")
+        return None
+
+    def localfn(frame, event, arg):
+        if st.done:
+            return None
+        info = frames.get(frame)
+        if info is None:
+            return None
+        if event == "line":
+            emit(EV_LINE, frame, info, None)
+        elif event == "return":
+            emit(EV_RETURN, frame, info, brepr(arg))
+            if not frame.f_code.co_flags & GENERATOR_FLAGS:
+                del frames[frame]
+                if info[1] == 0:
+                    st.done = True
+        elif event == "exception":
+            emit(EV_EXCEPTION, frame, info, brepr(arg[1]))
+        return localfn
+
+    def tracefn(frame, event, arg):
+        if event != "call" or st.done or frame.f_code.co_filename != PROGFILE:
+            return None
+        f = frame.f_back
+        steps = 1
+        while f is not None:
+            parent = frames.get(f)
+            if parent is not None:
+                break
+            f = f.f_back
+            steps += 1
+        if f is None:
+            depth, sdepth = 0, 2  # the entry runs as if called from module level
+        else:
+            depth, sdepth = parent[1] + 1, parent[2] + steps
+        if sdepth > st.vis_limit:
+            st.kill_frame = frame
+            _setprofile(killer)
+            return None
+        info = frames.get(frame)
+        if info is None:
+            next_id[0] += 1
+            info = frames[frame] = [next_id[0], depth, sdepth]
+        else:
+            info[1], info[2] = depth, sdepth
+        emit(EV_CALL, frame, info, None)
+        return localfn
+
+    try:
+        st.armed = True
+        _setitimer(signal.ITIMER_REAL, timeout, 0.05)
+        try:
+            try:
+                code = compile(req["source"], PROGFILE, "exec")
+            except SyntaxError as e:
+                res["status"], res["msg"], res["line"] = "syntax", bound(safestr(e.msg)), e.lineno or 0
+                return res
+            except ValueError as e:  # null bytes
+                res["status"], res["msg"] = "syntax", bound(safestr(e))
+                return res
+            try:
+                callcode = parse_call(req["call"], entry)
+            except (SyntaxError, ValueError) as e:
+                res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
+                return res
+            g = {"__name__": "__main__", "__builtins__": builtins}
+            try:
+                exec(code, g)
+            except Control:
+                raise
+            except MemoryError:
+                res["status"], res["msg"] = "memory", "MemoryError in module code"
+                return res
+            except BaseException as e:
+                res["status"], res["msg"] = "setup", "module code raised %s" % bound(saferepr(e))
+                res["exc"] = exc_info(e)
+                return res
+            fn = g.get(entry)
+            if not callable(fn) or getattr(fn, "__code__", None) is None or fn.__code__.co_filename != PROGFILE:
+                res["status"], res["msg"] = "setup", "entry %r is not a function of the program" % entry
+                return res
+            g["__ndbg_collect__"] = collect
+            try:
+                args, kwargs = eval(callcode, g)
+            except Control:
+                raise
+            except MemoryError:
+                res["status"], res["msg"] = "memory", "MemoryError evaluating the arguments"
+                return res
+            except BaseException as e:
+                res["status"], res["msg"] = "setup", "arguments raised %s" % bound(saferepr(e))
+                return res
+            del g["__ndbg_collect__"]
+
+            _setrecursionlimit(max(st.vis_limit * 3, st.vis_limit + 500))
+            ok = False
+            _settrace(tracefn)
+            try:
+                value = fn(*args, **kwargs)
+                ok = True
+            except Control:
+                raise
+            except BaseException as e:
+                value = e
+            finally:
+                tracer = _gettrace()
+                _settrace(None)
+                _setprofile(None)
+                _setrecursionlimit(st.vis_limit)
+            if st.violation is None and not st.timed_out and not st.capped and tracer is not tracefn:
+                res["status"], res["msg"] = "tracer", "tracing was lost (the tracer hit a limit)"
+                return res
+            if ok:
+                res["status"], res["ret"] = "returned", bound(saferepr(value), max_bytes, max_bytes)
+            elif isinstance(value, MemoryError):
+                res["status"], res["msg"] = "memory", "MemoryError"
+            else:
+                res["status"], res["exc"] = "raised", exc_info(value)
+        except Timeout:
+            pass
+        except Capped:
+            pass
+        except SandboxViolation:
+            pass
+        finally:
+            st.armed = False
+            _setitimer(signal.ITIMER_REAL, 0)
+    except Control:  # a late alarm
+        pass
+    finally:
+        _settrace(None)
+        _setprofile(None)
+        sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+        for stream in (out, err):
+            try:
+                stream.flush()
+            except BaseException:
+                pass
+        res["stdout"] = base64.b64encode(bytes(sink.buf)).decode("ascii")
+        res["stdout_trunc"] = sink.truncated
+        res["events"] = events
+        # Flags set by hooks win over what the program made of them.
+        if st.violation is not None:
+            res["status"], res["msg"] = "forbidden", st.violation
+            res["ret"] = res["exc"] = None
+        elif st.capped:
+            res["status"], res["ret"], res["exc"] = "truncated", None, None
+        elif st.timed_out:
+            res["status"], res["ret"], res["exc"] = "timeout", None, None
+    return res
+
+
+def main():
+    mode = sys.argv[1]
+    memory = int(sys.argv[2])
+    if memory > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+    resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
+    signal.signal(signal.SIGALRM, on_alarm)
+    out = os.fdopen(3, "wb")
+    inp = os.fdopen(4, "rb")
+    out.write(json.dumps({"t": "hello", "version": sys.version}).encode("ascii") + b"\n")
+    out.flush()
+    neuter()
+    while True:
+        line = inp.readline()
+        if not line:
+            break
+        req = json.loads(line)
+        if mode == "single":
+            inp.close()
+        res = run_one(req)
+        try:
+            data = json.dumps(res).encode("ascii")
+        except MemoryError:
+            data = json.dumps({"t": "result", "id": res["id"], "status": "memory", "events": [],
+                               "ret": None, "exc": None, "stdout": "", "stdout_trunc": False,
+                               "msg": "MemoryError encoding the result", "line": 0}).encode("ascii")
+        out.write(data + b"\n")
+        out.flush()
+        del res, data
+        if mode == "single":
+            break
+
+
+main()
