@@ -18,6 +18,16 @@ type parser struct {
 // and nil Locals where there are none.
 func Parse(text string) (*Trajectory, error) {
 	p := parser{s: text}
+	t, err := p.trajectory()
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// trajectory reads a whole trajectory text.
+func (p *parser) trajectory() (*Trajectory, *ParseError) {
+	text := p.s
 	i, err := p.expect(0, tokBegin)
 	if err != nil {
 		return nil, err
@@ -48,6 +58,7 @@ func Parse(text string) (*Trajectory, error) {
 		if k == tokEnd {
 			return t, p.end(i + len(EndOfText))
 		}
+
 		if k < tokFirstAction {
 			return nil, errAt(text, i, "an action token or "+EndOfText)
 		}

@@ -108,8 +108,8 @@ func TestNewProgramErrors(t *testing.T) {
 
 func TestParseProgramErrors(t *testing.T) {
 	for _, src := range []string{
-		"def f():\n    pass",                         // no final newline
-		"def f():\n    pass\n",                       // no marker
+		"def f():\n    pass",                        // no final newline
+		"def f():\n    pass\n",                      // no marker
 		"def f():" + StartMarker + "\r\n    pass\n", // carriage return
 		"def f():" + StartMarker + "\ndef g():" + StartMarker + "\n",
 		"x = 1" + StartMarker + "\n",
