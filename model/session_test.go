@@ -1,0 +1,221 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/weights"
+)
+
+func tinyModel(t *testing.T, dt kernels.DType, ctxLen int) *Model {
+	t.Helper()
+	cfg, err := Preset("tiny")
+	require.NoError(t, err)
+	if ctxLen > 0 {
+		cfg.Context = ctxLen
+	}
+	m, err := NewRandom(context.Background(), cfg, dt, 7, Options{Threads: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func seq(n, vocab int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = (i*37 + 11) % vocab
+	}
+	return s
+}
+
+// decodeAll feeds tokens one at a time and returns every row of logits.
+func decodeAll(t *testing.T, s *Session, tokens []int) [][]float32 {
+	t.Helper()
+	var rows [][]float32
+	for _, tok := range tokens {
+		l, err := s.Forward(context.Background(), []int{tok}, false)
+		require.NoError(t, err)
+		rows = append(rows, append([]float32(nil), l...))
+	}
+	return rows
+}
+
+// A prompt longer than one chunk, prefilled in one call, must give the same
+// logits as feeding it token by token (which exercises the cache across
+// block boundaries and the sliding layer of the tiny preset).
+func TestPrefillMatchesDecode(t *testing.T) {
+	m := tinyModel(t, kernels.BF16, 600)
+	V := m.Config().Vocab
+	toks := seq(maxChunk+70, V)
+	all, err := m.NewSession().Forward(context.Background(), toks, true)
+	require.NoError(t, err)
+	rows := decodeAll(t, m.NewSession(), toks)
+	for i, r := range rows {
+		require.LessOrEqual(t, nmse(all[i*V:(i+1)*V], r), 1e-10, "position %d", i)
+	}
+}
+
+func TestForkSharesPrefixAndDiverges(t *testing.T) {
+	m := tinyModel(t, kernels.F32, 0)
+	V := m.Config().Vocab
+	prefix := seq(45, V) // ends inside a block, so forks copy-on-write it
+	a, b := []int{1, 2, 3, 4, 5}, []int{9, 8, 7}
+
+	base := m.NewSession()
+	_, err := base.Forward(context.Background(), prefix, false)
+	require.NoError(t, err)
+	baseLast := append([]float32(nil), base.Last()...)
+
+	fa, fb := base.Fork(), base.Fork()
+	assert.Equal(t, baseLast, fa.Last())
+	var wg sync.WaitGroup
+	var ra, rb [][]float32
+	wg.Add(2)
+	go func() { defer wg.Done(); ra = decodeAll(t, fa, a) }()
+	go func() { defer wg.Done(); rb = decodeAll(t, fb, b) }()
+	wg.Wait()
+	// The parent keeps going too, after its children wrote into copies.
+	rp := decodeAll(t, base, b)
+
+	want := func(suffix []int) [][]float32 {
+		s := m.NewSession()
+		_, err := s.Forward(context.Background(), prefix, false)
+		require.NoError(t, err)
+		return decodeAll(t, s, suffix)
+	}
+	assert.Equal(t, want(a), ra)
+	assert.Equal(t, want(b), rb)
+	assert.Equal(t, want(b), rp)
+	assert.Equal(t, len(prefix)+len(a), fa.Len())
+}
+
+func TestTruncateRollsBack(t *testing.T) {
+	m := tinyModel(t, kernels.F32, 0)
+	V := m.Config().Vocab
+	toks := seq(70, V)
+	s := m.NewSession()
+	first := decodeAll(t, s, toks)
+	require.NoError(t, s.Truncate(33))
+	assert.Nil(t, s.Last())
+	again := decodeAll(t, s, toks[33:])
+	assert.Equal(t, first[33:], again)
+
+	// Truncating a fork inside a shared block must not disturb the parent.
+	f := s.Fork()
+	require.NoError(t, f.Truncate(10))
+	decodeAll(t, f, []int{3, 3, 3})
+	s2 := m.NewSession()
+	decodeAll(t, s2, toks[:69])
+	require.NoError(t, s.Truncate(69))
+	l1, err := s.Forward(context.Background(), []int{5}, false)
+	require.NoError(t, err)
+	l1 = append([]float32(nil), l1...)
+	l2, err := s2.Forward(context.Background(), []int{5}, false)
+	require.NoError(t, err)
+	assert.Equal(t, l2, l1)
+
+	assert.Error(t, s.Truncate(-1))
+	assert.Error(t, s.Truncate(1000))
+}
+
+func TestForwardErrorsLeaveSessionUnchanged(t *testing.T) {
+	m := tinyModel(t, kernels.F32, 64)
+	s := m.NewSession()
+	_, err := s.Forward(context.Background(), seq(10, 256), false)
+	require.NoError(t, err)
+
+	_, err = s.Forward(context.Background(), []int{1, 256}, false)
+	assert.ErrorIs(t, err, ErrToken)
+	_, err = s.Forward(context.Background(), []int{-1}, false)
+	assert.ErrorIs(t, err, ErrToken)
+	_, err = s.Forward(context.Background(), seq(55, 256), false)
+	assert.ErrorIs(t, err, ErrContext)
+	_, err = s.Forward(context.Background(), nil, false)
+	assert.Error(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = s.Forward(ctx, []int{1, 2}, false)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, 10, s.Len())
+
+	// Exactly filling the context is fine.
+	_, err = s.Forward(context.Background(), seq(54, 256), false)
+	require.NoError(t, err)
+	assert.Equal(t, 64, s.Len())
+}
+
+// mapSource is a Source over an in-memory tensor map.
+type mapSource map[string]*weights.Tensor
+
+func (m mapSource) Tensor(name string) (*weights.Tensor, error) {
+	t, ok := m[name]
+	if !ok {
+		return nil, errors.New("not found")
+	}
+	return t, nil
+}
+
+func TestNewReportsMissingAndMisshapenTensors(t *testing.T) {
+	cfg, err := Preset("tiny")
+	require.NoError(t, err)
+	cfg.Layers = 1
+	cfg.Windows = nil
+	src := mapSource{}
+	add := func(name string, shape ...int) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		tn, err := weights.NewTensor(name, weights.F32, shape, make([]float32, n))
+		require.NoError(t, err)
+		src[name] = &tn
+	}
+	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	add("model.embed_tokens.weight", V, H)
+	add("lm_head.weight", V, H)
+	add("model.norm.weight", H)
+	add("model.layers.0.input_layernorm.weight", H)
+	add("model.layers.0.post_attention_layernorm.weight", H)
+	add("model.layers.0.self_attn.q_proj.weight", Q, H)
+	add("model.layers.0.self_attn.k_proj.weight", KV, H)
+	add("model.layers.0.self_attn.v_proj.weight", KV, H)
+	add("model.layers.0.self_attn.o_proj.weight", H, Q)
+	add("model.layers.0.mlp.gate_proj.weight", F, H)
+	add("model.layers.0.mlp.up_proj.weight", F, H)
+	add("model.layers.0.mlp.down_proj.weight", H, F)
+	m, err := New(context.Background(), cfg, src, Options{Threads: 1})
+	require.NoError(t, err)
+	m.Close()
+
+	delete(src, "model.layers.0.mlp.up_proj.weight")
+	add("model.layers.0.self_attn.k_proj.weight", KV+1, H)
+	_, err = New(context.Background(), cfg, src, Options{Threads: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "model.layers.0.mlp.up_proj.weight")
+	assert.Contains(t, err.Error(), "model.layers.0.self_attn.k_proj.weight has shape [33 64], want [32 64]")
+}
+
+func TestPresets(t *testing.T) {
+	for _, name := range PresetNames() {
+		cfg, err := Preset(name)
+		require.NoError(t, err)
+		require.NoError(t, cfg.Validate(), name)
+	}
+	c, err := Preset("1.8b")
+	require.NoError(t, err)
+	assert.InDelta(t, 1.76e9, float64(c.Params()), 0.01e9)
+	c, err = Preset("32b")
+	require.NoError(t, err)
+	assert.InDelta(t, 32.6e9, float64(c.Params()), 0.2e9)
+	assert.Equal(t, 0, c.Window(0))
+	assert.Equal(t, 8192, c.Window(1))
+	assert.Equal(t, 0, c.Window(4))
+	_, err = Preset("nope")
+	assert.Error(t, err)
+}
