@@ -1,0 +1,140 @@
+package kernels_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ndbg/ndbg/kernels"
+)
+
+// Machine references, measured once per benchmark process.
+var (
+	refBW = [3]func() float64{nil,
+		sync.OnceValue(func() float64 { return kernels.MeasureBandwidth(1) }),
+		sync.OnceValue(func() float64 { return kernels.MeasureBandwidth(2) })}
+	refPeak = [3]func() float64{nil,
+		sync.OnceValue(func() float64 { return kernels.MeasureFMAPeak(1) }),
+		sync.OnceValue(func() float64 { return kernels.MeasureFMAPeak(2) })}
+)
+
+func BenchmarkMeasureBandwidth(b *testing.B) {
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			var g float64
+			for b.Loop() {
+				g = kernels.MeasureBandwidth(th)
+			}
+			b.ReportMetric(g, "GB/s")
+		})
+	}
+}
+
+func BenchmarkMeasureFMAPeak(b *testing.B) {
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			var g float64
+			for b.Loop() {
+				g = kernels.MeasureFMAPeak(th)
+			}
+			b.ReportMetric(g, "GFLOP/s")
+		})
+	}
+}
+
+func benchMat(rows, cols int, dt kernels.DType) *kernels.Mat {
+	r := rand.New(rand.NewPCG(1, 2))
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64() * 0.02)
+	}
+	w := &kernels.Mat{Rows: rows, Cols: cols, DType: dt}
+	if dt == kernels.BF16 {
+		w.BF16 = make([]uint16, len(f))
+		kernels.F32ToBF16Slice(w.BF16, f)
+	} else {
+		w.F32 = f
+	}
+	return w
+}
+
+// Shapes of a 1.8B-parameter LLaMA MLP: hidden 2048, intermediate 5632.
+var benchShapes = []struct{ rows, cols int }{{5632, 2048}, {2048, 5632}}
+
+// BenchmarkMatMulGEMV is decode: dst (1 × Rows) = x · Wᵀ. Several copies of
+// W (at least 128 MiB together) are used in turn so that W comes from
+// memory, not from the 32 MiB L3. Reports GB/s of weights read and the
+// percentage of the read bandwidth measured in the same process.
+func BenchmarkMatMulGEMV(b *testing.B) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		for _, sh := range benchShapes {
+			wbytes := sh.rows * sh.cols * dt.Size()
+			copies := (128<<20 + wbytes - 1) / wbytes
+			ws := make([]*kernels.Mat, copies)
+			for i := range ws {
+				ws[i] = benchMat(sh.rows, sh.cols, dt)
+			}
+			x := make([]float32, sh.cols)
+			for i := range x {
+				x[i] = 0.01 * float32(i%7)
+			}
+			dst := make([]float32, sh.rows)
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%v/%dx%d/threads=%d", dt, sh.rows, sh.cols, th), func(b *testing.B) {
+					bw := refBW[th]()
+					p := kernels.NewPool(th)
+					defer p.Close()
+					b.SetBytes(int64(wbytes))
+					i := 0
+					start := time.Now()
+					for b.Loop() {
+						if err := kernels.MatMul(p, dst, x, 1, ws[i%copies]); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+					gbs := float64(wbytes) * float64(i) / time.Since(start).Seconds() / 1e9
+					b.ReportMetric(gbs, "GB/s")
+					b.ReportMetric(100*gbs/bw, "%bw")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMatMulGEMM is prefill: dst (n × Rows) = x (n × Cols) · Wᵀ.
+// Reports GFLOP/s (2·n·Rows·Cols per product) and the percentage of the FMA
+// peak measured in the same process.
+func BenchmarkMatMulGEMM(b *testing.B) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		sh := benchShapes[0]
+		w := benchMat(sh.rows, sh.cols, dt)
+		for _, n := range []int{64, 128, 256, 512} {
+			x := make([]float32, n*sh.cols)
+			for i := range x {
+				x[i] = 0.01 * float32(i%7)
+			}
+			dst := make([]float32, n*sh.rows)
+			for _, th := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%v/n=%d/%dx%d/threads=%d", dt, n, sh.rows, sh.cols, th), func(b *testing.B) {
+					peak := refPeak[th]()
+					p := kernels.NewPool(th)
+					defer p.Close()
+					i := 0
+					start := time.Now()
+					for b.Loop() {
+						if err := kernels.MatMul(p, dst, x, n, w); err != nil {
+							b.Fatal(err)
+						}
+						i++
+					}
+					gf := 2 * float64(n) * float64(sh.rows*sh.cols) * float64(i) / time.Since(start).Seconds() / 1e9
+					b.ReportMetric(gf, "GFLOP/s")
+					b.ReportMetric(100*gf/peak, "%peak")
+				})
+			}
+		}
+	}
+}

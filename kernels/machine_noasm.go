@@ -1,0 +1,7 @@
+//go:build noasm || !amd64
+
+package kernels
+
+func readSum(x []float32) float32 { return readSumGo(x) }
+
+func fmaLoop(iters int) float64 { return fmaLoopGo(iters) }
