@@ -1,0 +1,270 @@
+// Package progen generates random but meaningful Python programs, with an
+// input for each, in the style of CRUXEval: a top-level function f (maybe
+// with helpers) over strings, lists, dicts and numbers, using the methods,
+// builtins and control flow such code uses. Programs are well-typed by
+// construction (the generator tracks each variable's type), terminate
+// quickly (loops are bounded, inputs small) and raise only where the
+// generator says so (Program.Raises). The same seed gives the same program,
+// byte for byte.
+package progen
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Program is one generated program and the call to trace.
+type Program struct {
+	Family string
+	Seed   uint64
+	Source string // Python source defining Entry and its helpers
+	Entry  string // "f"
+	Call   string // the entry call, e.g. "f('abc', [3, 1, 2])"
+	// Raises lists the exception classes the call may raise uncaught;
+	// empty means it always returns.
+	Raises []string
+	// Constructs are the distinct constructs used (for diversity stats).
+	Constructs []string
+}
+
+// Families returns the names of all program families, in a fixed order.
+func Families() []string {
+	var out []string
+	for _, f := range families() {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// FamilyDoc returns a one-line description of a family.
+func FamilyDoc(name string) string {
+	for _, f := range families() {
+		if f.name == name {
+			return f.doc
+		}
+	}
+	return ""
+}
+
+// Generate returns the program for seed, from one of the named families
+// (all of them when names is empty), chosen by the seed.
+func Generate(seed uint64, names []string) (*Program, error) {
+	all := families()
+	fams := all
+	if len(names) > 0 {
+		fams = nil
+		for _, n := range names {
+			i := slices.IndexFunc(all, func(f *family) bool { return f.name == n })
+			if i < 0 {
+				return nil, fmt.Errorf("progen: unknown family %q (have %s)", n, strings.Join(Families(), ", "))
+			}
+			fams = append(fams, all[i])
+		}
+	}
+	// The family is picked by a hash of the seed, independent of the
+	// program's own random stream.
+	fam := fams[splitmix(seed)%uint64(len(fams))]
+	return generate(seed, fam), nil
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func generate(seed uint64, fam *family) *Program {
+	g := newGen(seed, fam)
+	g.maxDepth = 2
+
+	var forced []*sig
+	if fam.recursive {
+		forced = append(forced, g.recursive())
+	}
+	nh := 0
+	if fam.helpers[1] > 0 {
+		nh = g.between(fam.helpers[0], fam.helpers[1])
+	}
+	for i := range nh {
+		raises := g.chance(fam.raising)
+		forced = append(forced, g.helper(helperName(g, i), raises))
+	}
+
+	// f itself.
+	np := g.between(fam.nparams[0], fam.nparams[1])
+	ptypes := make([]string, np)
+	names := make([]string, np)
+	for i := range ptypes {
+		ptypes[i] = pickWeighted(g, fam.params)
+		names[i] = g.paramName(ptypes[i])
+		v := g.bind(names[i], ptypes[i])
+		if ptypes[i] == tStr && g.chance(0.1) {
+			v.char = false
+		}
+	}
+	g.retT = pickWeighted(g, fam.rets)
+	g.emit("def f(%s):", strings.Join(names, ", "))
+	g.block(func() {
+		g.budget = g.between(fam.nstmts[0], fam.nstmts[1]) + 2*len(forced)
+		before := g.intn(2)
+		g.stmts(before)
+		for _, s := range forced {
+			g.forcedCall(s)
+			g.stmts(1)
+		}
+		g.stmts(g.budget)
+		g.emit("return %s", g.returnExpr())
+	})
+
+	call := make([]string, np)
+	for i, t := range ptypes {
+		call[i] = g.input(t)
+	}
+	raises := make([]string, 0, len(g.raises))
+	for k := range g.raises {
+		raises = append(raises, k)
+	}
+	slices.Sort(raises)
+	return &Program{
+		Family:     fam.name,
+		Seed:       seed,
+		Source:     strings.Join(g.lines, "\n") + "\n",
+		Entry:      "f",
+		Call:       "f(" + strings.Join(call, ", ") + ")",
+		Raises:     raises,
+		Constructs: g.constructs(),
+	}
+}
+
+// returnExpr prefers returning a variable of the return type, as most such
+// functions do.
+func (g *gen) returnExpr() string {
+	vs := g.varsOf(g.retT)
+	if len(vs) > 0 && g.chance(0.6) {
+		// The most recently bound variable is most often the result.
+		if g.chance(0.6) {
+			return vs[len(vs)-1].name
+		}
+		return pick(g, vs).name
+	}
+	return g.expr(g.retT, 2)
+}
+
+func (g *gen) paramName(t string) string {
+	pools := map[string][]string{
+		tStr:  {"text", "s", "word", "string", "line", "name", "sentence", "st"},
+		tInt:  {"n", "k", "num", "count", "x", "size", "start", "m", "limit", "target"},
+		tFloat: {"value", "rate", "factor", "amount"},
+		tLI:   {"nums", "arr", "values", "lst", "numbers", "data", "items", "xs"},
+		tLS:   {"words", "names", "strings", "items", "parts", "tokens"},
+		tDSI:  {"d", "counts", "mapping", "dic", "scores", "inventory"},
+		tDIS:  {"d", "names_by_id", "mapping", "table"},
+		tDSS:  {"d", "mapping", "replacements", "pairs"},
+	}
+	pool := pools[t]
+	if len(pool) == 0 {
+		return g.fresh(t)
+	}
+	start := g.intn(len(pool))
+	for i := range pool {
+		n := pool[(start+i)%len(pool)]
+		if !g.inScope(n) {
+			return n
+		}
+	}
+	return g.fresh(t)
+}
+
+func helperName(g *gen, i int) string {
+	names := []string{"helper", "transform", "check", "combine", "process", "normalize", "score", "clean", "count_matches", "build"}
+	n := names[(g.intn(len(names))+i)%len(names)]
+	for g.inScope(n) {
+		n += "2"
+	}
+	return n
+}
+
+// helper generates a non-recursive helper function and returns its
+// signature. Its parameters are never mutated, so the caller's objects do
+// not change under it.
+func (g *gen) helper(name string, raises bool) *sig {
+	np := g.between(1, 2)
+	pts := make([]string, np)
+	names := make([]string, np)
+	saveScope := g.scope
+	g.scope = nil
+	for i := range pts {
+		pts[i] = pickWeighted(g, []wt{{tStr, 3}, {tInt, 4}, {tLI, 3}, {tLS, 1}})
+		names[i] = g.paramName(pts[i])
+		g.bind(names[i], pts[i])
+	}
+	g.scope = nil
+	ret := pickWeighted(g, []wt{{tInt, 4}, {tStr, 3}, {tLI, 2}, {tBool, 1}})
+	savedRet := g.retT
+	g.retT = ret
+	g.emit("def %s(%s):", name, strings.Join(names, ", "))
+	s := &sig{name: name, params: pts, ret: ret}
+	g.block(func() {
+		for i, n := range names {
+			v := g.bind(n, pts[i])
+			v.noMut = true
+		}
+		if raises {
+			exc := "ValueError"
+			cond := g.expr(tBool, 1)
+			g.emit("if %s:", cond)
+			g.block(func() {
+				msg := pyStr(pick(g, []string{"invalid", "negative value", "empty input", "bad input"}))
+				if g.chance(0.5) {
+					msg = "f'invalid: {" + names[0] + "}'"
+				}
+				g.emit("raise %s(%s)", exc, msg)
+			})
+			s.raises = exc
+			g.use("raise")
+		}
+		g.budget = g.between(1, 3)
+		savedDepth := g.maxDepth
+		g.maxDepth = 1
+		g.stmts(g.budget)
+		g.maxDepth = savedDepth
+		g.emit("return %s", g.returnExpr())
+	})
+	g.emit("")
+	g.retT = savedRet
+	g.scope = saveScope
+	g.funcs = append(g.funcs, s)
+	g.use("helper")
+	return s
+}
+
+// forcedCall makes sure f calls helper s at least once.
+func (g *gen) forcedCall(s *sig) {
+	args := make([]string, len(s.params))
+	for i, p := range s.params {
+		args[i] = s.arg(i, g.subVar(p, 1))
+	}
+	name := g.fresh(s.ret)
+	call := s.name + "(" + strings.Join(args, ", ") + ")"
+	if s.raises != "" && !g.catches(s.raises) {
+		if g.chance(0.6) {
+			// Caught here.
+			g.emit("try:")
+			g.block(func() { g.emit("%s = %s", name, call) })
+			g.emit("except %s:", pick(g, []string{s.raises, "Exception"}))
+			g.block(func() { g.emit("%s = %s", name, g.literal(s.ret)) })
+			g.use("try")
+			g.use("except_" + s.raises)
+		} else {
+			g.emit("%s = %s", name, call)
+			g.raises[s.raises] = struct{}{}
+			g.use("uncaught_" + s.raises)
+		}
+	} else {
+		g.emit("%s = %s", name, call)
+	}
+	g.bind(name, s.ret)
+	g.use("call_helper")
+}
