@@ -444,7 +444,9 @@ func (g *gen) cands(t string, d int) []cand {
 		add("neg", 1, func() string { return "-" + paren(g.subVar(tInt, d-1)) })
 	case tFloat:
 		add("div", 4, func() string { return paren(g.sub(tInt, d-1)) + " / " + fmt.Sprint(pick(g, []int{2, 4, 5, 10})) })
-		add("div", 2, func() string { return paren(g.sub(tFloat, d-1)) + " " + pick(g, []string{"+", "-", "*"}) + " " + g.litFloat() })
+		add("div", 2, func() string {
+			return paren(g.sub(tFloat, d-1)) + " " + pick(g, []string{"+", "-", "*"}) + " " + g.litFloat()
+		})
 		add("float()", 1, func() string { return "float(" + g.sub(tInt, d-1) + ")" })
 		add("round", 2, func() string { return "round(" + g.sub(tFloat, d-1) + ", " + fmt.Sprint(g.between(1, 2)) + ")" })
 		add("mean", 3, func() string {
@@ -467,8 +469,12 @@ func (g *gen) cands(t string, d int) []cand {
 			}
 			return paren(lhs) + " " + op + " " + paren(rhs)
 		})
-		add("in", 4, func() string { return g.charExpr() + " " + pick(g, []string{"in", "not in"}) + " " + g.subVar(tStr, d-1) })
-		add("in", 3, func() string { return g.small(tInt) + " " + pick(g, []string{"in", "not in"}) + " " + g.subVar(tLI, d-1) })
+		add("in", 4, func() string {
+			return g.charExpr() + " " + pick(g, []string{"in", "not in"}) + " " + g.subVar(tStr, d-1)
+		})
+		add("in", 3, func() string {
+			return g.small(tInt) + " " + pick(g, []string{"in", "not in"}) + " " + g.subVar(tLI, d-1)
+		})
 		add("in", 2, func() string {
 			vs := g.vars(func(v *variable) bool { return isDict(v.t) || isSet(v.t) })
 			if len(vs) == 0 {
@@ -564,7 +570,9 @@ func (g *gen) cands(t string, d int) []cand {
 			}
 		})
 		add("concat", 4, func() string { return paren(g.sub(tStr, d-1)) + " + " + paren(g.small(tStr)) })
-		add("str.join", 5, func() string { return pick(g, []string{"''", "' '", "', '", "'-'", "'|'"}) + ".join(" + g.sub(tLS, d-1) + ")" })
+		add("str.join", 5, func() string {
+			return pick(g, []string{"''", "' '", "', '", "'-'", "'|'"}) + ".join(" + g.sub(tLS, d-1) + ")"
+		})
 		add("reversed", 2, func() string { return "''.join(reversed(" + g.subVar(tStr, d-1) + "))" })
 		add("sorted", 2, func() string { return "''.join(sorted(" + g.subVar(tStr, d-1) + "))" })
 		add("str()", 3, func() string { return "str(" + g.sub(pick(g, []string{tInt, tInt, tFloat, tLI}), d-1) + ")" })

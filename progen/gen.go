@@ -63,18 +63,18 @@ type gen struct {
 	chars  []string // one-character strings the program's literals and inputs draw from
 	words  []string // short words made of chars
 
-	loop     int  // loop nesting
-	noCont   bool // inside a while loop whose counter is bumped at the end: no continue
-	inTry    bool   // inside a try block ...
-	caught   string // ... whose handler catches this exception class
-	safe     []safeIndex
-	focus    *variable // comprehension or lambda variable the expression should use
-	budget   int       // statements left for the current function
+	loop   int    // loop nesting
+	noCont bool   // inside a while loop whose counter is bumped at the end: no continue
+	inTry  bool   // inside a try block ...
+	caught string // ... whose handler catches this exception class
+	safe   []safeIndex
+	focus  *variable // comprehension or lambda variable the expression should use
+	budget int       // statements left for the current function
 	// pendingAcc is an accumulator the next loop's body must update.
 	pendingAcc *variable
-	retT     string    // return type of the function being generated
-	maxDepth int       // block nesting limit
-	depth    int
+	retT       string // return type of the function being generated
+	maxDepth   int    // block nesting limit
+	depth      int
 }
 
 func newGen(seed uint64, fam *family) *gen {

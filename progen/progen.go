@@ -154,14 +154,14 @@ func (g *gen) returnExpr() string {
 
 func (g *gen) paramName(t string) string {
 	pools := map[string][]string{
-		tStr:  {"text", "s", "word", "string", "line", "name", "sentence", "st"},
-		tInt:  {"n", "k", "num", "count", "x", "size", "start", "m", "limit", "target"},
+		tStr:   {"text", "s", "word", "string", "line", "name", "sentence", "st"},
+		tInt:   {"n", "k", "num", "count", "x", "size", "start", "m", "limit", "target"},
 		tFloat: {"value", "rate", "factor", "amount"},
-		tLI:   {"nums", "arr", "values", "lst", "numbers", "data", "items", "xs"},
-		tLS:   {"words", "names", "strings", "items", "parts", "tokens"},
-		tDSI:  {"d", "counts", "mapping", "dic", "scores", "inventory"},
-		tDIS:  {"d", "names_by_id", "mapping", "table"},
-		tDSS:  {"d", "mapping", "replacements", "pairs"},
+		tLI:    {"nums", "arr", "values", "lst", "numbers", "data", "items", "xs"},
+		tLS:    {"words", "names", "strings", "items", "parts", "tokens"},
+		tDSI:   {"d", "counts", "mapping", "dic", "scores", "inventory"},
+		tDIS:   {"d", "names_by_id", "mapping", "table"},
+		tDSS:   {"d", "mapping", "replacements", "pairs"},
 	}
 	pool := pools[t]
 	if len(pool) == 0 {

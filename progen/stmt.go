@@ -743,7 +743,9 @@ func (g *gen) whileStmt() bool {
 }
 
 // catches reports whether an enclosing try handles exc.
-func (g *gen) catches(exc string) bool { return g.inTry && (g.caught == exc || g.caught == "Exception") }
+func (g *gen) catches(exc string) bool {
+	return g.inTry && (g.caught == exc || g.caught == "Exception")
+}
 
 // risky is an assignment right-hand side that may raise exc.
 func (g *gen) risky(t string) (rhs, exc string) {
