@@ -197,7 +197,12 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: eos_token_id: %w", err)
 	}
-	c.EOSTokenIDs = eos
+	if len(eos) > 0 {
+		c.EOSTokenIDs = eos
+	}
+	if len(c.Architectures) == 0 {
+		c.Architectures = nil
+	}
 	if err := c.applyRope(r.RopeScaling, r.RopeParameters); err != nil {
 		return nil, err
 	}
@@ -237,8 +242,9 @@ func (c *Config) applyRope(scaling, params *rawRope) error {
 		if typ == "" {
 			return fmt.Errorf("config: %s: missing rope_type", src.key)
 		}
-		if typ == "default" && r.Factor == nil {
-			continue // rope_parameters: {"rope_type": "default", "rope_theta": ...}
+		if typ == "default" {
+			c.RopeScaling = nil // plain RoPE, e.g. {"rope_type": "default", "rope_theta": ...}
+			continue
 		}
 		c.RopeScaling = &RopeScaling{
 			RopeType:                      typ,
