@@ -64,6 +64,12 @@ func (t *Tensor) F32() ([]float32, error) {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[4*i:]))
 		}
 	case BF16:
+		if u, ok := t.uint16View(); ok {
+			for i, b := range u {
+				out[i] = math.Float32frombits(uint32(b) << 16)
+			}
+			break
+		}
 		for i := range out {
 			out[i] = BF16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
 		}
@@ -85,8 +91,8 @@ func (t *Tensor) BF16() ([]uint16, error) {
 	}
 	n := t.NumElements()
 	if t.DType == BF16 {
-		if n > 0 && hostLittleEndian() && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
-			return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n), nil
+		if u, ok := t.uint16View(); ok {
+			return u, nil
 		}
 		out := make([]uint16, n)
 		for i := range out {
@@ -113,8 +119,8 @@ func (t *Tensor) F16() ([]uint16, error) {
 	}
 	n := t.NumElements()
 	if t.DType == F16 {
-		if n > 0 && hostLittleEndian() && uintptr(unsafe.Pointer(&t.Data[0]))%2 == 0 {
-			return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), n), nil
+		if u, ok := t.uint16View(); ok {
+			return u, nil
 		}
 		out := make([]uint16, n)
 		for i := range out {
@@ -131,6 +137,15 @@ func (t *Tensor) F16() ([]uint16, error) {
 		out[i] = float16.Fromfloat32(v).Bits()
 	}
 	return out, nil
+}
+
+// uint16View returns Data as []uint16 without copying when the host is
+// little-endian and Data is 2-byte aligned.
+func (t *Tensor) uint16View() ([]uint16, bool) {
+	if len(t.Data) < 2 || !hostLittleEndian() || uintptr(unsafe.Pointer(&t.Data[0]))%2 != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), len(t.Data)/2), true
 }
 
 // BF16ToF32 widens a bfloat16 bit pattern exactly.
