@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,13 +91,16 @@ func TestTorchConformanceLive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short mode")
 	}
-	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
-		t.Skipf("%s cannot import torch: %v", py, err)
+	if _, err := os.Stat(py); err != nil {
+		t.Skipf("no %s: %v", py, err)
 	}
 	dir := t.TempDir()
 	cmd := exec.Command(py, "testdata/make_conformance.py", dir)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	if err != nil && strings.Contains(string(out), "No module named 'torch'") {
+		t.Skipf("%s cannot import torch", py)
+	}
 	require.NoError(t, err, "%s", out)
 	t.Logf("torch wrote the fixture in %v", time.Since(start))
 	checkConformance(t, dir)
