@@ -59,6 +59,7 @@ class State:
         self.violation = None
         self.done = False
         self.kill_frame = None
+        self.killed = None  # the frame whose call failed with RecursionError
         self.vis_limit = 1000
 
 
@@ -209,8 +210,9 @@ def on_alarm(signum, frame):
 
 def exc_line(tb):
     line = 0
+    killed = ST[0].killed
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == PROGFILE:
+        if tb.tb_frame.f_code.co_filename == PROGFILE and tb.tb_frame is not killed:
             line = tb.tb_lineno
         tb = tb.tb_next
     return line
@@ -248,11 +250,12 @@ def run_one(req):
     entry = req["entry"]
 
     sink = Sink(int(req["max_stdout"]))
-    out = io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8",
-                           errors=sys.__stdout__.errors, newline="\n")
+    real = sys.__stdout__  # mirror the interpreter's own piped stdout
+    out = io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8", errors=real.errors,
+                           line_buffering=real.line_buffering, write_through=real.write_through)
     errsink = Sink(4096)
     err = io.TextIOWrapper(io.BufferedWriter(errsink), encoding="utf-8",
-                           errors="backslashreplace", newline="\n")
+                           errors="backslashreplace", write_through=True)
     sys.stdout, sys.stderr = out, err
     sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
     _setrecursionlimit(1000)
@@ -314,6 +317,7 @@ def run_one(req):
         _setprofile(None)
         if frame is st.kill_frame and event == "call":
             st.kill_frame = None
+            st.killed = frame
             raise RecursionError("maximum recursion depth exceeded")
         return None
 
@@ -428,7 +432,7 @@ def run_one(req):
                 res["status"], res["msg"] = "tracer", "tracing was lost (the tracer hit a limit)"
                 return res
             if ok:
-                res["status"], res["ret"] = "returned", bound(saferepr(value), max_bytes, max_bytes)
+                res["status"], res["ret"] = "returned", bound(saferepr(value), max_bytes, max(0, max_bytes - 32))
             elif isinstance(value, MemoryError):
                 res["status"], res["msg"] = "memory", "MemoryError"
             else:

@@ -1,0 +1,348 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func requireKind(t *testing.T, err error, kind error) *Error {
+	t.Helper()
+	require.Error(t, err)
+	require.ErrorIs(t, err, kind)
+	var e *Error
+	require.True(t, errors.As(err, &e), "want *Error, got %T: %v", err, err)
+	return e
+}
+
+func TestRunReturnsValueAndStdout(t *testing.T) {
+	res, err := runChecked(t, "def f(a, b=2, *c, k=None):\n    print(a, b, c, k)\n    return [a, b, c, k]\n", "f", "f(*[1], k='x', b=[3])", testLimits(t))
+	require.NoError(t, err)
+	assert.Equal(t, "[1, [3], (), 'x']", res.Return)
+	assert.Equal(t, "1 [3] () x\n", string(res.Stdout))
+	assert.Nil(t, res.Exception)
+	assert.False(t, res.Truncated)
+	assert.True(t, strings.HasPrefix(res.Python, "3."), res.Python)
+	require.NotEmpty(t, res.Events)
+	assert.Equal(t, dsl.Call, res.Events[0].Kind)
+	assert.Equal(t, []dsl.Local{{Name: "a", Repr: "1"}, {Name: "b", Repr: "[3]"}, {Name: "k", Repr: "'x'"}, {Name: "c", Repr: "()"}}, res.Events[0].Locals)
+	last := res.Events[len(res.Events)-1]
+	assert.Equal(t, dsl.Return, last.Kind)
+	assert.Equal(t, res.Return, last.Value)
+}
+
+func TestInfiniteLoopTimesOut(t *testing.T) {
+	lim := testLimits(t)
+	lim.Timeout = 300 * time.Millisecond
+	start := time.Now()
+	_, err := runChecked(t, "def f():\n    while True:\n        pass\n", "f", "f()", lim)
+	requireKind(t, err, ErrTimeout)
+	assert.Less(t, time.Since(start), 3*time.Second)
+}
+
+func TestInfiniteLoopHitsEventCap(t *testing.T) {
+	lim := testLimits(t)
+	lim.MaxEvents = 500
+	res, err := runChecked(t, "def f():\n    x = 0\n    while True:\n        x += 1\n", "f", "f()", lim)
+	require.NoError(t, err)
+	assert.True(t, res.Truncated)
+	assert.Len(t, res.Events, 500)
+	assert.Empty(t, res.Return)
+	assert.Nil(t, res.Exception)
+}
+
+func TestLoopInCCodeIsKilled(t *testing.T) {
+	// sum() over an endless iterator never returns to the bytecode loop, so
+	// the in-process timer cannot fire: the Go side must kill the group.
+	lim := testLimits(t)
+	lim.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	_, err := runChecked(t, "import itertools\ndef f():\n    return sum(itertools.repeat(1))\n", "f", "f()", lim)
+	requireKind(t, err, ErrTimeout)
+	assert.Less(t, time.Since(start), lim.Timeout+killGrace+2*time.Second)
+}
+
+func TestSwallowedTimeoutStillEnds(t *testing.T) {
+	lim := testLimits(t)
+	lim.Timeout = 200 * time.Millisecond
+	lim.MaxEvents = 1 << 30
+	lim.MaxOutputBytes = 1 << 30
+	src := "def f():\n    while True:\n        try:\n            while True:\n                pass\n        except BaseException:\n            pass\n"
+	_, err := runChecked(t, src, "f", "f()", lim)
+	requireKind(t, err, ErrTimeout)
+}
+
+func TestRecursionErrorIsTraced(t *testing.T) {
+	res, err := runChecked(t, "def f(n):\n    return f(n + 1)\n", "f", "f(0)", testLimits(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Exception)
+	assert.Equal(t, "RecursionError", res.Exception.Type)
+	assert.Equal(t, 2, res.Exception.Line)
+	// Every frame down to the limit got its call, line, exception and return.
+	calls, excs, rets := 0, 0, 0
+	maxDepth := 0
+	for _, e := range res.Events {
+		switch e.Kind {
+		case dsl.Call:
+			calls++
+		case dsl.Exception:
+			excs++
+			assert.Contains(t, e.Value, "RecursionError")
+		case dsl.Return:
+			rets++
+			assert.Equal(t, "None", e.Value)
+		}
+		maxDepth = max(maxDepth, e.Depth)
+	}
+	assert.Equal(t, calls, excs)
+	assert.Equal(t, calls, rets)
+	// The program sees CPython's default limit: 1000 frames, the module's
+	// frame included, as in an untraced run.
+	assert.Equal(t, 999, calls)
+	assert.Equal(t, 998, maxDepth)
+	last := res.Events[len(res.Events)-1]
+	assert.Equal(t, 0, last.Depth)
+	assert.Equal(t, dsl.Return, last.Kind)
+}
+
+func TestDeepRecursionWithRaisedLimit(t *testing.T) {
+	src := "import sys\ndef g(n):\n    return 0 if n == 0 else 1 + g(n - 1)\ndef f(n):\n    sys.setrecursionlimit(5000)\n    return g(n)\n"
+	res, err := runChecked(t, src, "f", "f(3000)", testLimits(t))
+	require.NoError(t, err)
+	assert.Equal(t, "3000", res.Return)
+}
+
+func TestRecursionCaughtByProgram(t *testing.T) {
+	src := "def g(n):\n    return g(n + 1)\ndef f():\n    try:\n        return g(0)\n    except RecursionError as e:\n        return 'caught'\n"
+	res, err := runChecked(t, src, "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	assert.Equal(t, "'caught'", res.Return)
+	n := len(res.Events)
+	require.GreaterOrEqual(t, n, 3)
+	// exception in f, then line events in the handler, then the return.
+	assert.Equal(t, dsl.Exception, res.Events[n-4].Kind)
+	assert.Equal(t, dsl.Line, res.Events[n-3].Kind)
+	assert.Equal(t, 6, res.Events[n-3].Line)
+	assert.Equal(t, dsl.Line, res.Events[n-2].Kind)
+	assert.Equal(t, 7, res.Events[n-2].Line)
+}
+
+func TestHugeReprsAreBounded(t *testing.T) {
+	lim := testLimits(t)
+	lim.MaxOutputBytes = 1 << 20
+	res, err := runChecked(t, "def f(n):\n    s = 'ab' * n\n    return s\n", "f", "f(10**6)", lim)
+	require.NoError(t, err)
+	for _, e := range res.Events {
+		for _, l := range e.Locals {
+			assert.LessOrEqual(t, len(l.Repr), dsl.MaxRepr)
+		}
+		assert.LessOrEqual(t, len(e.Value), dsl.MaxRepr)
+	}
+	last := res.Events[len(res.Events)-1]
+	assert.Equal(t, "'"+strings.Repeat("ab", 119)+"a...[+1999762]", last.Value)
+	// The outcome carries the value up to the output cap.
+	kept := 1<<20 - 32
+	marker := fmt.Sprintf("...[+%d]", 2000002-kept)
+	assert.Equal(t, kept+len(marker), len(res.Return))
+	assert.True(t, strings.HasSuffix(res.Return, marker), res.Return[len(res.Return)-20:])
+}
+
+func TestSyntaxErrorHasLine(t *testing.T) {
+	_, err := runChecked(t, "def f(x):\n    y = (x +\n    return y\n", "f", "f(1)", testLimits(t))
+	e := requireKind(t, err, ErrSyntax)
+	assert.Equal(t, 2, e.Line)
+	_, err = runChecked(t, "def f(x):\n    return x\n  return 2\n", "f", "f(1)", testLimits(t))
+	e = requireKind(t, err, ErrSyntax)
+	assert.Equal(t, 3, e.Line)
+}
+
+func TestSetupErrors(t *testing.T) {
+	lim := testLimits(t)
+	for _, c := range []struct{ src, call string }{
+		{"def f(x):\n    return x\n", "g(1)"},           // not the entry
+		{"def f(x):\n    return x\n", "f(1"},            // bad call syntax
+		{"def f(x):\n    return x\n", "f(undefined)"},   // argument raises
+		{"def f(x):\n    return x\nraise ValueError\n", "f(1)"}, // module code raises
+		{"def f(x):\n    return x\nf = 3\n", "f(1)"},     // entry is no function
+		{"def f(x):\n    return x\n", "print(1)"},
+		{"def f(x):\n    return x\n", "f(1)[0]"},
+	} {
+		_, err := runChecked(t, c.src, "f", c.call, lim)
+		requireKind(t, err, ErrSetup)
+	}
+}
+
+func TestRaisingProgramIsATrace(t *testing.T) {
+	src := "def g(x):\n    return 1 / x\ndef f(x):\n    y = g(x)\n    return y\n"
+	res, err := runChecked(t, src, "f", "f(0)", testLimits(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Exception)
+	assert.Equal(t, Exception{Type: "ZeroDivisionError", Message: "division by zero", Line: 2}, *res.Exception)
+	kinds := []dsl.Event{}
+	for _, e := range res.Events {
+		kinds = append(kinds, e.Kind)
+	}
+	assert.Equal(t, []dsl.Event{dsl.Call, dsl.Line, dsl.Call, dsl.Line, dsl.Exception, dsl.Return, dsl.Exception, dsl.Return}, kinds)
+}
+
+func TestForkIsForbidden(t *testing.T) {
+	lim := testLimits(t)
+	lim.Timeout = 500 * time.Millisecond
+	for _, src := range []string{
+		"import os\ndef f():\n    while True:\n        os.fork()\n",
+		"import os\ndef f():\n    while True:\n        try:\n            os.fork()\n        except BaseException:\n            pass\n",
+		"import subprocess\ndef f():\n    return subprocess.run(['true'])\n",
+		"import os\ndef f():\n    return os.system('sleep 100 &')\n",
+		"import os\ndef f():\n    os.execv('/bin/sh', ['sh'])\n",
+		"import os\ndef f():\n    os.kill(os.getppid(), 9)\n",
+		"import posix\ndef f():\n    posix.fork()\n",
+		"import pty\ndef f():\n    pty.fork()\n",
+	} {
+		_, err := runChecked(t, src, "f", "f()", lim)
+		require.Error(t, err, src)
+		if !errors.Is(err, ErrForbidden) {
+			// a program that swallows the violation forever ends by time
+			requireKind(t, err, ErrTimeout)
+		}
+	}
+}
+
+func TestCtypesIsUnavailable(t *testing.T) {
+	res, err := runChecked(t, "def f():\n    import ctypes\n    return ctypes.CDLL(None).fork()\n", "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Exception)
+	assert.Equal(t, "ModuleNotFoundError", res.Exception.Type)
+}
+
+func TestForkAtModuleLevelIsForbidden(t *testing.T) {
+	_, err := runChecked(t, "import os\nos.fork()\ndef f():\n    return 1\n", "f", "f()", testLimits(t))
+	requireKind(t, err, ErrForbidden)
+}
+
+func TestUnprintableObjects(t *testing.T) {
+	src := `class Bad:
+    def __repr__(self):
+        raise ValueError('no')
+class Num:
+    def __repr__(self):
+        return 42
+class Long:
+    def __repr__(self):
+        return 'x' * 1000
+def f():
+    a = Bad()
+    b = Num()
+    c = Long()
+    return [a, b]
+`
+	res, err := runChecked(t, src, "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	last := res.Events[len(res.Events)-1]
+	assert.Equal(t, []dsl.Local{
+		{Name: "a", Repr: "<unprintable Bad object>"},
+		{Name: "b", Repr: "<unprintable Num object>"},
+		{Name: "c", Repr: strings.Repeat("x", 240) + "...[+760]"},
+	}, last.Locals)
+	assert.Equal(t, "<unprintable list object>", res.Return)
+}
+
+func TestNonUTF8Stdout(t *testing.T) {
+	src := "import sys\ndef f():\n    print('h\\u00e9')\n    sys.stdout.buffer.write(b'\\xff\\xfe\\n')\n    sys.stdout.write('x')\n    return 1\n"
+	res, err := runChecked(t, src, "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	// As from a plain python3 writing to a pipe (no PYTHONUNBUFFERED): text
+	// waits in the TextIOWrapper while bytes go straight to the buffer.
+	assert.Equal(t, []byte("\xff\xfe\nh\xc3\xa9\nx"), res.Stdout)
+	assert.False(t, res.StdoutTruncated)
+}
+
+func TestStdoutIsCapped(t *testing.T) {
+	lim := testLimits(t)
+	lim.MaxStdout = 100
+	res, err := runChecked(t, "def f():\n    for i in range(1000):\n        print(i)\n", "f", "f()", lim)
+	require.NoError(t, err)
+	assert.Len(t, res.Stdout, 100)
+	assert.True(t, res.StdoutTruncated)
+}
+
+func TestHugeMemory(t *testing.T) {
+	lim := testLimits(t)
+	lim.MaxMemory = 512 << 20
+	for _, src := range []string{
+		"def f():\n    x = bytearray(10**10)\n    return len(x)\n",
+		"def f():\n    return [' ' * 10**6 for _ in range(10**4)]\n",
+		"def f():\n    return [0] * 10**9\n",
+	} {
+		_, err := runChecked(t, src, "f", "f()", lim)
+		requireKind(t, err, ErrMemory)
+	}
+	// A growing local is repr'd at every line, which is slow: it ends by
+	// memory or by time.
+	lim.Timeout = time.Second
+	_, err := runChecked(t, "def f():\n    l = []\n    while True:\n        l.append(' ' * 10**7)\n", "f", "f()", lim)
+	require.Error(t, err)
+	if !errors.Is(err, ErrMemory) {
+		requireKind(t, err, ErrTimeout)
+	}
+}
+
+func TestStdinIsEmpty(t *testing.T) {
+	res, err := runChecked(t, "def f():\n    return input()\n", "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Exception)
+	assert.Equal(t, "EOFError", res.Exception.Type)
+	res, err = runChecked(t, "import sys, os\ndef f():\n    return sys.stdin.read() + repr(os.read(0, 10))\n", "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	assert.Equal(t, `"b''"`, res.Return)
+}
+
+func TestExits(t *testing.T) {
+	res, err := runChecked(t, "import sys\ndef f():\n    sys.exit(3)\n", "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Exception)
+	assert.Equal(t, Exception{Type: "SystemExit", Message: "3", Line: 3}, *res.Exception)
+	_, err = runChecked(t, "import os\ndef f():\n    os._exit(0)\n", "f", "f()", testLimits(t))
+	requireKind(t, err, ErrForbidden)
+	_, err = runChecked(t, "import os\ndef f():\n    os.abort()\n", "f", "f()", testLimits(t))
+	requireKind(t, err, ErrForbidden)
+}
+
+func TestTamperingWithTracerIsForbidden(t *testing.T) {
+	for _, src := range []string{
+		"import sys\ndef f():\n    sys.settrace(None)\n    return 1\n",
+		"import signal\ndef f():\n    signal.setitimer(signal.ITIMER_REAL, 0)\n",
+		"import resource\ndef f():\n    resource.setrlimit(resource.RLIMIT_AS, (-1, -1))\n",
+		"import threading\ndef f():\n    threading.Thread(target=print).start()\n",
+	} {
+		_, err := runChecked(t, src, "f", "f()", testLimits(t))
+		requireKind(t, err, ErrForbidden)
+	}
+}
+
+func TestContextCancelKillsGroup(t *testing.T) {
+	lim := testLimits(t)
+	var pgid int
+	lim.onStart = func(g int) { pgid = g }
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := Run(ctx, program(t, "import time\ndef f():\n    time.sleep(10)\n", "f"), "f()", lim)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotZero(t, pgid)
+	require.Empty(t, groupMembers(t, pgid))
+}
+
+func TestWorkDirIsPrivateAndRemoved(t *testing.T) {
+	src := "import os\ndef f():\n    open('x.txt', 'w').write('hi')\n    return os.getcwd()\n"
+	res, err := runChecked(t, src, "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	dir := strings.Trim(res.Return, "'")
+	assert.Contains(t, dir, "ndbg-trace-")
+	assert.NoDirExists(t, dir)
+}
