@@ -166,11 +166,11 @@ func TestSyntaxErrorHasLine(t *testing.T) {
 func TestSetupErrors(t *testing.T) {
 	lim := testLimits(t)
 	for _, c := range []struct{ src, call string }{
-		{"def f(x):\n    return x\n", "g(1)"},           // not the entry
-		{"def f(x):\n    return x\n", "f(1"},            // bad call syntax
-		{"def f(x):\n    return x\n", "f(undefined)"},   // argument raises
+		{"def f(x):\n    return x\n", "g(1)"},                   // not the entry
+		{"def f(x):\n    return x\n", "f(1"},                    // bad call syntax
+		{"def f(x):\n    return x\n", "f(undefined)"},           // argument raises
 		{"def f(x):\n    return x\nraise ValueError\n", "f(1)"}, // module code raises
-		{"def f(x):\n    return x\nf = 3\n", "f(1)"},     // entry is no function
+		{"def f(x):\n    return x\nf = 3\n", "f(1)"},            // entry is no function
 		{"def f(x):\n    return x\n", "print(1)"},
 		{"def f(x):\n    return x\n", "f(1)[0]"},
 	} {
