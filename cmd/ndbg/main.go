@@ -23,6 +23,7 @@ func commands() []command {
 	return []command{
 		// Each subcommand lives in its own file, named after it.
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
+		{"data", "generate programs, trace them and write DSL trajectory shards", runData},
 	}
 }
 

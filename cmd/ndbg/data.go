@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ndbg/ndbg/dataset"
+	"github.com/ndbg/ndbg/progen"
+	"github.com/ndbg/ndbg/tokenizer"
+)
+
+// bytesPerToken estimates tokens from bytes when no tokenizer is given.
+const bytesPerToken = 3.5
+
+// runData is `ndbg data`: the training-data pipeline (package dataset).
+func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("data", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 1000, "number of programs")
+	seed := fs.Uint64("seed", 1, "master seed")
+	out := fs.String("out", "", "output directory (required)")
+	fams := fs.String("families", "", "comma-separated program families (default all: "+strings.Join(progen.Families(), ",")+")")
+	tok := fs.String("tokenizer", "", "tokenizer.json to count tokens with")
+	workers := fs.Int("workers", 0, "parallel tracers (default GOMAXPROCS)")
+	traj := fs.Int("traj", 4, "trajectories per program")
+	shard := fs.Int("shard", 256, "programs per shard")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("need --out and no positional arguments")
+	}
+	cfg := dataset.Config{N: *n, Seed: *seed, OutDir: *out, Workers: *workers, Trajectories: *traj, ShardPrograms: *shard}
+	if *fams != "" {
+		for _, f := range strings.Split(*fams, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				cfg.Families = append(cfg.Families, f)
+			}
+		}
+	}
+	if *tok != "" {
+		t, err := tokenizer.Load(*tok)
+		if err != nil {
+			return fmt.Errorf("tokenizer: %w", err)
+		}
+		cfg.Tokenizer = t
+	}
+	cfg.Progress = progress(stderr, *n)
+	st, err := dataset.Run(ctx, cfg)
+	if st != nil {
+		if isTerminal(stderr) {
+			fmt.Fprintln(stderr)
+		}
+		summary(stdout, st)
+	}
+	return err
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progress reports on stderr: a bar redrawn in place on a terminal, a plain
+// line every ten seconds otherwise.
+func progress(w io.Writer, total int) func(int, *dataset.Stats) {
+	tty := isTerminal(w)
+	var last time.Time
+	return func(done int, s *dataset.Stats) {
+		now := time.Now()
+		every := 10 * time.Second
+		if tty {
+			every = 200 * time.Millisecond
+		}
+		if done < total && now.Sub(last) < every {
+			return
+		}
+		last = now
+		rate := float64(s.Bytes) / bytesPerToken / max(s.ElapsedSec, 1e-3) * 60
+		fails := 0
+		for _, v := range s.Failures {
+			fails += v
+		}
+		msg := fmt.Sprintf("%d/%d programs, %d trajectories, %.1f MB, ~%.2fM tok/min, %d failed, %.0fs",
+			done, total, s.Trajectories, float64(s.Bytes)/1e6, rate/1e6, fails, s.ElapsedSec)
+		if tty {
+			const width = 30
+			k := width * done / max(total, 1)
+			fmt.Fprintf(w, "\r[%s%s] %s", strings.Repeat("#", k), strings.Repeat(".", width-k), msg)
+		} else {
+			fmt.Fprintln(w, "ndbg data:", msg)
+		}
+	}
+}
+
+// summary prints the run's statistics.
+func summary(w io.Writer, s *dataset.Stats) {
+	fmt.Fprintf(w, "programs      %d (of %d), %d shards, python %s\n", s.Programs, s.N, s.Shards, strings.Fields(s.Python + " ?")[0])
+	fmt.Fprintf(w, "trajectories  %d\n", s.Trajectories)
+	fmt.Fprintf(w, "bytes         %d\n", s.Bytes)
+	est := float64(s.Bytes) / bytesPerToken
+	if s.TokensCounted {
+		fmt.Fprintf(w, "tokens        %d (%.2fM/min)\n", s.Tokens, float64(s.Tokens)/max(s.ElapsedSec, 1e-3)*60/1e6)
+	} else {
+		fmt.Fprintf(w, "tokens        not counted (no --tokenizer); estimate bytes/%.1f = %.0f (%.2fM/min)\n", bytesPerToken, est, est/max(s.ElapsedSec, 1e-3)*60/1e6)
+	}
+	fmt.Fprintf(w, "elapsed       %.1fs\n", s.ElapsedSec)
+	fmt.Fprintf(w, "families      %s\n", counts(s.ByFamily, nil))
+	fmt.Fprintf(w, "actions       %s\n", counts(s.Actions, nil))
+	fmt.Fprintf(w, "horizons      %s\n", counts(s.Horizons, bucketOrder))
+	fmt.Fprintf(w, "trace events  %s\n", counts(s.TraceEvents, bucketOrder))
+	fmt.Fprintf(w, "raised        %d (undeclared: %d)\n", s.Raised, s.Unintended)
+	if len(s.Failures) == 0 {
+		fmt.Fprintln(w, "failures      none")
+	} else {
+		fmt.Fprintf(w, "failures      %s\n", counts(s.Failures, nil))
+	}
+}
+
+// bucketOrder sorts histogram buckets "0", "1", "2-3", ... numerically.
+func bucketOrder(a, b string) int {
+	lo := func(s string) int {
+		var v int
+		fmt.Sscanf(s, "%d", &v)
+		return v
+	}
+	return lo(a) - lo(b)
+}
+
+func counts(m map[string]int, cmp func(a, b string) int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	if cmp == nil {
+		cmp = strings.Compare
+	}
+	slices.SortFunc(keys, cmp)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}
