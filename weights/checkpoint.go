@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // File names of the Hugging Face checkpoint layout.
@@ -23,12 +24,15 @@ const (
 
 // Checkpoint is an opened model directory: its validated Config and its
 // memory-mapped tensors. Its methods may be called concurrently, except
-// Close.
+// Close. It is not copyable.
 type Checkpoint struct {
 	Dir    string
 	Config *Config
 	files  []*File
 	owner  map[string]*File // tensor name -> file holding it
+
+	mu   sync.Mutex
+	used map[string]bool // names returned by Tensor or Require
 }
 
 // Open reads dir/config.json and the tensors in dir/model.safetensors or, if
@@ -51,7 +55,7 @@ func Open(dir string) (*Checkpoint, error) {
 
 // OpenTensors is Open without config.json: Config is left nil.
 func OpenTensors(dir string) (*Checkpoint, error) {
-	ck := &Checkpoint{Dir: dir, owner: map[string]*File{}}
+	ck := &Checkpoint{Dir: dir, owner: map[string]*File{}, used: map[string]bool{}}
 	single := filepath.Join(dir, SingleFileName)
 	if _, err := os.Stat(single); err == nil {
 		f, err := OpenFile(single)
@@ -204,7 +208,31 @@ func (ck *Checkpoint) Tensor(name string) (*Tensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("weights: %s: no tensor %q", ck.Dir, name)
 	}
-	return f.Tensor(name)
+	t, err := f.Tensor(name)
+	if err != nil {
+		return nil, err
+	}
+	ck.mu.Lock()
+	ck.used[name] = true
+	ck.mu.Unlock()
+	return t, nil
+}
+
+// Unused returns, sorted, the names of tensors never returned by Tensor or
+// Require. After binding a model, a non-empty result means the checkpoint
+// holds weights the architecture does not use (a wrong config, or a
+// checkpoint of another architecture).
+func (ck *Checkpoint) Unused() []string {
+	ck.mu.Lock()
+	defer ck.mu.Unlock()
+	var out []string
+	for n := range ck.owner {
+		if !ck.used[n] {
+			out = append(out, n)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Require returns the named tensor after checking that it exists and has
@@ -214,7 +242,7 @@ func (ck *Checkpoint) Require(name string, shape ...int) (*Tensor, error) {
 	if !ok {
 		return nil, fmt.Errorf("weights: %s: missing tensor %q (want shape %v)", ck.Dir, name, shape)
 	}
-	t, err := f.Tensor(name)
+	t, err := ck.Tensor(name)
 	if err != nil {
 		return nil, err
 	}

@@ -182,3 +182,77 @@ func TestOpenMissing(t *testing.T) {
 	_, err = Open(dir)
 	assert.ErrorContains(t, err, "model-1.safetensors")
 }
+
+func TestWriterAlignsMixedDTypes(t *testing.T) {
+	// An odd-length BF16 tensor first would leave the F32 after it
+	// unaligned; the writer puts wider dtypes first instead.
+	tensors := []Tensor{
+		mustTensor(t, "odd", BF16, []int{3}, []float32{1, 2, 3}),
+		mustTensor(t, "half", F16, []int{1}, []float32{4}),
+		mustTensor(t, "wide", F32, []int{2}, []float32{5, 6}),
+	}
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	require.NoError(t, WriteSafetensorsFile(path, tensors, nil))
+	f, err := OpenFile(path)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, want := range tensors {
+		got, err := f.Tensor(want.Name)
+		require.NoError(t, err)
+		assert.Zero(t, uintptr(unsafePointer(&got.Data[0]))%uintptr(got.DType.Size()), "%s aligned", want.Name)
+		assert.Equal(t, want.Data, got.Data)
+	}
+	w, err := f.Tensor("wide")
+	require.NoError(t, err)
+	v, err := w.F32()
+	require.NoError(t, err)
+	assert.Same(t, &w.Data[0], (*byte)(unsafePointer(&v[0])))
+}
+
+func TestWriteCheckpointReplacesOtherLayout(t *testing.T) {
+	dir := t.TempDir()
+	a := mustTensor(t, "a", F32, []int{4}, []float32{1, 2, 3, 4})
+	b := mustTensor(t, "b", F32, []int{4}, []float32{5, 6, 7, 8})
+	require.NoError(t, WriteCheckpoint(dir, nil, []Tensor{a}, 0, nil))
+	require.NoError(t, WriteCheckpoint(dir, nil, []Tensor{a, b}, 16, nil))
+	assert.NoFileExists(t, filepath.Join(dir, SingleFileName))
+	ck, err := OpenTensors(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, ck.Names())
+	require.NoError(t, ck.Close())
+	require.NoError(t, WriteCheckpoint(dir, nil, []Tensor{b}, 0, nil))
+	assert.NoFileExists(t, filepath.Join(dir, IndexFileName))
+	ck, err = OpenTensors(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"b"}, ck.Names())
+	require.NoError(t, ck.Close())
+
+	bad := tinyConfig()
+	bad.HiddenSize = 0
+	empty := t.TempDir()
+	assert.ErrorContains(t, WriteCheckpoint(empty, bad, []Tensor{a}, 0, nil), "hidden_size is 0")
+	entries, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing written when validation fails")
+}
+
+func TestUnused(t *testing.T) {
+	dir := t.TempDir()
+	var tensors []Tensor
+	for _, n := range []string{"a", "b", "c"} {
+		tensors = append(tensors, mustTensor(t, n, F32, []int{1}, []float32{1}))
+	}
+	require.NoError(t, WriteCheckpoint(dir, nil, tensors, 0, nil))
+	ck, err := OpenTensors(dir)
+	require.NoError(t, err)
+	defer ck.Close()
+	assert.Equal(t, []string{"a", "b", "c"}, ck.Unused())
+	_, err = ck.Tensor("b")
+	require.NoError(t, err)
+	_, err = ck.Require("c", 1)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a"}, ck.Unused())
+	_, err = ck.Require("a", 2)
+	require.Error(t, err)
+	assert.Empty(t, ck.Unused(), "a Require with the wrong shape still counts as looked at")
+}

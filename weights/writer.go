@@ -9,17 +9,19 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// WriteSafetensors writes tensors, in the given order, as one safetensors
-// file with optional __metadata__. The header is padded with spaces to a
-// multiple of 8 bytes so that every tensor's data is 8-byte aligned in the
-// file (tensor sizes are not padded, so only the first is guaranteed
-// aligned for its dtype when sizes are odd; LLaMA sizes are even). Names
-// must be unique and non-empty and each Data must match its Shape and DType.
+// WriteSafetensors writes tensors as one safetensors file with optional
+// __metadata__. The header is padded with spaces to a multiple of 8 bytes
+// and the data is laid out widest dtype first (F32, then F16 and BF16, each
+// group in the given order), so every tensor is aligned for its dtype and
+// readers can view it zero-copy. Names must be unique and non-empty and each
+// Data must match its Shape and DType; nothing is written otherwise.
 func WriteSafetensors(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+	tensors = alignedOrder(tensors)
 	hdr, err := encodeHeader(tensors, metadata)
 	if err != nil {
 		return err
@@ -42,6 +44,14 @@ func WriteSafetensors(w io.Writer, tensors []Tensor, metadata map[string]string)
 		return fmt.Errorf("weights: write: %w", err)
 	}
 	return nil
+}
+
+// alignedOrder returns the tensors stably sorted by descending element
+// size, the layout that keeps each one aligned for its dtype.
+func alignedOrder(tensors []Tensor) []Tensor {
+	out := slices.Clone(tensors)
+	slices.SortStableFunc(out, func(a, b Tensor) int { return b.DType.Size() - a.DType.Size() })
+	return out
 }
 
 // encodeHeader builds the padded JSON header: __metadata__ first, then the
@@ -125,18 +135,25 @@ func WriteSafetensorsFile(path string, tensors []Tensor, metadata map[string]str
 // (when cfg is not nil) and the tensors, either as one model.safetensors if
 // they fit in maxShardBytes of tensor data (or maxShardBytes <= 0), or as
 // shards model-0000i-of-0000n.safetensors plus
-// model.safetensors.index.json. Tensors keep their order; a shard is closed
-// when the next tensor would push it past maxShardBytes, so a tensor larger
-// than the limit gets a shard of its own. dir must exist.
+// model.safetensors.index.json. Shards take the tensors in the given order;
+// a shard is closed when the next tensor would push it past maxShardBytes,
+// so a tensor larger than the limit gets a shard of its own. A leftover
+// model.safetensors or index from an earlier write of the other layout is
+// removed so that Open sees the new one. dir must exist.
 func WriteCheckpoint(dir string, cfg *Config, tensors []Tensor, maxShardBytes int64, metadata map[string]string) error {
+	// Validate everything (config, names, sizes) before writing anything.
+	if cfg != nil {
+		if err := cfg.Validate(); err != nil {
+			return fmt.Errorf("weights: %w", err)
+		}
+	}
+	if _, err := encodeHeader(tensors, metadata); err != nil {
+		return err
+	}
 	if cfg != nil {
 		if err := WriteConfig(dir, cfg); err != nil {
 			return err
 		}
-	}
-	// Validate everything (names, sizes) before writing any shard.
-	if _, err := encodeHeader(tensors, nil); err != nil {
-		return err
 	}
 	var shards [][]Tensor
 	var total, cur int64
@@ -151,7 +168,13 @@ func WriteCheckpoint(dir string, cfg *Config, tensors []Tensor, maxShardBytes in
 		cur += n
 	}
 	if len(shards) <= 1 {
+		if err := removeIfExists(filepath.Join(dir, IndexFileName)); err != nil {
+			return err
+		}
 		return WriteSafetensorsFile(filepath.Join(dir, SingleFileName), tensors, metadata)
+	}
+	if err := removeIfExists(filepath.Join(dir, SingleFileName)); err != nil {
+		return err
 	}
 	weightMap := map[string]string{}
 	for i, shard := range shards {
@@ -172,6 +195,13 @@ func WriteCheckpoint(dir string, cfg *Config, tensors []Tensor, maxShardBytes in
 		return fmt.Errorf("weights: encode index: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, IndexFileName), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("weights: %w", err)
+	}
+	return nil
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("weights: %w", err)
 	}
 	return nil
