@@ -3,7 +3,6 @@ package dsl
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 )
 
 // Dots is the value a line frame writes for a local unchanged since its
@@ -200,8 +199,14 @@ func checkContent(what, s string) error {
 	if i := specialIndex(s); i >= 0 {
 		return fmt.Errorf("%s %q contains a special token", what, s)
 	}
-	if !utf8.ValidString(s) {
-		return fmt.Errorf("%s %q: %w", what, s, errInvalidUTF8)
+	return nil // UTF-8 is checked while escaping
+}
+
+// appendString appends s as a JSON string, failing for invalid UTF-8.
+func (e *encoder) appendString(what, s string) error {
+	var err error
+	if e.buf, err = appendJSONString(e.buf, s); err != nil {
+		return fmt.Errorf("%s %q: %w", what, s, err)
 	}
 	return nil
 }
@@ -231,7 +236,9 @@ func (e *encoder) frame(s *State, full bool) error {
 		e.buf = append(e.buf, ActionSep...)
 		_ = e.line(n)
 		e.buf = append(e.buf, ArgSep...)
-		e.buf, _ = appendJSONString(e.buf, s.Value)
+		if err := e.appendString("value", s.Value); err != nil {
+			return fmt.Errorf("%s frame: %w", s.Event, err)
+		}
 		e.buf = append(e.buf, FrameSep...)
 		return nil
 	}
@@ -270,7 +277,9 @@ func (e *encoder) locals(ls []Local, ref *State) error {
 		if i > 0 {
 			e.buf = append(e.buf, ',', ' ')
 		}
-		e.buf, _ = appendJSONString(e.buf, l.Name)
+		if err := e.appendString("name", l.Name); err != nil {
+			return err
+		}
 		e.buf = append(e.buf, ':', ' ')
 		if ref != nil {
 			if r, ok := refRepr(ref, l.Name, i); ok && r == l.Repr {
@@ -281,7 +290,9 @@ func (e *encoder) locals(ls []Local, ref *State) error {
 				return fmt.Errorf("local %q: repr %q is reserved in line frames", l.Name, Dots)
 			}
 		}
-		e.buf, _ = appendJSONString(e.buf, l.Repr)
+		if err := e.appendString("repr", l.Repr); err != nil {
+			return err
+		}
 	}
 	e.buf = append(e.buf, '}')
 	return nil

@@ -10,6 +10,10 @@ type parser struct {
 	s    string
 	ix   *lineIndex
 	refs refs
+	// pool backs the Locals of all states, so a frame costs no allocation
+	// of its own; each state gets a full slice expression of it.
+	pool []Local
+	offs []int // offsets of the current frame's values, for errors
 }
 
 // Parse reads a trajectory text (docs/dsl.md). It is strict: it accepts
@@ -17,7 +21,7 @@ type parser struct {
 // Errors are *ParseError. The states have Depth 0, Source set from Line,
 // and nil Locals where there are none.
 func Parse(text string) (*Trajectory, error) {
-	p := parser{s: text}
+	p := parser{s: text, pool: make([]Local, 0, len(text)/32)}
 	t, err := p.trajectory()
 	if err != nil {
 		return nil, err
@@ -53,14 +57,19 @@ func (p *parser) trajectory() (*Trajectory, *ParseError) {
 	if i, err = p.frame(i, &t.Start, true); err != nil {
 		return nil, err
 	}
+	var slab []State // the states of all steps, allocated at once
 	for {
 		k := tokenAt(text, i)
 		if k == tokEnd {
 			return t, p.end(i + len(EndOfText))
 		}
-
 		if k < tokFirstAction {
 			return nil, errAt(text, i, "an action token or "+EndOfText)
+		}
+		if t.Steps == nil {
+			n := strings.Count(text[i:], FrameSep) + 1 // at most one step per frame, and an end
+			t.Steps = make([]Step, 0, n)
+			slab = make([]State, n)
 		}
 		var st Step
 		if i, err = p.action(i, &st.Action); err != nil {
@@ -70,7 +79,7 @@ func (p *parser) trajectory() (*Trajectory, *ParseError) {
 			t.Steps = append(t.Steps, st)
 			return t, p.end(i + len(EndOfText))
 		}
-		st.State = new(State)
+		st.State = &slab[len(t.Steps)]
 		if i, err = p.frame(i, st.State, false); err != nil {
 			return nil, err
 		}
@@ -203,9 +212,8 @@ func (p *parser) frame(i int, s *State, full bool) (int, *ParseError) {
 		}
 		return p.expect(i, tokFrame)
 	}
-	var dots []int // offsets of ".." values, by local index; -1 for full values
 	var err *ParseError
-	if i, dots, err = p.locals(i, s); err != nil {
+	if i, err = p.locals(i, s); err != nil {
 		return i, err
 	}
 	if i, err = p.expect(i, tokAction); err != nil {
@@ -216,7 +224,7 @@ func (p *parser) frame(i int, s *State, full bool) (int, *ParseError) {
 	}
 	s.Source = p.ix.texts[s.Line-1]
 	if s.Event == Line && !full {
-		if err := p.expand(s, dots); err != nil {
+		if err := p.expand(s, p.offs); err != nil {
 			return i, err
 		}
 	}
@@ -249,50 +257,53 @@ func (p *parser) expand(s *State, offs []int) *ParseError {
 	return nil
 }
 
-// locals reads a canonical json.dumps dict of strings at i. It returns the
-// offset of each value for later errors.
-func (p *parser) locals(i int, s *State) (int, []int, *ParseError) {
+// locals reads a canonical json.dumps dict of strings at i into s.Locals,
+// and the offset of each value into p.offs for later errors.
+func (p *parser) locals(i int, s *State) (int, *ParseError) {
 	if i >= len(p.s) || p.s[i] != '{' {
-		return i, nil, errAt(p.s, i, "'{'")
+		return i, errAt(p.s, i, "'{'")
 	}
 	i++
+	p.offs = p.offs[:0]
 	if i < len(p.s) && p.s[i] == '}' {
-		return i + 1, nil, nil
+		return i + 1, nil
 	}
-	var offs []int
+	start := len(p.pool)
 	for {
 		at := i
 		name, j, err := readJSONString(p.s, i)
 		if err != nil {
-			return j, nil, err
+			return j, err
 		}
-		for _, l := range s.Locals {
+		for _, l := range p.pool[start:] {
 			if l.Name == name {
-				return at, nil, errAt(p.s, at, "a local name not given before")
+				return at, errAt(p.s, at, "a local name not given before")
 			}
 		}
 		if !strings.HasPrefix(p.s[j:], ": ") {
-			return j, nil, errAt(p.s, j, `": "`)
+			return j, errAt(p.s, j, `": "`)
 		}
 		i = j + 2
 		at = i
 		repr, j, err := readJSONString(p.s, i)
 		if err != nil {
-			return j, nil, err
+			return j, err
 		}
 		if len(repr) > MaxRepr {
-			return at, nil, errAt(p.s, at, fmt.Sprintf("a repr of at most MaxRepr (%d) bytes", MaxRepr))
+			return at, errAt(p.s, at, fmt.Sprintf("a repr of at most MaxRepr (%d) bytes", MaxRepr))
 		}
-		s.Locals = append(s.Locals, Local{Name: name, Repr: repr})
-		offs = append(offs, at)
+		p.pool = append(p.pool, Local{Name: name, Repr: repr})
+		p.offs = append(p.offs, at)
 		i = j
 		switch {
 		case strings.HasPrefix(p.s[i:], ", "):
 			i += 2
 		case i < len(p.s) && p.s[i] == '}':
-			return i + 1, offs, nil
+			end := len(p.pool)
+			s.Locals = p.pool[start:end:end]
+			return i + 1, nil
 		default:
-			return i, nil, errAt(p.s, i, `", " or '}'`)
+			return i, errAt(p.s, i, `", " or '}'`)
 		}
 	}
 }

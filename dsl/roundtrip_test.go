@@ -59,6 +59,7 @@ type gen struct {
 	r     *rand.Rand
 	p     *Program
 	lines []int // nameable lines
+	plain bool  // typical reprs only (benchmarks)
 }
 
 func newGen(r *rand.Rand, p *Program) *gen {
@@ -73,7 +74,14 @@ func newGen(r *rand.Rand, p *Program) *gen {
 
 func (g *gen) line() int { return g.lines[g.r.IntN(len(g.lines))] }
 
+// plainReprs are typical small reprs of CRUXEval-style programs.
+var plainReprs = []string{"0", "1", "42", "-7", "True", "None", "'abc'", "'hello world'", "[]",
+	"[1, 2, 3]", "['a', 'b']", "{'k': 1}", "(4, 1)", "3.5", "'x'", "[(4, 1), (2, 3)]", "''"}
+
 func (g *gen) repr() string {
+	if g.plain {
+		return plainReprs[g.r.IntN(len(plainReprs))]
+	}
 	switch g.r.IntN(4) {
 	case 0:
 		return []string{"0", "1", "'a'", "[]", "None"}[g.r.IntN(5)]
@@ -94,7 +102,7 @@ func (g *gen) state(first bool) *State {
 	seen := map[string]bool{}
 	for range g.r.IntN(6) {
 		name := []string{"a", "b", "x", "y", ".0"}[g.r.IntN(5)]
-		if g.r.IntN(4) == 0 {
+		if g.r.IntN(4) == 0 && !g.plain {
 			name = randString(g.r, 5)
 		}
 		if seen[name] {
