@@ -1,0 +1,52 @@
+package sample
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// vocab is CWM's (Llama 3's) vocabulary size.
+const vocab = 128256
+
+func benchLogits() []float32 {
+	r := rand.New(rand.NewPCG(1, 2))
+	l := make([]float32, vocab)
+	for i := range l {
+		l[i] = float32(r.NormFloat64() * 3)
+	}
+	return l
+}
+
+func benchSample(b *testing.B, p Params, masked bool) {
+	l := benchLogits()
+	s, err := New(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m *Mask
+	if masked {
+		m = NewMask(vocab)
+		for i := 0; i < vocab; i += 3 {
+			m.Allow(i)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.SampleMasked(l, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGreedy(b *testing.B)       { benchSample(b, Params{}, false) }
+func BenchmarkGreedyMasked(b *testing.B) { benchSample(b, Params{}, true) }
+func BenchmarkTemperature(b *testing.B)  { benchSample(b, Params{Temperature: 0.8}, false) }
+func BenchmarkTopK40(b *testing.B)       { benchSample(b, Params{Temperature: 0.8, TopK: 40}, false) }
+func BenchmarkTopP09(b *testing.B)       { benchSample(b, Params{Temperature: 0.8, TopP: 0.9}, false) }
+func BenchmarkTopKTopP(b *testing.B) {
+	benchSample(b, Params{Temperature: 0.8, TopK: 40, TopP: 0.9}, false)
+}
+func BenchmarkTemperatureMasked(b *testing.B) {
+	benchSample(b, Params{Temperature: 0.8}, true)
+}

@@ -1,0 +1,285 @@
+package sample
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// softmax64 is the reference distribution, in float64.
+func softmax64(logits []float32, T float64, allowed func(int) bool) []float64 {
+	p := make([]float64, len(logits))
+	m := math.Inf(-1)
+	for i, v := range logits {
+		if allowed(i) {
+			m = math.Max(m, float64(v))
+		}
+	}
+	var z float64
+	for i, v := range logits {
+		if allowed(i) {
+			p[i] = math.Exp((float64(v) - m) / T)
+			z += p[i]
+		}
+	}
+	for i := range p {
+		p[i] /= z
+	}
+	return p
+}
+
+// truncateRef applies top-k then top-p to a distribution, the way Hugging
+// Face's warpers do (sort descending, keep while the mass before < p).
+func truncateRef(p []float64, k int, topP float64) []float64 {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] > p[idx[b]] })
+	if k > 0 && k < len(idx) {
+		idx = idx[:k]
+	}
+	var z float64
+	for _, i := range idx {
+		z += p[i]
+	}
+	out := make([]float64, len(p))
+	var cum float64
+	for _, i := range idx {
+		if cum >= topP {
+			break
+		}
+		out[i] = p[i] / z
+		cum += p[i] / z
+	}
+	var s float64
+	for _, v := range out {
+		s += v
+	}
+	for i := range out {
+		out[i] /= s
+	}
+	return out
+}
+
+// checkDistribution draws n tokens and checks every frequency against want
+// within 5 standard deviations (plus a floor), and that tokens of
+// probability 0 never appear.
+func checkDistribution(t *testing.T, draw func() int, want []float64, n int) {
+	t.Helper()
+	counts := make([]int, len(want))
+	for i := 0; i < n; i++ {
+		tok := draw()
+		require.GreaterOrEqual(t, tok, 0)
+		counts[tok]++
+	}
+	for i, p := range want {
+		f := float64(counts[i]) / float64(n)
+		if p == 0 {
+			assert.Zero(t, counts[i], "token %d has probability 0", i)
+			continue
+		}
+		sd := math.Sqrt(p * (1 - p) / float64(n))
+		assert.InDelta(t, p, f, 5*sd+1e-4, "token %d", i)
+	}
+}
+
+var testLogits = []float32{1.5, -0.5, 3, 0.25, 2.2, -4, 0, 2.9}
+
+func TestGreedy(t *testing.T) {
+	s, err := New(Params{})
+	require.NoError(t, err)
+	tok, err := s.Sample(testLogits)
+	require.NoError(t, err)
+	assert.Equal(t, 2, tok)
+	m := NewMask(len(testLogits))
+	m.Allow(4)
+	m.Allow(1)
+	tok, err = s.SampleMasked(testLogits, m)
+	require.NoError(t, err)
+	assert.Equal(t, 4, tok)
+	m.Reset()
+	_, err = s.SampleMasked(testLogits, m)
+	assert.ErrorIs(t, err, ErrNoToken)
+	_, err = s.SampleMasked(testLogits, NewMask(3))
+	assert.Error(t, err)
+}
+
+func TestTemperatureDistribution(t *testing.T) {
+	for _, T := range []float64{0.5, 1, 2} {
+		s, err := New(Params{Temperature: T, Seed: 1})
+		require.NoError(t, err)
+		want := softmax64(testLogits, T, func(int) bool { return true })
+		checkDistribution(t, func() int { tok, _ := s.Sample(testLogits); return tok }, want, 100000)
+	}
+}
+
+func TestMaskedDistribution(t *testing.T) {
+	s, err := New(Params{Temperature: 1, Seed: 2})
+	require.NoError(t, err)
+	m := NewMask(len(testLogits))
+	for _, i := range []int{0, 1, 3, 6} {
+		m.Allow(i)
+	}
+	want := softmax64(testLogits, 1, m.Allowed)
+	checkDistribution(t, func() int { tok, _ := s.SampleMasked(testLogits, m); return tok }, want, 100000)
+}
+
+func TestTopKTopP(t *testing.T) {
+	cases := []Params{
+		{Temperature: 1, TopK: 3},
+		{Temperature: 0.7, TopP: 0.8},
+		{Temperature: 1.3, TopK: 5, TopP: 0.6},
+		{Temperature: 1, TopK: 1},
+	}
+	for i, p := range cases {
+		p.Seed = uint64(i)
+		s, err := New(p)
+		require.NoError(t, err)
+		topP := p.TopP
+		if topP == 0 {
+			topP = 1
+		}
+		want := truncateRef(softmax64(testLogits, p.Temperature, func(int) bool { return true }), p.TopK, topP)
+		checkDistribution(t, func() int { tok, _ := s.Sample(testLogits); return tok }, want, 50000)
+	}
+}
+
+// Top-p over a large vocabulary needs the candidate set to grow past its
+// first guess of 64 tokens.
+func TestTopPLargeVocabulary(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	logits := make([]float32, 5000)
+	for i := range logits {
+		logits[i] = float32(r.NormFloat64() * 0.3)
+	}
+	s, err := New(Params{Temperature: 1, TopP: 0.5, Seed: 5})
+	require.NoError(t, err)
+	want := truncateRef(softmax64(logits, 1, func(int) bool { return true }), 0, 0.5)
+	kept := 0
+	for _, p := range want {
+		if p > 0 {
+			kept++
+		}
+	}
+	require.Greater(t, kept, 256)
+	seen := map[int]bool{}
+	for i := 0; i < 4000; i++ {
+		tok, err := s.Sample(logits)
+		require.NoError(t, err)
+		require.Greater(t, want[tok], 0.0, "token %d outside the nucleus", tok)
+		seen[tok] = true
+	}
+	assert.Greater(t, len(seen), kept/3)
+}
+
+func TestSeeded(t *testing.T) {
+	run := func(seed uint64) []int {
+		s, err := New(Params{Temperature: 1, TopP: 0.95, Seed: seed})
+		require.NoError(t, err)
+		var out []int
+		for i := 0; i < 50; i++ {
+			tok, err := s.Sample(testLogits)
+			require.NoError(t, err)
+			out = append(out, tok)
+		}
+		return out
+	}
+	assert.Equal(t, run(42), run(42))
+	assert.NotEqual(t, run(42), run(43))
+}
+
+func TestParamsValidation(t *testing.T) {
+	for _, p := range []Params{{Temperature: -1}, {TopK: -1}, {TopP: 1.5}, {Temperature: math.NaN()}} {
+		_, err := New(p)
+		assert.Error(t, err, "%+v", p)
+	}
+}
+
+func TestNoFiniteLogits(t *testing.T) {
+	inf := float32(math.Inf(-1))
+	s, err := New(Params{Temperature: 1})
+	require.NoError(t, err)
+	_, err = s.Sample([]float32{inf, inf})
+	assert.ErrorIs(t, err, ErrNoToken)
+	s, err = New(Params{Temperature: 1, TopK: 1})
+	require.NoError(t, err)
+	_, err = s.Sample([]float32{inf, float32(math.NaN())})
+	assert.ErrorIs(t, err, ErrNoToken)
+	tok, err := s.Sample([]float32{float32(math.NaN()), 1})
+	require.NoError(t, err)
+	assert.Equal(t, 1, tok)
+}
+
+func TestMask(t *testing.T) {
+	m := NewMask(130)
+	assert.Equal(t, 0, m.Count())
+	m.AllowAll()
+	assert.Equal(t, 130, m.Count())
+	m.Disallow(129)
+	m.Disallow(0)
+	assert.False(t, m.Allowed(0))
+	assert.True(t, m.Allowed(64))
+	assert.False(t, m.Allowed(130))
+	assert.False(t, m.Allowed(-1))
+	m.Allow(500) // ignored
+	assert.Equal(t, 128, m.Count())
+}
+
+// setConstraint allows a fixed set and counts how it is consulted.
+type setConstraint struct {
+	ok            map[int]bool
+	asked, filled int
+}
+
+func (c *setConstraint) Allowed(tok int) bool { c.asked++; return c.ok[tok] }
+func (c *setConstraint) FillMask(m *Mask) error {
+	c.filled++
+	for t := range c.ok {
+		m.Allow(t)
+	}
+	return nil
+}
+
+func TestSampleConstrained(t *testing.T) {
+	m := NewMask(len(testLogits))
+	// Greedy: the best token is allowed, so no mask is built.
+	c := &setConstraint{ok: map[int]bool{2: true, 0: true}}
+	s, err := New(Params{})
+	require.NoError(t, err)
+	tok, err := s.SampleConstrained(testLogits, c, m)
+	require.NoError(t, err)
+	assert.Equal(t, 2, tok)
+	assert.Equal(t, 0, c.filled)
+	// Greedy, best rejected: falls back to the mask.
+	c = &setConstraint{ok: map[int]bool{0: true, 1: true}}
+	tok, err = s.SampleConstrained(testLogits, c, m)
+	require.NoError(t, err)
+	assert.Equal(t, 0, tok)
+	assert.Equal(t, 1, c.filled)
+	// Sampling: the sample-first shortcut keeps the masked distribution.
+	s, err = New(Params{Temperature: 1, Seed: 9})
+	require.NoError(t, err)
+	c = &setConstraint{ok: map[int]bool{0: true, 3: true, 4: true, 6: true}}
+	want := softmax64(testLogits, 1, func(i int) bool { return c.ok[i] })
+	checkDistribution(t, func() int {
+		tok, err := s.SampleConstrained(testLogits, c, m)
+		require.NoError(t, err)
+		return tok
+	}, want, 100000)
+}
+
+func TestFastExp(t *testing.T) {
+	for x := float32(-86.9); x <= 0; x += 0.0137 {
+		want := math.Exp(float64(x))
+		got := float64(fastExp(x))
+		require.InDelta(t, 1, got/want, 3e-7, "x = %g", x)
+	}
+	assert.Equal(t, float32(1), fastExp(0))
+	assert.Zero(t, fastExp(float32(math.Inf(-1))))
+	assert.Zero(t, fastExp(-100))
+}
