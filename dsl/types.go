@@ -50,11 +50,14 @@ type State struct {
 	Event Event
 	// Line is the 1-based line number in Program.Source.
 	Line int
-	// Source is the text of that line without its trailing newline.
+	// Source is the text of that line as frames write it, Program.Text(Line)
+	// (no newline, no StartMarker). It is derived from Line: Parse sets it,
+	// Encode accepts it empty.
 	Source string
 	// Locals are the local variables in the order CPython lists them
 	// (f_locals). At a call they are the arguments; at a line, the values
-	// before the line runs. Return and exception frames carry none in text.
+	// before the line runs. Return and exception frames carry none in text,
+	// so they have nil Locals.
 	Locals []Local
 	// Value is the repr of the returned value (Return) or of the exception
 	// (Exception); empty for Call and Line.
