@@ -13,6 +13,7 @@ import (
 // TestJSONStringMatchesPython compares appendJSONString with CPython's
 // json.dumps on random and awkward strings, and reads each back.
 func TestJSONStringMatchesPython(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	ss := []string{"", "..", "a", `"`, `\`, "\x00\x1f\x7f", "é", "😀", "\U0010ffff", "\u2028", "<|x|>"}
 	for _, c := range awkwardRunes {
@@ -40,6 +41,7 @@ print("\n".join(json.dumps(s) for s in read_strings()), end="")
 
 // TestLocalsMatchPython compares whole locals dicts with json.dumps(dict).
 func TestLocalsMatchPython(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	var flat []string
 	var dicts []string

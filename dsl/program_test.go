@@ -196,6 +196,7 @@ for orig, prep in zip(ss[0::2], ss[1::2]):
 // as the originals, repeated code lines become unique wherever a comment is
 // legal, and scanPython and FuncOf agree with tokenize and ast.
 func TestPreparedProgramsMatchPython(t *testing.T) {
+	t.Parallel()
 	srcs := pythonCorpus(t)
 	require.NotEmpty(t, srcs)
 	var pairs []string

@@ -74,6 +74,13 @@ func TestWorkedExample(t *testing.T) {
 	back, err := Parse(text)
 	require.NoError(t, err)
 	require.Equal(t, tr, back)
+
+	// Source may also be empty or the marked line as the tracer reads it.
+	tr.Start.Source = tr.Program.Lines[3]
+	tr.Steps[0].State.Source = ""
+	again, err := tr.Encode()
+	require.NoError(t, err)
+	require.Equal(t, text, again)
 }
 
 func TestSpecialTokens(t *testing.T) {
