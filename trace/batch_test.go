@@ -2,6 +2,8 @@ package trace
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -72,4 +74,57 @@ func TestBatchAfterForbiddenAndMemory(t *testing.T) {
 	res, err := b.Run(ctx, program(t, "def f():\n    return len([0] * 10**6)\n", "f"), "f()")
 	require.NoError(t, err)
 	assert.Equal(t, "1000000", res.Return)
+}
+
+// TestRunAllStreamsInOrder: results arrive in job order, a job that wedges
+// the interpreter gets the error alone and the queued jobs behind it are
+// re-sent to a fresh interpreter.
+func TestRunAllStreamsInOrder(t *testing.T) {
+	lim := testLimits(t)
+	lim.Timeout = 300 * time.Millisecond
+	var pgids []int
+	lim.onStart = func(g int) { pgids = append(pgids, g) }
+	b := NewBatch(lim)
+	defer b.Close()
+	ok := program(t, "def f(x):\n    return x * 10\n", "f")
+	wedge := program(t, "import itertools\ndef f(x):\n    return sum(itertools.repeat(x))\n", "f")
+	var jobs []Job
+	for i := 0; i < 40; i++ {
+		p := ok
+		if i == 17 {
+			p = wedge
+		}
+		jobs = append(jobs, Job{p, fmt.Sprintf("f(%d)", i)})
+	}
+	var got []int
+	err := b.RunAll(context.Background(), jobs, func(i int, res *Result, err error) error {
+		got = append(got, i)
+		if i == 17 {
+			requireKind(t, err, ErrTimeout)
+			return nil
+		}
+		require.NoError(t, err, i)
+		assert.Equal(t, fmt.Sprint(i*10), res.Return)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, got, 40)
+	for i, g := range got {
+		require.Equal(t, i, g)
+	}
+	require.Len(t, pgids, 2)
+	require.Empty(t, groupMembers(t, pgids[0]))
+
+	// Stopping early discards the queued work.
+	stop := errors.New("stop")
+	err = b.RunAll(context.Background(), jobs[:10], func(i int, _ *Result, _ error) error {
+		if i == 3 {
+			return stop
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, stop)
+	res, err := b.Run(context.Background(), ok, "f(5)")
+	require.NoError(t, err)
+	assert.Equal(t, "50", res.Return)
 }

@@ -237,23 +237,32 @@ func (p *proc) died(readErr error) error {
 	return &Error{Kind: ErrCrash, Msg: fmt.Sprintf("interpreter died (%s): %s", state, tail)}
 }
 
-// run sends one program and waits for its result.
-func (p *proc) run(ctx context.Context, id int, prog *dsl.Program, call string, lim Limits) (*Result, error) {
+// send queues one program in the tracer; deadline bounds a blocked write.
+func (p *proc) send(id int, prog *dsl.Program, call string, lim Limits, deadline time.Time) error {
 	req, err := json.Marshal(request{
 		ID: id, Source: prog.Source, Entry: prog.Entry, Call: call,
 		Timeout: lim.Timeout.Seconds(), MaxEvents: lim.MaxEvents,
 		MaxBytes: lim.MaxOutputBytes, MaxStdout: lim.MaxStdout,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("trace: encode request: %w", err)
+		return fmt.Errorf("trace: encode request: %w", err)
 	}
-	deadline := time.Now().Add(lim.Timeout + killGrace)
 	if err := p.req.SetWriteDeadline(deadline); err != nil {
-		return nil, fmt.Errorf("trace: request deadline: %w", err)
+		return fmt.Errorf("trace: request deadline: %w", err)
 	}
 	if _, err := p.req.Write(append(req, '\n')); err != nil {
-		return nil, p.died(fmt.Errorf("trace: send request: %w", err))
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			p.kill()
+			return &Error{Kind: ErrTimeout, Msg: "killed: the tracer stopped reading requests"}
+		}
+		return p.died(fmt.Errorf("trace: send request: %w", err))
 	}
+	return nil
+}
+
+// recv waits for the result of request id until deadline. Errors that leave
+// the process unusable kill it first (see dead).
+func (p *proc) recv(ctx context.Context, id int, deadline time.Time) (*Result, error) {
 	data, err := p.next(ctx, deadline)
 	if err != nil {
 		return nil, err
@@ -267,6 +276,15 @@ func (p *proc) run(ctx context.Context, id int, prog *dsl.Program, call string, 
 		return nil, &Error{Kind: ErrProtocol, Msg: err.Error()}
 	}
 	return w.result(p.version)
+}
+
+// run traces one program.
+func (p *proc) run(ctx context.Context, id int, prog *dsl.Program, call string, lim Limits) (*Result, error) {
+	deadline := time.Now().Add(lim.Timeout + killGrace)
+	if err := p.send(id, prog, call, lim, deadline); err != nil {
+		return nil, err
+	}
+	return p.recv(ctx, id, deadline)
 }
 
 // dead reports whether the process has been killed.

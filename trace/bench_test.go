@@ -1,0 +1,128 @@
+package trace
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/stretchr/testify/require"
+)
+
+type benchJob struct {
+	prog *dsl.Program
+	call string
+}
+
+// benchJobs are CRUXEval's dev items when present (short functions over
+// strings, lists and dicts, like the generated programs), else a few
+// programs of that kind.
+func benchJobs(b *testing.B) []benchJob {
+	var jobs []benchJob
+	if dir, err := os.Getwd(); err == nil {
+		for ; ; dir = filepath.Dir(dir) {
+			if f, err := os.Open(filepath.Join(dir, "shared", "data", "cruxeval", "dev.jsonl")); err == nil {
+				sc := bufio.NewScanner(f)
+				sc.Buffer(nil, 1<<20)
+				for sc.Scan() {
+					var it struct{ Code, Input string }
+					require.NoError(b, json.Unmarshal(sc.Bytes(), &it))
+					p, err := dsl.NewProgram(it.Code, "f")
+					require.NoError(b, err)
+					jobs = append(jobs, benchJob{p, "f(" + it.Input + ")"})
+				}
+				f.Close()
+				break
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		for _, c := range [][2]string{
+			{"def f(nums):\n    out = []\n    for n in nums:\n        out.append((nums.count(n), n))\n    out.sort(reverse=True)\n    return out\n", "f([1, 1, 3, 1, 3, 1])"},
+			{"def f(text):\n    d = {}\n    for ch in text:\n        d[ch] = d.get(ch, 0) + 1\n    return sorted(d.items())\n", "f('hello world')"},
+			{"def f(s, n):\n    res = ''\n    for i in range(n):\n        res += s[i % len(s)].upper() if i % 2 else s[i % len(s)]\n    return res\n", "f('abc', 12)"},
+		} {
+			p, err := dsl.NewProgram(c[0], "f")
+			require.NoError(b, err)
+			jobs = append(jobs, benchJob{p, c[1]})
+		}
+	}
+	return jobs
+}
+
+func reportRate(b *testing.B, start time.Time, events int) {
+	sec := time.Since(start).Seconds()
+	b.ReportMetric(float64(b.N)/sec, "programs/s")
+	b.ReportMetric(float64(events)/sec, "events/s")
+}
+
+// BenchmarkRun: one fresh sandboxed interpreter per program.
+func BenchmarkRun(b *testing.B) {
+	lim := testLimits(b)
+	jobs := benchJobs(b)
+	ctx := context.Background()
+	events := 0
+	start := time.Now()
+	for i := 0; b.Loop(); i++ {
+		j := jobs[i%len(jobs)]
+		res, err := Run(ctx, j.prog, j.call, lim)
+		require.NoError(b, err)
+		events += len(res.Events)
+	}
+	reportRate(b, start, events)
+}
+
+// BenchmarkBatch: one interpreter tracing programs in sequence, one
+// request at a time (Batch.Run).
+func BenchmarkBatch(b *testing.B) {
+	lim := testLimits(b)
+	jobs := benchJobs(b)
+	ctx := context.Background()
+	bt := NewBatch(lim)
+	defer bt.Close()
+	_, err := bt.Run(ctx, jobs[0].prog, jobs[0].call) // start-up is not per program
+	require.NoError(b, err)
+	events := 0
+	start := time.Now()
+	for i := 0; b.Loop(); i++ {
+		j := jobs[i%len(jobs)]
+		res, err := bt.Run(ctx, j.prog, j.call)
+		require.NoError(b, err)
+		events += len(res.Events)
+	}
+	reportRate(b, start, events)
+}
+
+// BenchmarkBatchStream: one interpreter, requests queued ahead (RunAll).
+func BenchmarkBatchStream(b *testing.B) {
+	lim := testLimits(b)
+	jobs := benchJobs(b)
+	ctx := context.Background()
+	bt := NewBatch(lim)
+	defer bt.Close()
+	_, err := bt.Run(ctx, jobs[0].prog, jobs[0].call) // start-up is not per program
+	require.NoError(b, err)
+	all := make([]Job, b.N)
+	for i := range all {
+		all[i] = Job{jobs[i%len(jobs)].prog, jobs[i%len(jobs)].call}
+	}
+	events := 0
+	b.ResetTimer()
+	start := time.Now()
+	err = bt.RunAll(ctx, all, func(_ int, res *Result, err error) error {
+		if err != nil {
+			return err
+		}
+		events += len(res.Events)
+		return nil
+	})
+	require.NoError(b, err)
+	reportRate(b, start, events)
+}
