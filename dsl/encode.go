@@ -311,6 +311,26 @@ func (t *Trajectory) Reference(n int) *State {
 	return r.of(n)
 }
 
+// References returns the reference frame of every function that has one,
+// keyed by its def line (0 for module level), as a line frame following the
+// trajectory's text would use them. A frame writes its locals before its
+// line, so a decoder that has not chosen the line yet can offer ".." for a
+// name held by any of these, and check the choice once the line is known.
+func (t *Trajectory) References() map[int]*State {
+	ix, err := programIndex(t.Program)
+	if err != nil {
+		return nil
+	}
+	r := t.refsAtEnd(ix)
+	out := make(map[int]*State)
+	for n, f := range ix.funcOf {
+		if s := r.last[ix.scope[n]]; s != nil {
+			out[int(f)] = s
+		}
+	}
+	return out
+}
+
 // refsAtEnd replays the trajectory's frames into a reference table.
 func (t *Trajectory) refsAtEnd(ix *lineIndex) refs {
 	r := newRefs(ix)

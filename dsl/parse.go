@@ -97,6 +97,9 @@ func (t *Trajectory) ParseFrame(text string) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := len(t.Steps); n > 0 && t.Steps[n-1].State == nil {
+		return nil, &ParseError{Offset: 0, Expected: "no frame (the trajectory has ended)", Found: describeAt(text, 0)}
+	}
 	p := parser{s: text, ix: ix, refs: t.refsAtEnd(ix)}
 	if text == EndOfText {
 		return nil, nil

@@ -119,6 +119,10 @@ func TestDotsRule(t *testing.T) {
 	require.Nil(t, (&Trajectory{Program: tr.Program, Start: tr.Start}).Reference(2))
 	require.Equal(t, 2, tr.Reference(2).Line)
 	require.Equal(t, 6, tr.Reference(9).Line)
+	refs := tr.References()
+	require.Len(t, refs, 2)
+	require.Equal(t, 6, refs[4].Line)
+	require.Equal(t, 2, refs[1].Line)
 
 	// A call frame always shows full values, even equal ones.
 	tr2 := &Trajectory{Program: tr.Program, Start: *tr.Steps[0].State, Steps: []Step{
@@ -220,6 +224,8 @@ func TestPromptAndFrame(t *testing.T) {
 	}
 	_, err = tr.EncodePrompt(Action{Kind: StepInto})
 	require.Error(t, err, "no prompt after the end")
+	_, err = tr.ParseFrame(EndOfText)
+	require.Error(t, err, "no frame after the end")
 	_, err = tr.ParseFrame(`<|line_sep|>{"n": ".."}<|action_sep|>    total = 0` + "\n")
 	require.Error(t, err, "a frame must end with <|frame_sep|>")
 }
