@@ -87,7 +87,7 @@ func TestFramesAcceptedAndRejected(t *testing.T) {
 	v, special := byteVocab(t)
 	p := compileSample(t, v)
 	src := p.src
-	line := func(n int) string { return src.Lines[n-1] + "\n" }
+	line := func(n int) string { return src.Text(n) + "\n" }
 	from := dsl.State{Event: dsl.Line, Line: 6, Source: src.Lines[5], Locals: []dsl.Local{{Name: "xs", Repr: "[1, 2]"}, {Name: "k", Repr: "2"}, {Name: "ys", Repr: "[2, 4]"}}}
 	dots := func(l int) []string {
 		if src.FuncOf(l) == src.FuncOf(6) {
@@ -145,7 +145,7 @@ func TestMaskAgreesWithAllowed(t *testing.T) {
 	v, special := byteVocab(t)
 	p := compileSample(t, v)
 	from := dsl.State{Event: dsl.Line, Line: 6}
-	frame := `<|line_sep|>{"xs": "[1, 2]", "k": "2"}<|action_sep|>` + p.src.Lines[6] + "\n<|frame_sep|>"
+	frame := `<|line_sep|>{"xs": "[1, 2]", "k": "2"}<|action_sep|>` + p.src.Text(7) + "\n<|frame_sep|>"
 	m, err := p.Start(Context{Action: dsl.Action{Kind: dsl.StepInto}, From: from})
 	require.NoError(t, err)
 	mask := make([]uint64, (v.Size()+63)/64)
@@ -204,7 +204,7 @@ func TestForcedJumpsForward(t *testing.T) {
 	require.Equal(t, special[dsl.ActionSep], sp)
 	require.True(t, m.Accept(sp))
 	text, sp = m.Forced()
-	require.Equal(t, p.src.Lines[7]+"\n", string(text), "the breakpoint's line is forced whole")
+	require.Equal(t, p.src.Text(8)+"\n", string(text), "the breakpoint's line is forced whole")
 	require.Equal(t, -1, feed(m, string(text), special))
 	_, sp = m.Forced()
 	require.Equal(t, special[dsl.FrameSep], sp)

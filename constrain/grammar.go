@@ -232,6 +232,16 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 			return st, false
 		}
 		st.cu = st.cu<<4 | uint16(d)
+		// The digits read so far must leave a valid completion.
+		left := 3 - int((st.sub-sHex1)%(sLowHex1-sHex1)) // digits still to come
+		lo, hi := uint32(st.cu)<<(4*left), uint32(st.cu)<<(4*left)|(1<<(4*left)-1)
+		if st.sub >= sLowHex1 {
+			if hi < 0xdc00 || lo > 0xdfff {
+				return st, false
+			}
+		} else if !escapable(lo, hi) {
+			return st, false
+		}
 		switch st.sub {
 		case sHex4:
 			return finishEscape(st)
@@ -319,6 +329,23 @@ func (p *Program) closeString(st State) (State, bool) {
 	}
 	st.pos = pAfterValue
 	return st, true
+}
+
+// escapable reports whether some code unit in [lo, hi] is written as a
+// \uXXXX escape by json.dumps and may stand alone (a high surrogate is
+// completed by its low half).
+func escapable(lo, hi uint32) bool {
+	inside := func(a, b uint32) bool { return lo >= a && hi <= b }
+	if inside(0x20, 0x7e) || inside(0xdc00, 0xdfff) {
+		return false
+	}
+	if lo == hi {
+		switch lo {
+		case '\n', '\r', '\t', '\b', '\f':
+			return false
+		}
+	}
+	return true
 }
 
 func hexValue(b byte) (byte, bool) {

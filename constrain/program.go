@@ -147,8 +147,10 @@ func (p *Program) rulesFor(c Context) (int16, error) {
 	}
 	for e := range r.events {
 		er := &r.events[e]
-		for _, l := range er.lines {
-			er.dotNames = or(er.dotNames, dots[l])
+		if dsl.Event(e) == dsl.Line { // only line frames write ".."
+			for _, l := range er.lines {
+				er.dotNames = or(er.dotNames, dots[l])
+			}
 		}
 		if er.nameTrie = p.nameTrieLocked(er.names); er.nameTrie < 0 {
 			return 0, fmt.Errorf("constrain: more than %d tries", maxTries)
@@ -186,9 +188,17 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.InvStepInto:
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
-	case dsl.StepOver, dsl.InvStepOver:
-		r.end = c.Action.Kind == dsl.StepOver
+	case dsl.StepOver:
+		r.end = true
 		p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
+		if leaving { // the caller may call again before its next line: a sibling
+			p.allow(&r, all, dsl.Call)
+		}
+	case dsl.InvStepOver:
+		p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
+		if c.From.Event == dsl.Call { // back past a sibling call that just returned
+			p.allow(&r, all, dsl.Return, dsl.Exception)
+		}
 	case dsl.StepReturn:
 		r.end = true
 		if leaving {
@@ -215,7 +225,7 @@ func (p *Program) allow(r *frameRules, codes []Code, events ...dsl.Event) {
 	for _, e := range events {
 		er := &r.events[e]
 		for _, c := range codes {
-			if e == dsl.Call {
+			if e == dsl.Call && !c.Generator {
 				p.addLine(er, c.First, c)
 				continue
 			}
@@ -253,11 +263,18 @@ func (p *Program) addLine(er *eventRules, line int, c Code) {
 	er.allowed = true
 }
 
-// codesAt returns the code objects whose call event is at one of lines.
+// codesAt returns the code objects that can have a call event at one of
+// lines: their first line, or any line of a generator (a resume).
 func (p *Program) codesAt(lines ...int) []Code {
 	var out []Code
 	for _, c := range p.codes {
-		if slices.Contains(lines, c.First) {
+		at := slices.Contains(lines, c.First)
+		for _, l := range lines {
+			if _, ok := slices.BinarySearch(c.Lines, l); ok && c.Generator {
+				at = true
+			}
+		}
+		if at {
 			out = append(out, c)
 		}
 	}
@@ -282,7 +299,7 @@ func (p *Program) compatible(st State, used, dot nameSet) bool {
 	r := p.rules[st.rules]
 	er := &r.events[st.event]
 	for _, l := range er.lines {
-		if used.sub(er.namesAt[l]) && dot.sub(r.dotsAt[l]) {
+		if used.sub(er.namesAt[l]) && (dot.empty() || dot.sub(r.dotsAt[l])) {
 			return true
 		}
 	}
@@ -371,7 +388,7 @@ func (p *Program) lineTrie(st State) (int16, bool) {
 	keys := make([][]byte, len(lines))
 	values := make([]int32, len(lines))
 	for i, l := range lines {
-		keys[i] = []byte(p.src.Lines[l-1] + "\n")
+		keys[i] = []byte(p.src.Text(l) + "\n")
 		values[i] = int32(l)
 	}
 	p.mu.Lock()
