@@ -222,7 +222,7 @@ func (g *gen) pred(v *variable) string {
 			return n + " == " + otherChar()
 		}
 	}
-	return g.expr(tBool, 1)
+	return paren(g.expr(tBool, 1))
 }
 
 // mapOn transforms v into a value of type out, mostly using v.
@@ -334,10 +334,13 @@ func (g *gen) cands(t string, d int) []cand {
 	add("lit", 1, func() string { return g.literal(t) })
 	add("", 3, func() string { return g.callHelper(t, d) })
 	add("", 4, func() string { return g.safeElem(t) })
-	add("ternary", 1, func() string {
-		a, b := g.two(t, d-1)
-		return a + " if " + g.expr(tBool, d-1) + " else " + b
-	})
+	if !mutable(t) {
+		// A ternary over mutable values may alias a variable.
+		add("ternary", 1, func() string {
+			a, b := g.two(t, d-1)
+			return paren(a) + " if " + paren(g.expr(tBool, d-1)) + " else " + paren(b)
+		})
+	}
 	anyColl := func() string {
 		vs := g.vars(func(v *variable) bool { return v.t == tStr || mutable(v.t) })
 		if len(vs) == 0 {

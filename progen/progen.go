@@ -141,15 +141,22 @@ func generate(seed uint64, fam *family) *Program {
 // returnExpr prefers returning a variable of the return type, as most such
 // functions do.
 func (g *gen) returnExpr() string {
-	vs := g.varsOf(g.retT)
-	if len(vs) > 0 && g.chance(0.6) {
+	e := g.expr(g.retT, 2)
+	if vs := g.varsOf(g.retT); len(vs) > 0 && g.chance(0.6) {
 		// The most recently bound variable is most often the result.
-		if g.chance(0.6) {
-			return vs[len(vs)-1].name
+		e = vs[len(vs)-1].name
+		if !g.chance(0.6) {
+			e = pick(g, vs).name
 		}
-		return pick(g, vs).name
 	}
-	return g.expr(g.retT, 2)
+	if v := g.varNamed(e); v != nil && v.noMut && mutable(v.t) {
+		// A helper returns a copy, never its caller's object.
+		if isList(v.t) {
+			return e + "[:]"
+		}
+		return e + ".copy()"
+	}
+	return e
 }
 
 func (g *gen) paramName(t string) string {

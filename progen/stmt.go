@@ -161,18 +161,17 @@ func (g *gen) decl() bool {
 			rhs = g.literal(t)
 		}
 	}
-	if mutable(t) {
+	if mutable(t) && g.mayAlias(rhs) {
 		// Never alias a mutable variable: a copy keeps loops bounded.
-		for _, v := range g.scope {
-			if v.name == rhs {
-				rhs = g.literal(t)
-				if g.chance(0.5) && isList(t) {
-					rhs = v.name + "[:]"
-				} else if g.chance(0.5) {
-					rhs = v.name + ".copy()"
-				}
-				g.use("copy")
+		v := g.varNamed(rhs)
+		rhs = emptyOf(t)
+		if v != nil && v.t == t {
+			if isList(t) && g.chance(0.5) {
+				rhs = v.name + "[:]"
+			} else {
+				rhs = v.name + ".copy()"
 			}
+			g.use("copy")
 		}
 	}
 	name := g.fresh(t)
@@ -196,12 +195,8 @@ func (g *gen) assign() bool {
 	if rhs == v.name {
 		return false
 	}
-	if mutable(v.t) {
-		for _, o := range g.scope {
-			if o.name == rhs {
-				return false
-			}
-		}
+	if mutable(v.t) && g.mayAlias(rhs) {
+		return false
 	}
 	g.emit("%s = %s", v.name, rhs)
 	g.use("reassign")
@@ -748,7 +743,7 @@ func (g *gen) catches(exc string) bool {
 }
 
 // risky is an assignment right-hand side that may raise exc.
-func (g *gen) risky(t string) (rhs, exc string) {
+func (g *gen) risky(t string) (rhs, exc, typ string) {
 	type r struct {
 		t, exc string
 		f      func() string
@@ -786,38 +781,16 @@ func (g *gen) risky(t string) (rhs, exc string) {
 		}
 	}
 	if len(ok) == 0 {
-		return "", ""
+		return "", "", ""
 	}
 	o := pick(g, ok)
-	return o.f(), o.exc
+	return o.f(), o.exc, o.t
 }
 
 func (g *gen) tryStmt() bool {
-	rhs, exc := g.risky("")
+	rhs, exc, t := g.risky("")
 	if rhs == "" {
 		return false
-	}
-	var t string
-	switch exc {
-	case "KeyError":
-		t = g.typeOfDictGet(rhs)
-	case "IndexError":
-		t = tInt
-		if strings.Contains(rhs, "[") && len(g.varsOf(tStr)) > 0 {
-			if v := g.varNamed(rhs[:strings.Index(rhs, "[")]); v != nil && v.t == tStr {
-				t = tStr
-			}
-		}
-	default:
-		t = tInt
-		if strings.HasPrefix(rhs, "float(") {
-			t = tFloat
-		}
-		for _, s := range g.funcs {
-			if strings.HasPrefix(rhs, s.name+"(") {
-				t = s.ret
-			}
-		}
 	}
 	name := g.fresh(t)
 	handler := exc
@@ -909,25 +882,9 @@ func (g *gen) raiseStmt() bool {
 		g.use("raise")
 		return true
 	}
-	rhs, exc := g.risky("")
-	if rhs == "" || strings.Contains(rhs, "(") && !strings.Contains(rhs, ".") && exc == "ValueError" && !strings.HasPrefix(rhs, "int(") && !strings.HasPrefix(rhs, "float(") {
+	rhs, exc, t := g.risky("")
+	if rhs == "" {
 		return false
-	}
-	t := tInt
-	switch {
-	case exc == "KeyError":
-		t = g.typeOfDictGet(rhs)
-	case strings.HasPrefix(rhs, "float("):
-		t = tFloat
-	case exc == "IndexError":
-		if v := g.varNamed(rhs[:strings.Index(rhs, "[")]); v != nil && v.t == tStr {
-			t = tStr
-		}
-	}
-	for _, s := range g.funcs {
-		if strings.HasPrefix(rhs, s.name+"(") {
-			t = s.ret
-		}
 	}
 	name := g.fresh(t)
 	g.emit("%s = %s", name, rhs)
@@ -958,4 +915,14 @@ func emptyOf(t string) string {
 		return "set()"
 	}
 	return ""
+}
+
+// mayAlias reports whether a mutable-typed expression may evaluate to an
+// object some variable already holds (a bare name, a lookup in a dict of
+// lists), which a later mutation would change behind a loop's back.
+func (g *gen) mayAlias(rhs string) bool {
+	if g.varNamed(rhs) != nil {
+		return true
+	}
+	return strings.Contains(rhs, ".get(") && !strings.HasSuffix(rhs, ")")
 }
