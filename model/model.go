@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -26,6 +28,7 @@ type Model struct {
 	layers []layerWeights
 	rope   *ropeTable
 	src    io.Closer // the checkpoint the weights alias, closed by Close
+	eos    []int     // end-of-sequence ids from config.json
 
 	closeOnce sync.Once
 	closeErr  error
@@ -77,6 +80,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("model: load %s: %w", dir, err)
 	}
 	m.src = ck
+	m.eos = append([]int(nil), ck.Config.EOSTokenIDs...)
 	return m, nil
 }
 
@@ -250,35 +254,44 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	if dt != kernels.F32 && dt != kernels.BF16 {
 		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
 	}
-	rng := seed*0x9E3779B97F4A7C15 + 1
-	next := func() uint64 { // xorshift64*
-		rng ^= rng >> 12
-		rng ^= rng << 25
-		rng ^= rng >> 27
-		return rng * 0x2545F4914F6CDD1D
-	}
+	// Each matrix gets its own generator so they fill in parallel.
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	stream := uint64(0)
 	mat := func(rows, cols int) *kernels.Mat {
 		m := &kernels.Mat{Rows: rows, Cols: cols, DType: dt}
-		scale := float32(2 / math.Sqrt(float64(cols)) / (1 << 24))
 		n := rows * cols
 		if dt == kernels.BF16 {
 			m.BF16 = make([]uint16, n)
-			for i := range m.BF16 {
-				v := float32(int32(next()>>40)-(1<<23)) * scale
-				m.BF16[i] = kernels.F32ToBF16(v)
-			}
 		} else {
 			m.F32 = make([]float32, n)
-			for i := range m.F32 {
-				m.F32[i] = float32(int32(next()>>40)-(1<<23)) * scale
-			}
 		}
+		stream++
+		rng := rand.New(rand.NewPCG(seed, stream))
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			scale := float32(2 / math.Sqrt(float64(cols)) / (1 << 24))
+			for i := 0; i < n; {
+				r := rng.Uint64()
+				for j := 0; j < 2 && i < n; j, i = j+1, i+1 {
+					v := float32(int32(r>>(40-32*j))&(1<<24-1)-(1<<23)) * scale
+					if m.BF16 != nil {
+						m.BF16[i] = kernels.F32ToBF16(v)
+					} else {
+						m.F32[i] = v
+					}
+				}
+			}
+		}()
 		return m
 	}
+	vrng := rand.New(rand.NewPCG(seed, 0))
 	vec := func(n int) []float32 {
 		v := make([]float32, n)
 		for i := range v {
-			v[i] = 1 + float32(int32(next()>>40)-(1<<23))/(1<<23)*0.1
+			v[i] = 1 + float32(vrng.Float64()-0.5)*0.2
 		}
 		return v
 	}
@@ -291,16 +304,35 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	layers := make([]layerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
+			wg.Wait()
 			return nil, fmt.Errorf("model: random weights: %w", err)
 		}
 		layers[l] = layerWeights{attnNorm: vec(H), ffnNorm: vec(H),
 			qkv: mat(Q+2*KV, H), o: mat(H, Q), gateUp: mat(2*F, H), down: mat(H, F)}
 	}
+	wg.Wait()
 	return newModel(cfg, embed, head, vec(H), layers, opts), nil
 }
 
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
+
+// EOS returns the end-of-sequence token ids of the checkpoint's config
+// (none for random models).
+func (m *Model) EOS() []int { return m.eos }
+
+// WithBackend returns a model sharing m's weights that computes on be (for
+// example a CPU backend with another thread count). The copy owns neither
+// be nor m's checkpoint: closing it closes nothing, and it must not be used
+// after m is closed.
+func (m *Model) WithBackend(be Backend) *Model {
+	return &Model{cfg: m.cfg, be: be, embed: m.embed, head: m.head, norm: m.norm,
+		layers: m.layers, rope: m.rope, eos: m.eos}
+}
+
+// WeightDType returns the element type of the model's matrices (that of
+// the output head; a checkpoint may mix).
+func (m *Model) WeightDType() kernels.DType { return m.head.DType }
 
 // Backend returns the backend the model computes on.
 func (m *Model) Backend() Backend { return m.be }

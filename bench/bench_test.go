@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/model"
+)
+
+// benchModels are the shapes the Go benchmarks cover; the 1.8b shape (3.5
+// to 7 GB of weights) only with NDBG_BENCH_LARGE=1, `ndbg bench` always.
+func benchModels() []string {
+	ms := []string{"34m", "134m"}
+	if os.Getenv("NDBG_BENCH_LARGE") != "" {
+		ms = append(ms, "1.8b")
+	}
+	return ms
+}
+
+func benchModel(b *testing.B, name string, dt kernels.DType, threads, ctxLen int) *model.Model {
+	cfg, err := model.Preset(name)
+	require.NoError(b, err)
+	m, err := model.NewRandom(context.Background(), cfg, dt, 1, model.Options{Threads: threads, Context: ctxLen})
+	require.NoError(b, err)
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+// BenchmarkDecode reports decode tokens/s and the GB/s of weights read.
+func BenchmarkDecode(b *testing.B) {
+	for _, name := range benchModels() {
+		for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%v/t%d", name, dt, threads), func(b *testing.B) {
+					m := benchModel(b, name, dt, threads, 4096)
+					s := m.NewSession()
+					_, err := s.Forward(context.Background(), []int{1, 2, 3, 4}, false)
+					require.NoError(b, err)
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						if s.Len() == m.Config().Context {
+							require.NoError(b, s.Truncate(4))
+						}
+						_, err := s.Forward(context.Background(), []int{i % m.Config().Vocab}, false)
+						require.NoError(b, err)
+					}
+					sec := b.Elapsed().Seconds()
+					b.ReportMetric(float64(b.N)/sec, "tok/s")
+					b.ReportMetric(float64(m.WeightBytes())*float64(b.N)/sec/1e9, "GB/s")
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkPrefill reports prompt tokens/s for 128-token prompts.
+func BenchmarkPrefill(b *testing.B) {
+	const n = 128
+	for _, name := range benchModels() {
+		for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%v/t%d", name, dt, threads), func(b *testing.B) {
+					m := benchModel(b, name, dt, threads, n)
+					prompt := make([]int, n)
+					for i := range prompt {
+						prompt[i] = i * 31 % m.Config().Vocab
+					}
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						_, err := m.NewSession().Forward(context.Background(), prompt, false)
+						require.NoError(b, err)
+					}
+					b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+				})
+			}
+		}
+	}
+}
+
+// TestRunTable runs the measurement end to end on the tiny preset.
+func TestRunTable(t *testing.T) {
+	o := Options{Models: []string{"tiny"}, DTypes: []kernels.DType{kernels.BF16}, Threads: []int{1, 2},
+		Prefill: 16, Decode: 4, Reps: 1}
+	machines := []Machine{{Threads: 1, Bandwidth: 10, FMAPeak: 100}, {Threads: 2, Bandwidth: 20, FMAPeak: 200}}
+	rs, err := Run(context.Background(), o, machines)
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	for _, r := range rs {
+		assert.Greater(t, r.DecodeTokS, 0.0)
+		assert.Greater(t, r.PrefillTokS, 0.0)
+		assert.InDelta(t, float64(r.WeightBytes)*r.DecodeTokS/1e9, r.DecodeGBs, 1e-9)
+		assert.Equal(t, float64(r.Threads)*10, r.Machine.Bandwidth)
+	}
+	var sb strings.Builder
+	require.NoError(t, WriteTable(&sb, machines, rs))
+	assert.Contains(t, sb.String(), "| tiny |")
+}
