@@ -89,7 +89,7 @@ type rawConfig struct {
 	RMSNormEps            *float64        `json:"rms_norm_eps"`
 	RopeTheta             *float64        `json:"rope_theta"`
 	RopeScaling           *rawRope        `json:"rope_scaling"`
-	RopeParameters        *rawRope        `json:"rope_parameters"` // transformers >= 5
+	RopeParameters        json.RawMessage `json:"rope_parameters"` // transformers >= 5
 	TieWordEmbeddings     *bool           `json:"tie_word_embeddings"`
 	SlidingWindow         *int            `json:"sliding_window"`
 	LayerTypes            []string        `json:"layer_types"`
@@ -203,7 +203,11 @@ func ParseConfig(data []byte) (*Config, error) {
 	if len(c.Architectures) == 0 {
 		c.Architectures = nil
 	}
-	if err := c.applyRope(r.RopeScaling, r.RopeParameters); err != nil {
+	params, err := parseRopeParameters(r.RopeParameters)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.applyRope(r.RopeScaling, params); err != nil {
 		return nil, err
 	}
 	if c.LayerTypes == nil && c.NumHiddenLayers > 0 && c.NumHiddenLayers <= maxLayers {
@@ -255,6 +259,57 @@ func (c *Config) applyRope(scaling, params *rawRope) error {
 		}
 	}
 	return nil
+}
+
+// parseRopeParameters decodes transformers 5's rope_parameters: either one
+// object, or one object per layer type ({"full_attention": {...},
+// "sliding_attention": {...}}), which is accepted only when all are equal
+// because this project applies one RoPE to every layer.
+func parseRopeParameters(raw json.RawMessage) (*rawRope, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var byType map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &byType); err != nil {
+		return nil, fmt.Errorf("config: rope_parameters: invalid JSON: %w", err)
+	}
+	_, full := byType[FullAttention]
+	_, sliding := byType[SlidingAttention]
+	if !full && !sliding {
+		var r rawRope
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("config: rope_parameters: invalid JSON: %w", err)
+		}
+		return &r, nil
+	}
+	var first *rawRope
+	var firstKey string
+	for _, key := range []string{FullAttention, SlidingAttention} {
+		sub, ok := byType[key]
+		if !ok {
+			continue
+		}
+		var r rawRope
+		if err := json.Unmarshal(sub, &r); err != nil {
+			return nil, fmt.Errorf("config: rope_parameters.%s: invalid JSON: %w", key, err)
+		}
+		if first == nil {
+			first, firstKey = &r, key
+		} else if !r.equal(first) {
+			return nil, fmt.Errorf("config: rope_parameters.%s differs from rope_parameters.%s; per-layer-type RoPE is not supported",
+				key, firstKey)
+		}
+	}
+	return first, nil
+}
+
+func (r *rawRope) equal(o *rawRope) bool {
+	eqF := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	eqI := func(a, b *int) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	return r.RopeType == o.RopeType && r.Type == o.Type && eqF(r.RopeTheta, o.RopeTheta) &&
+		eqF(r.Factor, o.Factor) && eqF(r.LowFreqFactor, o.LowFreqFactor) &&
+		eqF(r.HighFreqFactor, o.HighFreqFactor) && eqI(r.OriginalMaxPositionEmbeddings, o.OriginalMaxPositionEmbeddings)
 }
 
 // parseTokenIDs accepts null, one integer or a list of integers.

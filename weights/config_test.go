@@ -201,3 +201,23 @@ func TestValidateCatchesHandBuilt(t *testing.T) {
 	require.NoError(t, c.Validate(), "nil layer_types means all full attention")
 	assert.Zero(t, c.Window(1))
 }
+
+func TestRopeParametersPerLayerType(t *testing.T) {
+	base := `"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 256,
+	  "sliding_window": 8, "layer_types": ["full_attention", "sliding_attention"], `
+	same := `{"rope_type": "llama3", "rope_theta": 1000000.0, "factor": 16.0, "low_freq_factor": 1.0,
+	  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}`
+	c, err := ParseConfig([]byte(`{` + base + `"rope_parameters": {"full_attention": ` + same + `, "sliding_attention": ` + same + `}}`))
+	require.NoError(t, err)
+	assert.Equal(t, 1e6, c.RopeTheta)
+	assert.Equal(t, "llama3", c.RopeScaling.RopeType)
+	assert.Equal(t, 8192, c.RopeScaling.OriginalMaxPositionEmbeddings)
+
+	_, err = ParseConfig([]byte(`{` + base + `"rope_parameters": {"full_attention": ` + same +
+		`, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}}`))
+	assert.ErrorContains(t, err, "rope_parameters.sliding_attention differs from rope_parameters.full_attention")
+	_, err = ParseConfig([]byte(`{` + base + `"rope_parameters": {"full_attention": 3}}`))
+	assert.ErrorContains(t, err, "rope_parameters.full_attention: invalid JSON")
+	_, err = ParseConfig([]byte(`{` + base + `"rope_parameters": [1]}`))
+	assert.ErrorContains(t, err, "rope_parameters: invalid JSON")
+}

@@ -73,6 +73,8 @@ func FuzzParseConfig(f *testing.F) {
 	  "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}, "eos_token_id": [1, 2], "sliding_window": null}`))
 	f.Add([]byte(`{"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 256,
 	  "layer_types": ["full_attention", "sliding_attention"], "sliding_window": 4, "head_dim": 8, "num_key_value_heads": 2}`))
+	f.Add([]byte(`{"hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 256,
+	  "rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 2.0}, "sliding_attention": {"rope_type": "linear", "factor": 2.0}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data)
 		if err != nil {
