@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // StartMarker is CWM's comment on the entry function's def line.
@@ -47,6 +48,9 @@ func NewProgram(source, entry string) (*Program, error) {
 	source = strings.ReplaceAll(source, "\r", "\n")
 	if strings.TrimSpace(source) == "" {
 		return nil, errors.New("dsl: empty program")
+	}
+	if !utf8.ValidString(source) {
+		return nil, errors.New("dsl: program is not valid UTF-8")
 	}
 	if i := specialIndex(source); i >= 0 {
 		return nil, fmt.Errorf("dsl: program contains the special token %s at byte %d", describeAt(source, i), i)
@@ -112,6 +116,9 @@ func ParseProgram(source string) (*Program, error) {
 	}
 	if strings.ContainsRune(source, '\r') {
 		return nil, errors.New("dsl: prepared program contains a carriage return")
+	}
+	if !utf8.ValidString(source) {
+		return nil, errors.New("dsl: program is not valid UTF-8")
 	}
 	if i := specialIndex(source); i >= 0 {
 		return nil, fmt.Errorf("dsl: program contains the special token %s at byte %d", describeAt(source, i), i)

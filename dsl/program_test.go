@@ -97,6 +97,7 @@ func TestNewProgramErrors(t *testing.T) {
 		{"def f():  # << START_OF_TRACE\n    pass\n", "f"},
 		{"def f(a, \\\n      b):\n    pass\n", "f"},
 		{"def f():\n    return '<|frame_sep|>'\n", "f"},
+		{"def f():\n    return '\xff'\n", "f"},
 	} {
 		_, err := NewProgram(tc.src, tc.entry)
 		assert.Error(t, err, "%q", tc.src)
@@ -114,6 +115,7 @@ func TestParseProgramErrors(t *testing.T) {
 		"def f():" + StartMarker + "\ndef g():" + StartMarker + "\n",
 		"x = 1" + StartMarker + "\n",
 		"    def f():" + StartMarker + "\n",
+		"def f():" + StartMarker + "\n    x = '\xff'\n",
 	} {
 		_, err := ParseProgram(src)
 		assert.Error(t, err, "%q", src)
