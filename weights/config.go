@@ -115,7 +115,7 @@ type rawRope struct {
 
 // LoadConfig reads and validates dir/config.json.
 func LoadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, "config.json")
+	path := filepath.Join(dir, ConfigName)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("weights: %w", err)
@@ -461,16 +461,26 @@ func (c *Config) Window(i int) int {
 	return 0
 }
 
-// WriteConfig writes c as dir/config.json after validating it.
+// WriteConfig writes c as dir/config.json after validating it. An empty
+// model_type is written as "llama" and empty architectures as
+// ["LlamaForCausalLM"], so that transformers' AutoConfig and
+// AutoModelForCausalLM accept the directory; c itself is not modified.
 func WriteConfig(dir string, c *Config) error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("weights: %w", err)
 	}
-	data, err := json.MarshalIndent(c, "", "  ")
+	out := *c
+	if out.ModelType == "" {
+		out.ModelType = "llama"
+	}
+	if len(out.Architectures) == 0 {
+		out.Architectures = []string{"LlamaForCausalLM"}
+	}
+	data, err := json.MarshalIndent(&out, "", "  ")
 	if err != nil {
 		return fmt.Errorf("weights: encode config: %w", err)
 	}
-	path := filepath.Join(dir, "config.json")
+	path := filepath.Join(dir, ConfigName)
 	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("weights: %w", err)
 	}

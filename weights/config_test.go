@@ -221,3 +221,15 @@ func TestRopeParametersPerLayerType(t *testing.T) {
 	_, err = ParseConfig([]byte(`{` + base + `"rope_parameters": [1]}`))
 	assert.ErrorContains(t, err, "rope_parameters: invalid JSON")
 }
+
+func TestWriteConfigDefaultsModelType(t *testing.T) {
+	dir := t.TempDir()
+	c := tinyConfig()
+	c.ModelType, c.Architectures = "", nil
+	require.NoError(t, WriteConfig(dir, c))
+	assert.Empty(t, c.ModelType, "the caller's config is not modified")
+	back, err := LoadConfig(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "llama", back.ModelType)
+	assert.Equal(t, []string{"LlamaForCausalLM"}, back.Architectures)
+}
