@@ -209,17 +209,8 @@ func TestRealNextStatesAccepted(t *testing.T) {
 				if step.State != nil {
 					frame = strings.TrimSuffix(frame, dsl.EndOfText)
 				}
-				ref := &dsl.Trajectory{Program: prog, Start: start}
 				m, err := p.Start(Context{Action: a, From: start, Stack: stackAt(tr, i),
-					Dots: func(l int) []string {
-						var names []string
-						if r := ref.Reference(l); r != nil {
-							for _, loc := range r.Locals {
-								names = append(names, loc.Name)
-							}
-						}
-						return names
-					}})
+					Dots: dotsOf(&dsl.Trajectory{Program: prog, Start: start})})
 				require.NoError(t, err)
 				stuck := feed(m, frame, special)
 				require.Equal(t, -1, stuck, "item %d state %d action %v: true frame rejected at token %d:\n%q", n, i, a, stuck, frame)
@@ -229,4 +220,17 @@ func TestRealNextStatesAccepted(t *testing.T) {
 		}
 	}
 	t.Logf("%d true transitions accepted, %d programs", checked, len(items))
+}
+
+// dotsOf gives the names the ".." rule may write at each line after traj.
+func dotsOf(traj *dsl.Trajectory) func(int) []string {
+	return func(l int) []string {
+		var names []string
+		if r := traj.Reference(l); r != nil {
+			for _, loc := range r.Locals {
+				names = append(names, loc.Name)
+			}
+		}
+		return names
+	}
 }
