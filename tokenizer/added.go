@@ -9,52 +9,65 @@ import (
 // non-overlapping semantics of Hugging Face's Aho-Corasick automaton, then
 // applies each token's single_word, lstrip and rstrip options.
 type matcher struct {
-	root   *trieNode
-	first  [256]bool // bytes that can start a token
+	nodes  []trieNode // nodes[0] is the root
+	first  [256]bool  // bytes that can start a token
 	tokens []AddedToken
 }
 
+// trieNode is a node of a byte trie; children are few, so a linear scan
+// of keys beats a map.
 type trieNode struct {
-	next  map[byte]*trieNode
-	token int // index into tokens, -1 when no token ends here
+	keys  []byte
+	kids  []int32 // indexes into matcher.nodes
+	token int     // index into tokens, -1 when no token ends here
 }
 
 func newMatcher(tokens []AddedToken) *matcher {
-	m := &matcher{root: &trieNode{token: -1}, tokens: tokens}
+	m := &matcher{nodes: []trieNode{{token: -1}}, tokens: tokens}
 	for i, tok := range tokens {
-		n := m.root
+		n := int32(0)
 		for j := 0; j < len(tok.Content); j++ {
 			c := tok.Content[j]
-			if n.next == nil {
-				n.next = make(map[byte]*trieNode)
-			}
-			child, ok := n.next[c]
-			if !ok {
-				child = &trieNode{token: -1}
-				n.next[c] = child
+			child := m.child(n, c)
+			if child < 0 {
+				child = int32(len(m.nodes))
+				m.nodes = append(m.nodes, trieNode{token: -1})
+				m.nodes[n].keys = append(m.nodes[n].keys, c)
+				m.nodes[n].kids = append(m.nodes[n].kids, child)
 			}
 			n = child
 		}
-		if n.token < 0 { // first definition wins on duplicate content
-			n.token = i
+		if m.nodes[n].token < 0 { // first definition wins on duplicate content
+			m.nodes[n].token = i
 		}
 		m.first[tok.Content[0]] = true
 	}
 	return m
 }
 
+// child returns the child of node n along byte c, or -1.
+func (m *matcher) child(n int32, c byte) int32 {
+	nd := &m.nodes[n]
+	for k, key := range nd.keys {
+		if key == c {
+			return nd.kids[k]
+		}
+	}
+	return -1
+}
+
 // longestAt returns the index of the longest token starting at s[i:] and
 // its end, or -1.
 func (m *matcher) longestAt(s string, i int) (tok, end int) {
 	tok, end = -1, i
-	n := m.root
+	n := int32(0)
 	for j := i; j < len(s); j++ {
-		n = n.next[s[j]]
-		if n == nil {
+		n = m.child(n, s[j])
+		if n < 0 {
 			break
 		}
-		if n.token >= 0 {
-			tok, end = n.token, j+1
+		if t := m.nodes[n].token; t >= 0 {
+			tok, end = t, j+1
 		}
 	}
 	return tok, end

@@ -1,33 +1,44 @@
 package tokenizer
 
-import "sync"
+import (
+	"hash/maphash"
+	"strings"
+	"sync/atomic"
+)
 
-// wordCacheLimit bounds the pre-token cache; it is cleared when full.
-const wordCacheLimit = 1 << 17
+// cacheSlots is the number of entries of the pre-token cache (a power of 2).
+const cacheSlots = 1 << 16
 
-// wordCache remembers the BPE result of pre-tokens: source code and
-// traces repeat identifiers and indentation constantly.
+// cacheEntry is immutable once published.
+type cacheEntry struct {
+	word string
+	ids  []int32
+}
+
+// wordCache remembers the ids of pre-tokens: source code and traces repeat
+// identifiers and indentation constantly. It is a direct-mapped table of
+// atomic pointers, so concurrent Encode calls share it without locks; a
+// colliding word simply replaces the older one.
 type wordCache struct {
-	mu sync.RWMutex
-	m  map[string][]int32
+	seed  maphash.Seed
+	slots []atomic.Pointer[cacheEntry]
 }
 
 func newWordCache() *wordCache {
-	return &wordCache{m: make(map[string][]int32)}
+	return &wordCache{seed: maphash.MakeSeed(), slots: make([]atomic.Pointer[cacheEntry], cacheSlots)}
+}
+
+func (c *wordCache) slot(w string) *atomic.Pointer[cacheEntry] {
+	return &c.slots[maphash.String(c.seed, w)&(cacheSlots-1)]
 }
 
 func (c *wordCache) get(w string) ([]int32, bool) {
-	c.mu.RLock()
-	ids, ok := c.m[w]
-	c.mu.RUnlock()
-	return ids, ok
+	if e := c.slot(w).Load(); e != nil && e.word == w {
+		return e.ids, true
+	}
+	return nil, false
 }
 
 func (c *wordCache) put(w string, ids []int32) {
-	c.mu.Lock()
-	if len(c.m) >= wordCacheLimit {
-		clear(c.m)
-	}
-	c.m[w] = ids
-	c.mu.Unlock()
+	c.slot(w).Store(&cacheEntry{word: strings.Clone(w), ids: ids})
 }

@@ -132,7 +132,9 @@ func parsePreTokenizer(raw json.RawMessage) ([]preStep, error) {
 			if c.UseRegex == nil || *c.UseRegex {
 				st.split = patGPT2
 			}
-			steps = append(steps, st)
+			if st.prefixSpace || st.split != 0 { // else a no-op: bytes map 1:1
+				steps = append(steps, st)
+			}
 		case "Split":
 			if c.Pattern == nil || c.Pattern.Regex == nil {
 				return fmt.Errorf("%s.pattern: only a Regex pattern is supported", field)

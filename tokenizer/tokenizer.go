@@ -139,8 +139,10 @@ func Parse(data []byte) (*Tokenizer, error) {
 	for _, id := range addedIDs {
 		t.vocabSize = max(t.vocabSize, id+1)
 	}
-	if t.vocabSize > 1<<24 {
-		return nil, fmt.Errorf("model.vocab: vocabulary of %d ids is implausibly large", t.vocabSize)
+	// Ids index dense tables: refuse absurdly sparse ones (real files are
+	// dense) rather than allocate gigabytes for a hostile file.
+	if entries := len(m.Vocab) + len(f.AddedTokens); t.vocabSize > 4*entries+1024 {
+		return nil, fmt.Errorf("model.vocab: ids up to %d for %d tokens are too sparse", t.vocabSize-1, entries)
 	}
 	t.tokenStr = make([]string, t.vocabSize)
 	t.tokenRaw = make([][]byte, t.vocabSize)
@@ -377,20 +379,15 @@ func (e *encoder) word(w string) {
 		return
 	}
 	t := e.t
-	if t.ignoreMerges {
-		if id, ok := t.rawToID[w]; ok {
-			e.ids = append(e.ids, id)
-			return
+	ids, ok := t.cache.get(w)
+	if !ok {
+		if id, found := t.rawToID[w]; found && t.ignoreMerges {
+			ids = []int32{int32(id)}
+		} else {
+			ids = t.bpe(w)
 		}
+		t.cache.put(w, ids)
 	}
-	if ids, ok := t.cache.get(w); ok {
-		for _, id := range ids {
-			e.ids = append(e.ids, int(id))
-		}
-		return
-	}
-	ids := t.bpe(w)
-	t.cache.put(w, ids)
 	for _, id := range ids {
 		e.ids = append(e.ids, int(id))
 	}
