@@ -128,3 +128,15 @@ func TestRunAllStreamsInOrder(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "50", res.Return)
 }
+
+func TestBatchRestoresBuiltins(t *testing.T) {
+	b := NewBatch(testLimits(t))
+	defer b.Close()
+	ctx := context.Background()
+	res, err := b.Run(ctx, program(t, "import builtins\ndef f():\n    builtins.len = lambda x: 42\n    builtins.repr = None\n    return 1\n", "f"), "f()")
+	require.NoError(t, err) // the tracer keeps its own builtins
+	assert.Equal(t, "1", res.Return)
+	res, err = b.Run(ctx, program(t, "def f(s):\n    return len(s)\n", "f"), "f('ab')")
+	require.NoError(t, err)
+	assert.Equal(t, "2", res.Return)
+}

@@ -18,6 +18,10 @@ import os
 import resource
 import signal
 import sys
+# Bound here so that a program rebinding builtins cannot break the tracer.
+from builtins import (BaseException, MemoryError, RecursionError, SyntaxError, UnicodeEncodeError,
+                      ValueError, bytes, callable, compile, dict, eval, exec, float, getattr,
+                      hasattr, id, int, isinstance, len, max, repr, setattr, str, tuple, type)
 
 PROGFILE = "<program>"
 MAX_REPR = 256  # dsl.MaxRepr
@@ -239,6 +243,19 @@ def parse_call(call, entry):
     return compile(tree, "<call>", "eval")
 
 
+COMPILED = {}  # source -> code object: generated programs often repeat with new inputs
+
+
+def compile_program(source):
+    code = COMPILED.get(source)
+    if code is None:
+        code = compile(source, PROGFILE, "exec")
+        if len(COMPILED) >= 512:
+            COMPILED.clear()
+        COMPILED[source] = code
+    return code
+
+
 def run_one(req):
     st = State()
     ST[0] = st
@@ -372,7 +389,7 @@ def run_one(req):
         _setitimer(signal.ITIMER_REAL, timeout, 0.05)
         try:
             try:
-                code = compile(req["source"], PROGFILE, "exec")
+                code = compile_program(req["source"])
             except SyntaxError as e:
                 res["status"], res["msg"], res["line"] = "syntax", bound(safestr(e.msg)), e.lineno or 0
                 return res
@@ -485,6 +502,7 @@ def main():
     out.write(json.dumps({"t": "hello", "version": sys.version}).encode("ascii") + b"\n")
     out.flush()
     neuter()
+    pristine = dict(builtins.__dict__)
     while True:
         line = inp.readline()
         if not line:
@@ -502,8 +520,12 @@ def main():
         out.write(data + b"\n")
         out.flush()
         del res, data
+        if builtins.__dict__ != pristine:  # a program rebound a builtin
+            builtins.__dict__.clear()
+            builtins.__dict__.update(pristine)
         if mode == "single":
             break
 
 
-main()
+if __name__ == "__main__":
+    main()
