@@ -99,16 +99,28 @@ def read_strings():
     return out
 `
 
-// cruxevalCodes returns the "code" fields of shared/data/cruxeval/dev.jsonl,
-// found by walking up from the package directory; nil if absent.
-func cruxevalCodes(t testing.TB) []string {
+// cruxItem is one CRUXEval problem: a program with entry f and an input.
+type cruxItem struct {
+	Code  string `json:"code"`
+	Input string `json:"input"`
+}
+
+// cruxeval returns the items of shared/data/cruxeval/dev.jsonl, found by
+// walking up from the package directory; nil if absent.
+func cruxeval(t testing.TB) []cruxItem {
 	t.Helper()
 	dir, err := os.Getwd()
 	require.NoError(t, err)
 	for {
 		path := filepath.Join(dir, "shared", "data", "cruxeval", "dev.jsonl")
 		if data, err := os.ReadFile(path); err == nil {
-			return decodeCodes(t, data)
+			var items []cruxItem
+			for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+				var it cruxItem
+				require.NoError(t, json.Unmarshal(line, &it))
+				items = append(items, it)
+			}
+			return items
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -118,16 +130,11 @@ func cruxevalCodes(t testing.TB) []string {
 	}
 }
 
-// decodeCodes reads the "code" field of each JSON line.
-func decodeCodes(t testing.TB, data []byte) []string {
-	t.Helper()
+// cruxevalCodes returns the programs of cruxeval.
+func cruxevalCodes(t testing.TB) []string {
 	var codes []string
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		var item struct {
-			Code string `json:"code"`
-		}
-		require.NoError(t, json.Unmarshal(line, &item))
-		codes = append(codes, item.Code)
+	for _, it := range cruxeval(t) {
+		codes = append(codes, it.Code)
 	}
 	return codes
 }
