@@ -126,7 +126,7 @@ func TestParseProgramErrors(t *testing.T) {
 // testdata, the CRUXEval dev programs, and each of those repeated twice
 // (every line then has a twin, so naming is exercised everywhere).
 func pythonCorpus(t *testing.T) []string {
-	files, err := filepath.Glob("testdata/*.py")
+	files, err := filepath.Glob("testdata/programs/*.py")
 	require.NoError(t, err)
 	var srcs []string
 	for _, f := range files {

@@ -106,7 +106,7 @@ def encode(source, events):
         tok = "<|call_sep|>" if event == "call" else "<|line_sep|>"
         out.append(tok + json.dumps(shown) + "<|action_sep|>" + src + "<|frame_sep|>")
         last[fo(line)] = d
-    out.append("<|step_into|><|end_of_text|>")  # MUT
+    out.append("<|step_into|><|end_of_text|>")
     return "".join(out)
 
 
