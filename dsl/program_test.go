@@ -123,7 +123,7 @@ func TestParseProgramErrors(t *testing.T) {
 }
 
 // pythonCorpus returns programs with an entry function f: the files in
-// testdata, the CRUXEval dev programs, and each of those repeated twice
+// testdata/programs, the CRUXEval dev programs, and each of those repeated twice
 // (every line then has a twin, so naming is exercised everywhere).
 func pythonCorpus(t *testing.T) []string {
 	files, err := filepath.Glob("testdata/programs/*.py")
