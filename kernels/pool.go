@@ -29,7 +29,7 @@ type job struct {
 	n     int
 	grain int
 	fn    func(lo, hi int)
-	done  sync.WaitGroup
+	done  sync.WaitGroup // one count per chunk
 }
 
 // NewPool returns a pool of the given number of threads (including the
@@ -50,11 +50,12 @@ func (p *Pool) worker() {
 	defer p.wg.Done()
 	for j := range p.work {
 		j.run()
-		j.done.Done()
 	}
 }
 
-// run takes chunks of the job until none is left.
+// run takes chunks of the job until none is left. A worker that arrives
+// after the last chunk was taken does nothing: the caller waits for chunks,
+// not for workers, so a job never waits on a busy or late worker.
 func (j *job) run() {
 	for {
 		lo := int(j.next.Add(int64(j.grain))) - j.grain
@@ -62,6 +63,7 @@ func (j *job) run() {
 			return
 		}
 		j.fn(lo, min(lo+j.grain, j.n))
+		j.done.Done()
 	}
 }
 
@@ -109,15 +111,16 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	j := &job{n: n, grain: grain, fn: fn}
+	j.done.Add(chunks)
 	helpers := min(p.threads-1, chunks-1)
 	p.mu.RLock()
 	if !p.closed {
+	send:
 		for range helpers {
-			j.done.Add(1)
 			select {
 			case p.work <- j:
-			default: // all workers busy (e.g. a nested For): do it here
-				j.done.Done()
+			default: // queue full (e.g. a nested For): the caller does more
+				break send
 			}
 		}
 	}

@@ -1,0 +1,139 @@
+package kernels
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// covers checks that For calls fn on disjoint ranges covering [0, n) once.
+func covers(t *testing.T, p *Pool, n, grain int) {
+	t.Helper()
+	hits := make([]atomic.Int32, max(n, 0))
+	var calls atomic.Int32
+	p.For(n, grain, func(lo, hi int) {
+		calls.Add(1)
+		assert.Less(t, lo, hi)
+		if grain > 0 {
+			assert.LessOrEqual(t, hi-lo, grain)
+		}
+		for i := lo; i < hi; i++ {
+			hits[i].Add(1)
+		}
+	})
+	for i := range hits {
+		require.Equal(t, int32(1), hits[i].Load(), "n=%d grain=%d: index %d", n, grain, i)
+	}
+	if n <= 0 {
+		require.Zero(t, calls.Load())
+	}
+}
+
+func TestPoolFor(t *testing.T) {
+	for _, threads := range []int{1, 2, 5} {
+		p := NewPool(threads)
+		assert.Equal(t, threads, p.Threads())
+		for _, n := range []int{-1, 0, 1, 2, 7, 100, 1001} {
+			for _, grain := range []int{-3, 0, 1, 3, 64, 5000} {
+				covers(t, p, n, grain)
+			}
+		}
+		p.Close()
+	}
+	var nilPool *Pool
+	assert.Equal(t, 1, nilPool.Threads())
+	covers(t, nilPool, 10, 3)
+	nilPool.Close()
+}
+
+func TestPoolRunsInParallel(t *testing.T) {
+	p := NewPool(3)
+	defer p.Close()
+	var inside, most atomic.Int32
+	p.For(3, 1, func(lo, hi int) {
+		v := inside.Add(1)
+		for {
+			m := most.Load()
+			if v <= m || most.CompareAndSwap(m, v) {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+		inside.Add(-1)
+	})
+	assert.Greater(t, most.Load(), int32(1), "chunks never overlapped")
+}
+
+func TestPoolNestedAndConcurrent(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var sum atomic.Int64
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			p.For(8, 1, func(lo, hi int) {
+				p.For(10, 2, func(lo, hi int) { sum.Add(int64(hi - lo)) })
+			})
+			done <- struct{}{}
+		}()
+	}
+	for range 4 {
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("deadlock")
+		}
+	}
+	assert.Equal(t, int64(4*8*10), sum.Load())
+}
+
+func TestPoolCloseEndsGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	p := NewPool(8)
+	covers(t, p, 100, 1)
+	assert.GreaterOrEqual(t, runtime.NumGoroutine(), before+7)
+	p.Close()
+	p.Close() // idempotent
+	assert.Equal(t, before, runtime.NumGoroutine())
+	covers(t, p, 100, 7) // still works, on the caller
+}
+
+func TestBF16(t *testing.T) {
+	for _, c := range []struct {
+		f    float32
+		want uint16
+	}{
+		{0, 0}, {1, 0x3f80}, {-2, 0xc000},
+		{math32(0x3f808000), 0x3f80}, // tie, even stays
+		{math32(0x3f818000), 0x3f82}, // tie, odd rounds up
+		{math32(0x3f808001), 0x3f81}, // above the tie
+		{math32(0x7f7fffff), 0x7f80}, // max float32 rounds to +Inf
+		{math32(0x7f800000), 0x7f80}, {math32(0xff800000), 0xff80},
+		{math32(0x00000001), 0x0000}, // tiny denormal to zero
+		{math32(0x80018000), 0x8002}, // denormal tie, odd up
+	} {
+		assert.Equal(t, c.want, F32ToBF16(c.f), "%x", c.f)
+	}
+	nan := F32ToBF16(math32(0x7f800001)) // signalling NaN with a low payload
+	assert.True(t, BF16ToF32(nan) != BF16ToF32(nan), "NaN stays NaN: %x", nan)
+	assert.True(t, BF16ToF32(F32ToBF16(math32(0xffc00000))) != 0, "negative NaN")
+	// Round trip of every BF16 value that is not NaN.
+	for h := range 1 << 16 {
+		f := BF16ToF32(uint16(h))
+		if f != f {
+			continue
+		}
+		require.Equal(t, uint16(h), F32ToBF16(f))
+	}
+	src := []float32{1, 2, 3}
+	dst := make([]uint16, 2)
+	F32ToBF16Slice(dst, src)
+	assert.Equal(t, []uint16{0x3f80, 0x4000}, dst)
+	back := make([]float32, 3)
+	BF16ToF32Slice(back, dst)
+	assert.Equal(t, []float32{1, 2, 0}, back)
+}
