@@ -95,13 +95,51 @@ func TestTorchConformanceLive(t *testing.T) {
 		t.Skipf("no %s: %v", py, err)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(py, "testdata/make_conformance.py", dir)
+	goDir := writeForPython(t)
+	cmd := exec.Command(py, "testdata/make_conformance.py", dir, goDir)
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "No module named 'torch'") {
 		t.Skipf("%s cannot import torch", py)
 	}
 	require.NoError(t, err, "%s", out)
-	t.Logf("torch wrote the fixture in %v", time.Since(start))
+	t.Logf("torch wrote the fixture and read ours in %v: %s", time.Since(start), strings.TrimSpace(string(out)))
+	assert.Contains(t, string(out), "verified 6 Go-written tensors")
 	checkConformance(t, dir)
+}
+
+// writeForPython writes a sharded checkpoint of every dtype (odd sizes
+// included) with expected.json holding the float32 bits this package reads
+// back, for the Python side to check independently.
+func writeForPython(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := []float32{0, 1, -1.5, 3.140625, 65504, 1e-3, float32(math.Inf(-1)), 1.0 + 1.0/256, 2.5e-8}
+	tensors := []Tensor{
+		mustTensor(t, "model.embed_tokens.weight", BF16, []int{3, 3}, src),
+		mustTensor(t, "odd.bf16", BF16, []int{1}, src[2:3]),
+		mustTensor(t, "model.norm.weight", F32, []int{9}, src),
+		mustTensor(t, "half", F16, []int{3, 1, 3}, src),
+		mustTensor(t, "scalar", F32, nil, src[3:4]),
+		mustTensor(t, "empty", F16, []int{2, 0}, nil),
+	}
+	require.NoError(t, WriteCheckpoint(dir, tinyConfig(), tensors, 40, map[string]string{"format": "pt"}))
+	expected := map[string]any{}
+	for _, tt := range tensors {
+		vals, err := tt.F32()
+		require.NoError(t, err)
+		bits := make([]uint32, len(vals))
+		for i, v := range vals {
+			bits[i] = math.Float32bits(v)
+		}
+		shape := tt.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		expected[tt.Name] = map[string]any{"shape": shape, "f32_bits": bits}
+	}
+	data, err := json.Marshal(expected)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "expected.json"), data, 0o644))
+	return dir
 }

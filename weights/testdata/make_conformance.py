@@ -1,7 +1,7 @@
 """Writes a safetensors file with PyTorch's own dtype conversions, as an
 independent oracle for the Go reader and converters.
 
-Usage: /usr/bin/python3 make_conformance.py OUTDIR
+Usage: /usr/bin/python3 make_conformance.py OUTDIR [GODIR]
 
 It writes OUTDIR/conformance.safetensors (tensors of F32, F16 and BF16,
 deliberately unpadded so that some tensors start unaligned) and
@@ -10,6 +10,12 @@ float32 bit patterns torch gives when widening it, plus for the conversion
 checks the float32 source bits and torch's rounded F16 / BF16 bits. The
 safetensors writer is the format itself: an 8-byte little-endian header
 length, the JSON header, the raw little-endian bytes.
+
+With GODIR, it also reads the checkpoint that the Go writer put there
+(model.safetensors or model.safetensors.index.json plus shards) with an
+independent reader built on torch.frombuffer, checks the format's rules, and
+compares every value with GODIR/expected.json; it exits non-zero on any
+difference.
 """
 import json
 import struct
@@ -91,3 +97,70 @@ expected = {
 }
 with open(out + "/conformance.json", "w") as f:
     json.dump(expected, f)
+
+
+def read_safetensors(path):
+    """An independent reader: returns {name: float32 tensor}."""
+    data = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", data[:8])
+    assert 8 + n <= len(data), path
+    assert (8 + n) % 8 == 0, "%s: data region not 8-byte aligned" % path
+    header = json.loads(data[8:8 + n].decode("utf-8"))
+    header.pop("__metadata__", None)
+    start = 8 + n
+    kinds = {"F32": (torch.float32, 4), "F16": (torch.float16, 2), "BF16": (torch.bfloat16, 2)}
+    spans = []
+    out = {}
+    for name, info in header.items():
+        dtype, size = kinds[info["dtype"]]
+        b, e = info["data_offsets"]
+        count = 1
+        for d in info["shape"]:
+            count *= d
+        assert e - b == count * size, name
+        assert (start + b) % size == 0, "%s: %s not aligned" % (path, name)
+        spans.append((b, e))
+        raw = bytearray(data[start + b:start + e])
+        if count == 0:
+            t = torch.zeros(info["shape"], dtype=dtype)
+        else:
+            t = torch.frombuffer(raw, dtype=dtype).reshape(info["shape"])
+        out[name] = t.float()
+    pos = 0
+    for b, e in sorted(spans):
+        assert b == pos, "%s: gap or overlap at %d" % (path, b)
+        pos = e
+    assert start + pos == len(data), "%s: trailing bytes" % path
+    return out
+
+
+def verify_go(godir):
+    import os
+    index = os.path.join(godir, "model.safetensors.index.json")
+    tensors = {}
+    if os.path.exists(index):
+        wm = json.load(open(index))["weight_map"]
+        for shard in sorted(set(wm.values())):
+            got = read_safetensors(os.path.join(godir, shard))
+            for name in got:
+                assert wm[name] == shard, name
+            tensors.update(got)
+        assert set(tensors) == set(wm), "index and shards disagree"
+    else:
+        tensors = read_safetensors(os.path.join(godir, "model.safetensors"))
+    expected = json.load(open(os.path.join(godir, "expected.json")))
+    assert set(tensors) == set(expected), (sorted(tensors), sorted(expected))
+    for name, want in expected.items():
+        t = tensors[name]
+        assert list(t.shape) == want["shape"], name
+        got = t.reshape(-1).view(torch.int32).tolist()
+        want_bits = [b - (1 << 32) if b >= (1 << 31) else b for b in want["f32_bits"]]
+        assert got == want_bits, "%s: values differ" % name
+    cfg = json.load(open(os.path.join(godir, "config.json")))
+    for key in ("hidden_size", "num_hidden_layers", "num_attention_heads", "vocab_size", "model_type"):
+        assert key in cfg, key
+    print("verified %d Go-written tensors" % len(tensors))
+
+
+if len(sys.argv) > 2:
+    verify_go(sys.argv[2])
