@@ -44,11 +44,17 @@ func refRepr(ref *State, name string, i int) (string, bool) {
 
 // encoder writes a trajectory's text into buf.
 type encoder struct {
-	p    *Program
-	ix   *lineIndex
-	buf  []byte
-	refs refs
+	p      *Program
+	ix     *lineIndex
+	buf    []byte
+	refs   refs
+	spans  []Span // with record: each step's output, offsets from base
+	base   int    // len(buf) before the text
+	record bool
 }
+
+// Span is a byte range [Start, End) of a trajectory's text.
+type Span struct{ Start, End int }
 
 // programIndex returns p's line index after checking that p is a prepared
 // program: one built by hand is checked by reading its Source again.
@@ -96,6 +102,21 @@ func (t *Trajectory) AppendEncode(dst []byte) ([]byte, error) {
 	return e.buf, nil
 }
 
+// EncodeSpans is Encode that also returns, for each step, the span of what
+// a model predicts after the step's action: its frame, or <|end_of_text|>
+// for a step that ran past the end. Training can restrict its loss to these
+// spans; evaluation can compare them.
+func (t *Trajectory) EncodeSpans() (string, []Span, error) {
+	e := &encoder{record: true}
+	if err := e.body(t); err != nil {
+		return "", nil, err
+	}
+	if n := len(t.Steps); n == 0 || t.Steps[n-1].State != nil {
+		e.buf = append(e.buf, EndOfText...)
+	}
+	return string(e.buf), e.spans, nil
+}
+
 // EncodePrompt writes the prompt that asks a model for the state after
 // next: the trajectory's text without its end token, then next's token and
 // lines. The trajectory must not have run past the end.
@@ -113,13 +134,22 @@ func (t *Trajectory) EncodePrompt(next Action) (string, error) {
 	return string(e.buf), nil
 }
 
-// encodeBody writes everything but the final end token.
+// encodeBody writes everything but the final end token after dst.
 func (t *Trajectory) encodeBody(dst []byte) (*encoder, error) {
-	ix, err := programIndex(t.Program)
-	if err != nil {
+	e := &encoder{buf: dst}
+	if err := e.body(t); err != nil {
 		return nil, err
 	}
-	e := &encoder{p: t.Program, ix: ix, buf: dst, refs: newRefs(ix)}
+	return e, nil
+}
+
+// body writes everything but the final end token.
+func (e *encoder) body(t *Trajectory) error {
+	ix, err := programIndex(t.Program)
+	if err != nil {
+		return err
+	}
+	e.p, e.ix, e.refs, e.base = t.Program, ix, newRefs(ix), len(e.buf)
 	if e.buf == nil {
 		e.buf = make([]byte, 0, len(t.Program.Source)+160*(1+len(t.Steps)))
 	}
@@ -127,25 +157,27 @@ func (t *Trajectory) encodeBody(dst []byte) (*encoder, error) {
 	e.buf = append(e.buf, t.Program.Source...)
 	e.buf = append(e.buf, FrameSep...)
 	if err := e.frame(&t.Start, true); err != nil {
-		return nil, fmt.Errorf("dsl: start state: %w", err)
+		return fmt.Errorf("dsl: start state: %w", err)
 	}
 	for i := range t.Steps {
 		st := &t.Steps[i]
 		if i > 0 && t.Steps[i-1].State == nil {
-			return nil, fmt.Errorf("dsl: step %d follows a step that ran past the end", i)
+			return fmt.Errorf("dsl: step %d follows a step that ran past the end", i)
 		}
 		if err := e.action(st.Action); err != nil {
-			return nil, fmt.Errorf("dsl: step %d: %w", i, err)
+			return fmt.Errorf("dsl: step %d: %w", i, err)
 		}
+		start := len(e.buf) - e.base
 		if st.State == nil {
 			e.buf = append(e.buf, EndOfText...)
-			continue
+		} else if err := e.frame(st.State, false); err != nil {
+			return fmt.Errorf("dsl: step %d: %w", i, err)
 		}
-		if err := e.frame(st.State, false); err != nil {
-			return nil, fmt.Errorf("dsl: step %d: %w", i, err)
+		if e.record {
+			e.spans = append(e.spans, Span{start, len(e.buf) - e.base})
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // line checks that n can be named and appends its text and newline.

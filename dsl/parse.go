@@ -14,6 +14,8 @@ type parser struct {
 	// of its own; each state gets a full slice expression of it.
 	pool []Local
 	offs []int // offsets of the current frame's values, for errors
+	// lenient accepts a full value where the canonical text has "..".
+	lenient bool
 }
 
 // Parse reads a trajectory text (docs/dsl.md). It is strict: it accepts
@@ -93,6 +95,17 @@ func (p *parser) trajectory() (*Trajectory, *ParseError) {
 // nil). ".." values are expanded against the trajectory's frames. Errors
 // are *ParseError with offsets into text.
 func (t *Trajectory) ParseFrame(text string) (*State, error) {
+	return t.parseFrame(text, false)
+}
+
+// ParseFrameLenient is ParseFrame that also accepts a full value where the
+// canonical text has "..": a model's output that is not canonical but
+// means one state without doubt. (Encoding that state writes ".." again.)
+func (t *Trajectory) ParseFrameLenient(text string) (*State, error) {
+	return t.parseFrame(text, true)
+}
+
+func (t *Trajectory) parseFrame(text string, lenient bool) (*State, error) {
 	ix, err := programIndex(t.Program)
 	if err != nil {
 		return nil, err
@@ -100,7 +113,7 @@ func (t *Trajectory) ParseFrame(text string) (*State, error) {
 	if n := len(t.Steps); n > 0 && t.Steps[n-1].State == nil {
 		return nil, &ParseError{Offset: 0, Expected: "no frame (the trajectory has ended)", Found: describeAt(text, 0)}
 	}
-	p := parser{s: text, ix: ix, refs: t.refsAtEnd(ix)}
+	p := parser{s: text, ix: ix, refs: t.refsAtEnd(ix), lenient: lenient}
 	if text == EndOfText {
 		return nil, nil
 	}
@@ -253,7 +266,7 @@ func (p *parser) expand(s *State, offs []int) *ParseError {
 			return errAt(p.s, offs[k], fmt.Sprintf("a value (%q is not in the reference frame)", l.Name))
 		case l.Repr == Dots:
 			l.Repr = r
-		case ok && r == l.Repr:
+		case ok && r == l.Repr && !p.lenient:
 			return errAt(p.s, offs[k], `".." (the value equals the reference frame's)`)
 		}
 	}

@@ -168,6 +168,18 @@ func TestRoundTripRandom(t *testing.T) {
 		again, err := back.Encode()
 		require.NoError(t, err)
 		require.Equal(t, text, again)
+		text2, spans, err := tr.EncodeSpans()
+		require.NoError(t, err)
+		require.Equal(t, text, text2)
+		require.Len(t, spans, len(tr.Steps))
+		for k, sp := range spans {
+			frame := text[sp.Start:sp.End]
+			if tr.Steps[k].State == nil {
+				require.Equal(t, EndOfText, frame)
+			} else {
+				require.True(t, strings.HasPrefix(frame, tr.Steps[k].State.Event.Token()) && strings.HasSuffix(frame, FrameSep))
+			}
+		}
 		dots += strings.Count(text, `": ".."`)
 		total += strings.Count(text, `": "`)
 

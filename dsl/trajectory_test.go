@@ -222,6 +222,27 @@ func TestPromptAndFrame(t *testing.T) {
 		require.NoError(t, err, "step %d: %q", k, frame)
 		require.Equal(t, st.State, got, "step %d", k)
 	}
+	text, spans, err := tr.EncodeSpans()
+	require.NoError(t, err)
+	require.Equal(t, full, text)
+	require.Len(t, spans, len(tr.Steps))
+	for k, sp := range spans {
+		prefix := &Trajectory{Program: tr.Program, Start: tr.Start, Steps: tr.Steps[:k]}
+		got, err := prefix.ParseFrame(text[sp.Start:sp.End])
+		require.NoError(t, err)
+		require.Equal(t, tr.Steps[k].State, got, "span of step %d", k)
+	}
+	require.Equal(t, EndOfText, text[spans[len(spans)-1].Start:])
+
+	// A full value where ".." is due: refused, or read leniently.
+	prefix := &Trajectory{Program: tr.Program, Start: tr.Start}
+	loose := `<|line_sep|>{"n": "2"}<|action_sep|>    total = 0` + "\n<|frame_sep|>"
+	_, err = prefix.ParseFrame(loose)
+	require.Error(t, err)
+	got, err := prefix.ParseFrameLenient(loose)
+	require.NoError(t, err)
+	require.Equal(t, tr.Steps[0].State, got)
+
 	_, err = tr.EncodePrompt(Action{Kind: StepInto})
 	require.Error(t, err, "no prompt after the end")
 	_, err = tr.ParseFrame(EndOfText)
