@@ -1,0 +1,375 @@
+package statetree
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// bdbStop is one stop (or trace event) as testdata/bdbdrive.py writes it.
+type bdbStop struct {
+	End    bool       `json:"end"`
+	Event  string     `json:"event"`
+	Line   int        `json:"line"`
+	Depth  int        `json:"depth"`
+	Calls  int        `json:"calls"`
+	Func   string     `json:"func"`
+	Gen    bool       `json:"gen"`
+	Value  string     `json:"value"`
+	Locals [][]string `json:"locals"`
+	Frame  int        `json:"frame"`
+}
+
+type bdbReply struct {
+	Trace    []bdbStop   `json:"trace"`
+	Sessions [][]bdbStop `json:"sessions"`
+}
+
+// runBdb runs the reference driver on prog and the given command sessions.
+func runBdb(t *testing.T, prog *dsl.Program, call string, sessions [][]string) bdbReply {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	if sessions == nil {
+		sessions = [][]string{}
+	}
+	req, err := json.Marshal(map[string]any{"source": prog.Source, "entry": prog.Entry, "call": call, "sessions": sessions})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "bdbdrive.py"))
+	cmd.Env = append(os.Environ(), "PYTHONHASHSEED=0")
+	cmd.Stdin = bytes.NewReader(req)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "bdbdrive: %s", stderr.String())
+	var r bdbReply
+	require.NoError(t, json.Unmarshal(out, &r))
+	return r
+}
+
+// treeFromBdb builds a tree from the driver's plain sys.settrace trace.
+func treeFromBdb(t *testing.T, prog *dsl.Program, evs []bdbStop) *Tree {
+	t.Helper()
+	events := make([]trace.Event, len(evs))
+	for i, e := range evs {
+		k, err := dsl.ParseEvent(e.Event)
+		require.NoError(t, err)
+		ev := trace.Event{Kind: k, Line: e.Line, Depth: e.Depth, Frame: e.Frame, Func: e.Func, Value: e.Value}
+		for _, kv := range e.Locals {
+			ev.Locals = append(ev.Locals, dsl.Local{Name: kv[0], Repr: kv[1]})
+		}
+		events[i] = ev
+	}
+	tr, err := Build(prog, events)
+	require.NoError(t, err)
+	return tr
+}
+
+// parseCmd turns a driver command into a tree action.
+func parseCmd(c string) dsl.Action {
+	name, arg, _ := strings.Cut(c, ":")
+	var lines []int
+	for _, f := range strings.Split(arg, ",") {
+		if l, err := strconv.Atoi(f); err == nil {
+			lines = append(lines, l)
+		}
+	}
+	switch name {
+	case "step":
+		return dsl.Action{Kind: dsl.StepInto}
+	case "next":
+		return dsl.Action{Kind: dsl.StepOver}
+	case "return":
+		return dsl.Action{Kind: dsl.StepReturn}
+	case "break":
+		return dsl.Action{Kind: dsl.Breakpoint, Lines: lines}
+	default:
+		return dsl.Action{Kind: dsl.Continue, Lines: lines}
+	}
+}
+
+// makeSessions makes command sessions over tree: from every early position
+// each command once or twice (systematic), then random mixes.
+func makeSessions(tr *Tree, rng *rand.Rand, systematic, random int) [][]string {
+	n := tr.End()
+	var lineEvents []int
+	for i := 0; i < n; i++ {
+		if tr.kind[i] == dsl.Line {
+			lineEvents = append(lineEvents, i)
+		}
+	}
+	// futureLine picks the line of a line event after pos, or any program line.
+	futureLine := func(pos int) int {
+		var cands []int
+		for _, j := range lineEvents {
+			if j > pos {
+				cands = append(cands, j)
+			}
+		}
+		if len(cands) == 0 || rng.IntN(8) == 0 {
+			return 1 + rng.IntN(len(tr.prog.Lines))
+		}
+		return int(tr.line[cands[rng.IntN(len(cands))]])
+	}
+	steps := func(k int) []string {
+		s := make([]string, k)
+		for i := range s {
+			s[i] = "step"
+		}
+		return s
+	}
+	var out [][]string
+	for k := 0; k+1 < n && k < systematic; k++ {
+		pos := k + 1
+		out = append(out,
+			append(steps(k), "next", "next", "step", "next"),
+			append(steps(k), "return", "next", "return", "return"),
+			append(steps(k), "break:"+strconv.Itoa(futureLine(pos)), "return"),
+		)
+	}
+	for r := 0; r < random; r++ {
+		var s []string
+		pos := 1
+		for len(s) < 12 {
+			switch x := rng.IntN(10); {
+			case x < 4:
+				s = append(s, "step")
+			case x < 6:
+				s = append(s, "next")
+			case x < 8:
+				s = append(s, "return")
+			case x < 9:
+				s = append(s, "break:"+strconv.Itoa(futureLine(pos)))
+			default:
+				ls := []string{strconv.Itoa(futureLine(pos)), strconv.Itoa(futureLine(pos))}
+				s = append(s, "continue:"+strings.Join(ls, ","))
+			}
+			next, err := tr.Apply(pos, parseCmd(s[len(s)-1]))
+			if err != nil || next >= n {
+				break
+			}
+			pos = next
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// callsUpTo is the number of call states in [0, pos].
+func callsUpTo(tr *Tree, pos int) int {
+	c := 0
+	for i := 0; i <= pos && i < tr.End(); i++ {
+		if tr.kind[i] == dsl.Call {
+			c++
+		}
+	}
+	return c
+}
+
+// describe renders tree state pos like a driver stop, for messages.
+func describe(tr *Tree, pos int) string {
+	if pos >= tr.End() {
+		return "End"
+	}
+	e := tr.Event(pos)
+	return fmt.Sprintf("#%d %s line %d depth %d calls %d", pos, e.Kind, e.Line, e.Depth, callsUpTo(tr, pos))
+}
+
+func describeStop(s bdbStop) string {
+	if s.End {
+		return "End"
+	}
+	return fmt.Sprintf("%s line %d depth %d calls %d (%s gen=%v)", s.Event, s.Line, s.Depth, s.Calls, s.Func, s.Gen)
+}
+
+// sameState reports whether tree state pos is the driver's stop s.
+func sameState(tr *Tree, pos int, s bdbStop) bool {
+	if pos >= tr.End() || s.End {
+		return pos >= tr.End() && s.End
+	}
+	e := tr.Event(pos)
+	if e.Kind.String() != s.Event || e.Line != s.Line || e.Depth != s.Depth || callsUpTo(tr, pos) != s.Calls {
+		return false
+	}
+	if (e.Kind == dsl.Return || e.Kind == dsl.Exception) && !strings.Contains(s.Value, " at 0x") && e.Value != s.Value {
+		return false
+	}
+	if e.Kind == dsl.Line && len(e.Locals) != len(s.Locals) {
+		return false
+	}
+	return true
+}
+
+// mismatch is one command where the tree and bdb disagree.
+type mismatch struct {
+	prog    string
+	session []string
+	at      int // index of the command
+	from    int // tree position before the command
+	tree    int // tree position after it
+	prev    bdbStop // bdb's stop where the command was given
+	want    bdbStop // bdb's stop after it
+	// inGen: the command was given in a generator frame, or it is a
+	// return at a return state whose caller is a generator frame.
+	inGen bool
+}
+
+
+// checkProgram runs bdb on p and compares every stop with the tree. It
+// returns the disagreements; the first stop must always agree.
+func checkProgram(t *testing.T, p testProgram, seed uint64, systematic, random int) (tr *Tree, mm []mismatch, checked int) {
+	t.Helper()
+	prog, err := dsl.NewProgram(p.source, p.entry)
+	require.NoError(t, err)
+	first := runBdb(t, prog, p.call, nil)
+	tr = treeFromBdb(t, prog, first.Trace)
+	gen := make([]bool, len(first.Trace))
+	for i, e := range first.Trace {
+		gen[i] = e.Gen
+	}
+	sessions := makeSessions(tr, rand.New(rand.NewPCG(seed, 1)), systematic, random)
+	r := runBdb(t, prog, p.call, sessions)
+	require.Len(t, r.Sessions, len(sessions))
+	for si, stops := range r.Sessions {
+		require.NotEmpty(t, stops)
+		pos, err := tr.Apply(0, dsl.Action{Kind: dsl.StepInto})
+		require.NoError(t, err)
+		require.True(t, sameState(tr, pos, stops[0]), "%s: pdb's first stop %s, tree step_into(0) %s", p.name, describeStop(stops[0]), describe(tr, pos))
+		for ci, stop := range stops[1:] {
+			from := pos
+			pos, err = tr.Apply(pos, parseCmd(sessions[si][ci]))
+			require.NoError(t, err)
+			checked++
+			if !sameState(tr, pos, stop) {
+				cmd := sessions[si][ci]
+				inGen := gen[from] || cmd == "return" && tr.kind[from] == dsl.Return && tr.parent[from] >= 0 && gen[tr.parent[from]]
+				mm = append(mm, mismatch{p.name, sessions[si], ci, from, pos, stops[ci], stop, inGen})
+				break
+			}
+		}
+	}
+	return tr, mm, checked
+}
+
+// cruxPrograms loads the CRUXEval dev items, walking up from the package
+// directory to find shared/data/cruxeval/dev.jsonl.
+func cruxPrograms(t *testing.T) []testProgram {
+	t.Helper()
+	dir, err := os.Getwd()
+	require.NoError(t, err)
+	var path string
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, c := range []string{"shared/data/cruxeval/dev.jsonl", "../shared/data/cruxeval/dev.jsonl"} {
+			if _, err := os.Stat(filepath.Join(d, c)); err == nil {
+				path = filepath.Join(d, c)
+			}
+		}
+		if path != "" || filepath.Dir(d) == d {
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("shared/data/cruxeval/dev.jsonl not found")
+	}
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []testProgram
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var it struct{ Code, Input, ID string }
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &it))
+		out = append(out, testProgram{it.ID, it.Code + "\n", "f", "f(" + it.Input + ")"})
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// checkDifference asserts that a disagreement between the tree and bdb is
+// one of the documented deliberate differences (see the package doc,
+// "Differences from pdb").
+func checkDifference(t *testing.T, tr *Tree, m mismatch) {
+	t.Helper()
+	cmd := m.session[m.at]
+	msg := fmt.Sprintf("%s: %s after %v: from %s, tree %s, bdb %s", m.prog, cmd, m.session[:m.at], describe(tr, m.from), describe(tr, m.tree), describeStop(m.want))
+	switch {
+	case tr.kind[m.from] == dsl.Return && tr.depth[m.from] == 0:
+		// 1. The tree ends when the entry returns; pdb goes on into
+		// generators the entry left suspended as they are finalized.
+		require.Equal(t, tr.End(), m.tree, msg)
+		require.True(t, m.want.Gen, msg)
+	case m.prev.Gen && strings.HasPrefix(cmd, "next"):
+		// 2. step_over in a generator stops at its yield (the activation's
+		// return state); pdb's next ignores a generator's return events and
+		// stops at its next line or exception in a later resume, or never.
+		require.Less(t, m.tree, tr.End(), msg)
+		require.Equal(t, dsl.Return, tr.kind[m.tree], msg)
+		require.Equal(t, tr.Event(m.from).Frame, tr.Event(m.tree).Frame, msg)
+		if !m.want.End {
+			require.True(t, m.want.Gen, msg)
+			require.Equal(t, m.prev.Func, m.want.Func, msg)
+			require.Contains(t, []string{"line", "exception"}, m.want.Event, msg)
+		}
+	case m.prev.Gen && strings.HasPrefix(cmd, "return"):
+		// 3. step_return in a generator stops at its yield; pdb's return
+		// in a generator only stops at a StopIteration or GeneratorExit
+		// in another frame, or runs to the end.
+		if !m.want.End {
+			require.Equal(t, "exception", m.want.Event, msg)
+			require.Regexp(t, `^(StopIteration|GeneratorExit)\(`, m.want.Value, msg)
+		}
+	default:
+		require.Fail(t, "undocumented difference from pdb", msg)
+	}
+}
+
+// conform checks programs against bdb, each with the given numbers of
+// systematic and random sessions, and returns how many commands agreed and
+// how many were documented differences.
+func conform(t *testing.T, progs []testProgram, systematic, random int) (agreed, differ int) {
+	t.Helper()
+	for i, p := range progs {
+		tr, mm, n := checkProgram(t, p, uint64(i), systematic, random)
+		for _, m := range mm {
+			checkDifference(t, tr, m)
+		}
+		agreed += n - len(mm)
+		differ += len(mm)
+	}
+	return agreed, differ
+}
+
+func TestConformanceHandWritten(t *testing.T) {
+	agreed, differ := conform(t, handPrograms, 25, 12)
+	t.Logf("%d commands as pdb, %d documented differences", agreed, differ)
+	require.Greater(t, agreed, 2000)
+}
+
+func TestConformanceCRUXEval(t *testing.T) {
+	progs := cruxPrograms(t)
+	if testing.Short() {
+		progs = progs[:20]
+	}
+	agreed, differ := conform(t, progs, 6, 6)
+	t.Logf("%d programs: %d commands as pdb, %d documented differences", len(progs), agreed, differ)
+}
