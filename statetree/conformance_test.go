@@ -223,16 +223,15 @@ func sameState(tr *Tree, pos int, s bdbStop) bool {
 type mismatch struct {
 	prog    string
 	session []string
-	at      int // index of the command
-	from    int // tree position before the command
-	tree    int // tree position after it
+	at      int     // index of the command
+	from    int     // tree position before the command
+	tree    int     // tree position after it
 	prev    bdbStop // bdb's stop where the command was given
 	want    bdbStop // bdb's stop after it
 	// inGen: the command was given in a generator frame, or it is a
 	// return at a return state whose caller is a generator frame.
 	inGen bool
 }
-
 
 // checkProgram runs bdb on p and compares every stop with the tree. It
 // returns the disagreements; the first stop must always agree.
