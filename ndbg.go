@@ -1,0 +1,326 @@
+// Package ndbg is a neural debugger for Python: a language model that
+// predicts what a debugger would show next (the event, line, locals and
+// return value after step into, step over, step return, a breakpoint,
+// continue, or a step backwards) without running the program.
+//
+// A Session debugs one call of one program with a Backend: Neural (a model,
+// constrained to frames consistent with the program) or Real (the program
+// run under sys.settrace, the ground truth). Both answer the same actions,
+// so an agent can switch between them and grade every prediction:
+//
+//	m, _ := ndbg.Open(ctx, ndbg.Options{})            // the embedded default model
+//	s, _ := ndbg.Start(ctx, ndbg.Neural(m), src, "f(3, [1, 2])")
+//	st, _ := s.StepOver(ctx)
+//	s.SetBreakpoint(7)
+//	st, _ = s.Continue(ctx)
+//	st, _ = s.StepBackReturn(ctx)                      // back to the call: the inputs
+package ndbg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ndbg/ndbg/dsl"
+)
+
+// State is one stop of the debugger (see dsl.State).
+type State = dsl.State
+
+// Action is a debugger command (see dsl.Action).
+type Action = dsl.Action
+
+// Errors a session returns; test with errors.Is.
+var (
+	// ErrFinished: a forward action after the program has finished.
+	ErrFinished = errors.New("ndbg: the program has finished")
+	// ErrAtStart: an inverse action at the first state.
+	ErrAtStart = errors.New("ndbg: already at the first state")
+	// ErrUnsupported: the backend cannot do this (e.g. editing a local of a
+	// real run).
+	ErrUnsupported = errors.New("ndbg: not supported by this backend")
+)
+
+// Backend makes the engines that answer a session's actions.
+type Backend interface {
+	// Name is "neural" or "real".
+	Name() string
+	start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error)
+}
+
+// engine answers actions for one session. The session keeps the history;
+// the engine keeps whatever it needs to answer the next action.
+type engine interface {
+	// apply returns the state a leads to from the session's history (traj,
+	// whose last state is current), or nil when the program ran past its end.
+	apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error)
+	// edited is called after the current state's locals were changed.
+	edited(ctx context.Context, traj *dsl.Trajectory) error
+	fork() engine
+	close()
+}
+
+// Session is one debugging session: a program, an entry call, the states
+// seen so far and the breakpoints. A Session is not safe for concurrent use;
+// Fork gives each goroutine its own. Sessions of one Model run concurrently.
+type Session struct {
+	backend     Backend
+	prog        *dsl.Program
+	call        string
+	eng         engine
+	traj        dsl.Trajectory // Start, then every action taken and its state
+	breakpoints []int
+}
+
+// Start begins debugging call (an expression like "f(3, [1, 2])" calling a
+// top-level function of source) at the entry's call event, where the locals
+// are the arguments.
+func Start(ctx context.Context, b Backend, source, call string) (*Session, error) {
+	entry, err := entryOf(call)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := dsl.NewProgram(source, entry)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	eng, first, err := b.start(ctx, prog, call)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{backend: b, prog: prog, call: call, eng: eng, traj: dsl.Trajectory{Program: prog, Start: first}}, nil
+}
+
+// entryOf returns the function a call expression calls: "f(1)" → "f".
+func entryOf(call string) (string, error) {
+	name, _, ok := strings.Cut(strings.TrimSpace(call), "(")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || !isIdentifier(name) || !strings.HasSuffix(strings.TrimSpace(call), ")") {
+		return "", fmt.Errorf("ndbg: call %q is not a call of a top-level function, like f(1, 'a')", call)
+	}
+	return name, nil
+}
+
+func isIdentifier(s string) bool {
+	for i, r := range s {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127 || i > 0 && r >= '0' && r <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// Backend returns the session's backend.
+func (s *Session) Backend() Backend { return s.backend }
+
+// Program returns the prepared program (dsl.Program): its Source is what
+// runs and what the model reads.
+func (s *Session) Program() *dsl.Program { return s.prog }
+
+// Call returns the entry call expression.
+func (s *Session) Call() string { return s.call }
+
+// Trajectory returns the session's history: the first state, then each
+// action and the state it led to. The result is a copy. A history that
+// steps back after the program finished (the real backend allows it) has no
+// DSL text: nothing follows <|end_of_text|>.
+func (s *Session) Trajectory() *dsl.Trajectory {
+	t := s.traj
+	t.Steps = slices.Clone(t.Steps)
+	return &t
+}
+
+// State returns the current state; ok is false when the program has
+// finished.
+func (s *Session) State() (st State, ok bool) {
+	cur := s.current()
+	if cur == nil {
+		return State{}, false
+	}
+	return *cur, true
+}
+
+func (s *Session) current() *dsl.State {
+	if n := len(s.traj.Steps); n > 0 {
+		return s.traj.Steps[n-1].State
+	}
+	return &s.traj.Start
+}
+
+// Finished reports whether the program has run past its end.
+func (s *Session) Finished() bool { return s.current() == nil }
+
+// Do applies one action and returns the new state. At the end of the
+// program it returns ErrFinished (and the session stays finished: step
+// back to continue from an earlier state, on backends that allow it).
+func (s *Session) Do(ctx context.Context, a Action) (State, error) {
+	if err := s.check(a); err != nil {
+		return State{}, err
+	}
+	next, err := s.eng.apply(ctx, &s.traj, a)
+	if err != nil {
+		return State{}, err
+	}
+	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
+	if next == nil {
+		return State{}, ErrFinished
+	}
+	return *next, nil
+}
+
+// check rejects actions that cannot be applied where the session is.
+func (s *Session) check(a Action) error {
+	switch a.Kind {
+	case dsl.Breakpoint, dsl.InvBreakpoint:
+		if len(a.Lines) != 1 {
+			return fmt.Errorf("ndbg: %s needs exactly one line", a.Kind)
+		}
+	case dsl.Continue, dsl.InvContinue:
+	default:
+		if len(a.Lines) != 0 {
+			return fmt.Errorf("ndbg: %s takes no line", a.Kind)
+		}
+	}
+	for _, l := range a.Lines {
+		if !s.prog.Nameable(l) {
+			return fmt.Errorf("ndbg: line %d is not a code line of the program", l)
+		}
+	}
+	if s.Finished() && !a.Kind.Inverse() {
+		return ErrFinished
+	}
+	if !a.Kind.Inverse() || len(s.traj.Steps) > 0 {
+		return nil
+	}
+	if a.Kind == dsl.InvBreakpoint || a.Kind == dsl.InvContinue {
+		return nil // back to the start, where we already are
+	}
+	return ErrAtStart
+}
+
+// StepInto stops at the next event, entering calls (pdb's step).
+func (s *Session) StepInto(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.StepInto})
+}
+
+// StepOver stops at the next line of the current function, or its return
+// (pdb's next).
+func (s *Session) StepOver(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.StepOver})
+}
+
+// StepReturn runs to the current function's return (pdb's return).
+func (s *Session) StepReturn(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.StepReturn})
+}
+
+// RunTo runs to the next stop at line (a one-shot breakpoint).
+func (s *Session) RunTo(ctx context.Context, line int) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.Breakpoint, Lines: []int{line}})
+}
+
+// Continue runs to the next breakpoint, or to the end.
+func (s *Session) Continue(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.Continue, Lines: slices.Clone(s.breakpoints)})
+}
+
+// StepBackInto goes back to the previous event.
+func (s *Session) StepBackInto(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.InvStepInto})
+}
+
+// StepBackOver goes back to the previous stop in the current function or a
+// caller.
+func (s *Session) StepBackOver(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.InvStepOver})
+}
+
+// StepBackReturn goes back to the call of the current function: its inputs.
+func (s *Session) StepBackReturn(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.InvStepReturn})
+}
+
+// BackTo goes back to the previous stop at line, or to the start.
+func (s *Session) BackTo(ctx context.Context, line int) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.InvBreakpoint, Lines: []int{line}})
+}
+
+// ContinueBack goes back to the previous breakpoint hit, or to the start.
+func (s *Session) ContinueBack(ctx context.Context) (State, error) {
+	return s.Do(ctx, Action{Kind: dsl.InvContinue, Lines: slices.Clone(s.breakpoints)})
+}
+
+// SetBreakpoint adds a breakpoint at a code line, used by Continue and
+// ContinueBack.
+func (s *Session) SetBreakpoint(line int) error {
+	if !s.prog.Nameable(line) {
+		return fmt.Errorf("ndbg: line %d is not a code line of the program", line)
+	}
+	if !slices.Contains(s.breakpoints, line) {
+		s.breakpoints = append(s.breakpoints, line)
+		slices.Sort(s.breakpoints)
+	}
+	return nil
+}
+
+// ClearBreakpoint removes a breakpoint (line 0: all of them).
+func (s *Session) ClearBreakpoint(line int) {
+	if line == 0 {
+		s.breakpoints = nil
+		return
+	}
+	s.breakpoints = slices.DeleteFunc(s.breakpoints, func(l int) bool { return l == line })
+}
+
+// Breakpoints returns the breakpoint lines, ascending.
+func (s *Session) Breakpoints() []int { return slices.Clone(s.breakpoints) }
+
+// Set edits a local variable of the current state (repr is the new value's
+// repr, e.g. "[3, 1]"); prediction continues from the edited state. Only
+// states that show locals (call and line events) can be edited.
+func (s *Session) Set(ctx context.Context, name, repr string) error {
+	cur := s.current()
+	if cur == nil {
+		return ErrFinished
+	}
+	if cur.Event != dsl.Call && cur.Event != dsl.Line {
+		return fmt.Errorf("ndbg: a %s state has no locals to edit", cur.Event)
+	}
+	if repr == "" || len(repr) > dsl.MaxRepr {
+		return fmt.Errorf("ndbg: the repr of %s must have 1 to %d bytes", name, dsl.MaxRepr)
+	}
+	edited := *cur
+	edited.Locals = slices.Clone(cur.Locals)
+	found := false
+	for i := range edited.Locals {
+		if edited.Locals[i].Name == name {
+			edited.Locals[i].Repr, found = repr, true
+		}
+	}
+	if !found {
+		edited.Locals = append(edited.Locals, dsl.Local{Name: name, Repr: repr})
+	}
+	old := *cur
+	*cur = edited
+	if err := s.eng.edited(ctx, &s.traj); err != nil {
+		*cur = old
+		return err
+	}
+	return nil
+}
+
+// Fork returns an independent copy of the session, sharing what can be
+// shared (the model's cached program prefix).
+func (s *Session) Fork() *Session {
+	f := *s
+	f.traj.Steps = slices.Clone(s.traj.Steps)
+	f.breakpoints = slices.Clone(s.breakpoints)
+	f.eng = s.eng.fork()
+	return &f
+}
+
+// Close releases the session's resources.
+func (s *Session) Close() { s.eng.close() }

@@ -1,0 +1,99 @@
+package ndbg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/statetree"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// Real returns the backend that runs the program for real: once, sandboxed,
+// under sys.settrace (package trace), then answers every action, forward or
+// backward, exactly from the state tree (package statetree). It is the
+// ground truth the neural debugger is graded against.
+func Real(lim trace.Limits) Backend { return realBackend{lim} }
+
+type realBackend struct{ lim trace.Limits }
+
+func (realBackend) Name() string { return "real" }
+
+func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
+	res, err := trace.Run(ctx, prog, call, b.lim)
+	if err != nil {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: tracing %s: %w", call, err)
+	}
+	if res.Truncated {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: tracing %s: the trace passed its limits (%d events); raise trace.Limits", call, len(res.Events))
+	}
+	tree, err := statetree.Build(prog, res.Events)
+	if err != nil {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
+	}
+	e := &realEngine{tree: tree, result: res}
+	return e, e.state(0), nil
+}
+
+// realEngine walks the state tree of one run.
+type realEngine struct {
+	tree   *statetree.Tree
+	result *trace.Result
+	pos    int // index of the current state; tree.End() when finished
+}
+
+func (e *realEngine) state(i int) dsl.State {
+	s := e.tree.State(i)
+	s.Source = e.tree.Program().Text(s.Line)
+	return s
+}
+
+func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
+	next, err := e.tree.Apply(e.pos, a)
+	switch {
+	case errors.Is(err, statetree.ErrAtStart):
+		return nil, ErrAtStart
+	case errors.Is(err, statetree.ErrFinished):
+		return nil, ErrFinished
+	case err != nil:
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	e.pos = next
+	if next >= e.tree.End() {
+		return nil, nil
+	}
+	s := e.state(next)
+	return &s, nil
+}
+
+// edited: a real run cannot be changed half-way.
+func (e *realEngine) edited(context.Context, *dsl.Trajectory) error {
+	return fmt.Errorf("%w: editing a local of a real run (use the neural backend, or change the call)", ErrUnsupported)
+}
+
+func (e *realEngine) fork() engine { f := *e; return &f }
+func (e *realEngine) close()       {}
+
+// RealStates returns every state of a real run of call, in execution order,
+// and the run's outcome: what `ndbg trace` shows.
+func RealStates(ctx context.Context, source, call string, lim trace.Limits) (*dsl.Program, []dsl.State, *trace.Result, error) {
+	entry, err := entryOf(call)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	prog, err := dsl.NewProgram(source, entry)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("ndbg: %w", err)
+	}
+	eng, _, err := realBackend{lim}.start(ctx, prog, call)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	e := eng.(*realEngine)
+	states := make([]dsl.State, e.tree.End())
+	for i := range states {
+		states[i] = e.state(i)
+	}
+	return prog, states, e.result, nil
+}

@@ -1,0 +1,105 @@
+package ndbg_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/trace"
+)
+
+const buggy = `def mean(xs):
+    total = 0
+    for x in xs:
+        total += x
+    return total / len(xs)
+
+def f(data):
+    clean = [d for d in data if d is not None]
+    m = mean(clean)
+    return round(m, 2)
+`
+
+func TestRealSession(t *testing.T) {
+	ctx := context.Background()
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([1, None, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+
+	st, ok := s.State()
+	require.True(t, ok)
+	require.Equal(t, dsl.Call, st.Event)
+	require.Equal(t, 7, st.Line)
+	require.Equal(t, "def f(data):", st.Source)
+	require.Equal(t, []dsl.Local{{Name: "data", Repr: "[1, None, 4]"}}, st.Locals)
+
+	st, err = s.StepOver(ctx)
+	require.NoError(t, err)
+	require.Equal(t, dsl.Line, st.Event)
+	require.Equal(t, 8, st.Line)
+
+	st, err = s.StepOver(ctx) // over the list comprehension's frame
+	require.NoError(t, err)
+	require.Equal(t, 9, st.Line)
+	require.Equal(t, dsl.Local{Name: "clean", Repr: "[1, 4]"}, st.Locals[1])
+
+	require.NoError(t, s.SetBreakpoint(4))
+	st, err = s.Continue(ctx) // into mean, at the loop body
+	require.NoError(t, err)
+	require.Equal(t, 4, st.Line)
+	require.Equal(t, 1, st.Depth)
+
+	fork := s.Fork()
+	st, err = s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, dsl.Return, st.Event)
+	require.Equal(t, "2.5", st.Value)
+
+	st, err = s.StepBackReturn(ctx) // back to mean's call: its inputs
+	require.NoError(t, err)
+	require.Equal(t, dsl.Call, st.Event)
+	require.Equal(t, []dsl.Local{{Name: "xs", Repr: "[1, 4]"}}, st.Locals)
+
+	fst, _ := fork.State()
+	require.Equal(t, 4, fst.Line, "the fork did not move")
+
+	require.ErrorIs(t, s.Set(ctx, "xs", "[2]"), ndbg.ErrUnsupported)
+
+	// The history so far is a trajectory the DSL encodes and parses back.
+	text, err := s.Trajectory().Encode()
+	require.NoError(t, err)
+	back, err := dsl.Parse(text)
+	require.NoError(t, err)
+	require.Len(t, back.Steps, len(s.Trajectory().Steps))
+
+	s.ClearBreakpoint(0)
+	_, err = s.Continue(ctx)
+	require.ErrorIs(t, err, ndbg.ErrFinished)
+	require.True(t, s.Finished())
+	_, err = s.StepInto(ctx)
+	require.ErrorIs(t, err, ndbg.ErrFinished)
+	st, err = s.StepBackInto(ctx) // the real backend steps back from the end
+	require.NoError(t, err)
+	require.Equal(t, dsl.Return, st.Event)
+	require.Equal(t, "2.5", st.Value)
+
+}
+
+func TestStartErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, call := range []string{"", "f", "f(1", "1+1", "os.system('x')"} {
+		_, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, call)
+		require.Error(t, err, call)
+	}
+	_, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), "def f(:\n", "f()")
+	require.Error(t, err)
+	_, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([])")
+	require.NoError(t, err, "a program that raises is a truthful trace")
+	_, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), "def f():\n    while True:\n        pass\n", "f()")
+	require.Error(t, err)
+	require.True(t, errors.Is(err, trace.ErrTimeout) || err != nil)
+}
