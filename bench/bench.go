@@ -26,6 +26,9 @@ type Options struct {
 	Prefill int             // prompt tokens per prefill measurement
 	Decode  int             // decode steps per decode measurement
 	Reps    int             // repetitions; the best is kept
+	// LargePrefill and LargeDecode, when > 0, replace Prefill and Decode
+	// for models over a billion parameters, whose every pass takes seconds.
+	LargePrefill, LargeDecode int
 	// Progress, when set, receives a line per finished measurement.
 	Progress io.Writer
 }
@@ -33,7 +36,7 @@ type Options struct {
 // DefaultOptions are the settings of `ndbg bench`.
 func DefaultOptions() Options {
 	return Options{Models: []string{"34m", "134m", "1.8b"}, DTypes: []kernels.DType{kernels.F32, kernels.BF16},
-		Threads: []int{1, 2}, Prefill: 128, Decode: 32, Reps: 2}
+		Threads: []int{1, 2}, Prefill: 128, Decode: 32, Reps: 2, LargePrefill: 64, LargeDecode: 8}
 }
 
 // Machine is the measured capacity of the machine at one thread count.
@@ -83,18 +86,28 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 		if err != nil {
 			return out, err
 		}
+		mo := o
+		if cfg.Params() > 1e9 {
+			if o.LargePrefill > 0 {
+				mo.Prefill = o.LargePrefill
+			}
+			if o.LargeDecode > 0 {
+				mo.Decode = o.LargeDecode
+			}
+			mo.Reps = 1
+		}
 		for _, dt := range o.DTypes {
 			backends := make([]*model.CPU, len(o.Threads))
 			for i, t := range o.Threads {
 				backends[i] = model.NewCPU(t)
 			}
-			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Backend: backends[0], Context: o.Prefill + o.Decode + 1})
+			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Backend: backends[0], Context: mo.Prefill + mo.Decode + 1})
 			if err != nil {
 				return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
 			}
 			for i, t := range o.Threads {
 				m2 := m.WithBackend(backends[i])
-				r, err := measure(ctx, m2, o)
+				r, err := measure(ctx, m2, mo)
 				if err != nil {
 					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
 				}

@@ -22,6 +22,8 @@ type command struct {
 func commands() []command {
 	return []command{
 		// Each subcommand lives in its own file, named after it.
+		{"logits", "print a model's logits at every position of a token sequence (JSON)", runLogits},
+		{"bench", "measure prefill/decode throughput against bandwidth and FMA peak", runBench},
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 		{"data", "generate programs, trace them and write DSL trajectory shards", runData},
 	}
