@@ -1,0 +1,41 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd
+
+package weights
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestOpenIsLazy opens a sparse 4 GiB checkpoint: with mmap, opening it and
+// taking a zero-copy view must neither read nor allocate the data.
+func TestOpenIsLazy(t *testing.T) {
+	const rows, cols = 65536, 32768 // 4 GiB of BF16
+	// A header for one huge tensor, then the file extended sparsely.
+	hdr := `{"huge":{"dtype":"BF16","shape":[65536,32768],"data_offsets":[0,4294967296]}}`
+	for (8+len(hdr))%8 != 0 {
+		hdr += " "
+	}
+	path := filepath.Join(t.TempDir(), "model.safetensors")
+	require.NoError(t, os.WriteFile(path, rawFile(hdr, 0), 0o644))
+	require.NoError(t, os.Truncate(path, int64(8+len(hdr))+rows*cols*2))
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	file, err := OpenFile(path)
+	require.NoError(t, err)
+	defer file.Close()
+	tt, err := file.Tensor("huge")
+	require.NoError(t, err)
+	v, err := tt.BF16()
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	require.Len(t, v, rows*cols)
+	assert.Equal(t, uint16(0), v[len(v)-1], "the last element reads (a sparse zero page)")
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "no copy of the 4 GiB data")
+}
