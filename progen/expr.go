@@ -233,7 +233,13 @@ func (g *gen) mapOn(v *variable, out string) string {
 		return pick(g, []string{n + " * 2", n + " + 1", n + " - 1", n + " % 3", "abs(" + n + ")", "-" + n, n + " * " + n, n + " // 2", n + " + " + fmt.Sprint(g.between(1, 9))})
 	case v.t == tStr && out == tStr:
 		if v.char {
+			if g.grows() {
+				return pick(g, []string{n + ".upper()", n + ".lower()", n + ".swapcase()"})
+			}
 			return pick(g, []string{n + ".upper()", n + " * 2", n + ".lower()", n + ".swapcase()", n + " + " + g.litStr()})
+		}
+		if g.grows() {
+			return pick(g, []string{n + ".upper()", n + "[::-1]", n + ".strip()", n + "[:2]", n + ".capitalize()", n + "[1:]"})
 		}
 		return pick(g, []string{n + ".upper()", n + "[::-1]", n + ".strip()", n + "[:2]", n + ".capitalize()", n + " + " + g.charExpr(), n + ".replace(" + g.charExpr() + ", " + g.litStr() + ")"})
 	case v.t == tStr && out == tInt:
@@ -242,6 +248,9 @@ func (g *gen) mapOn(v *variable, out string) string {
 		}
 		return pick(g, []string{"len(" + n + ")", n + ".count(" + g.charExpr() + ")", n + ".find(" + g.charExpr() + ")"})
 	case v.t == tInt && out == tStr:
+		if g.loop > 0 {
+			return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", "f'<{" + n + "}>'"})
+		}
 		return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", g.litStr() + " * " + n, "f'<{" + n + "}>'"})
 	case out == tBool:
 		return g.pred(v)
@@ -253,11 +262,17 @@ func (g *gen) mapOn(v *variable, out string) string {
 	return g.expr(out, 1)
 }
 
-// callHelper calls a helper returning t, if there is one.
+// grows reports whether expressions must not multiply sizes: inside a
+// loop, where a value rebuilt from itself each iteration would grow
+// exponentially.
+func (g *gen) grows() bool { return g.loop > 0 }
+
+// callHelper calls a helper returning t, if there is one. Recursive
+// helpers are not called inside loops, to keep traces short.
 func (g *gen) callHelper(t string, d int) string {
 	var fs []*sig
 	for _, s := range g.funcs {
-		if s.ret == t {
+		if s.ret == t && !(s.recursive && g.loop > 0) {
 			fs = append(fs, s)
 		}
 	}
@@ -549,7 +564,11 @@ func (g *gen) cands(t string, d int) []cand {
 			return paren(g.subVar(tStr, d-1)) + "." + pick(g, []string{"strip", "lstrip", "rstrip"}) + "(" + g.litStr() + ")"
 		})
 		add("str.replace", 4, func() string {
-			s := paren(g.subVar(tStr, d-1)) + ".replace(" + g.charExpr() + ", " + g.small(tStr)
+			rep := g.small(tStr)
+			if g.grows() {
+				rep = pick(g, []string{"''", g.litChar()})
+			}
+			s := paren(g.subVar(tStr, d-1)) + ".replace(" + g.charExpr() + ", " + rep
 			if g.chance(0.2) {
 				s += ", 1"
 			}

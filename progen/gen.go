@@ -35,7 +35,8 @@ type sig struct {
 	// wrap, when set, holds per parameter a format applied to the
 	// argument ("min(%s, 6)" bounds a recursion); one without %s is the
 	// argument itself (an accumulator's initial value).
-	wrap []string
+	wrap      []string
+	recursive bool
 }
 
 // arg applies the parameter's wrap to an argument expression.
@@ -72,8 +73,9 @@ type gen struct {
 	budget int       // statements left for the current function
 	// pendingAcc is an accumulator the next loop's body must update.
 	pendingAcc *variable
-	retT       string // return type of the function being generated
-	maxDepth   int    // block nesting limit
+	retT       string   // return type of the function being generated
+	ptypes     []string // f's parameter types, chosen before the helpers
+	maxDepth   int      // block nesting limit
 	depth      int
 }
 

@@ -79,6 +79,15 @@ func generate(seed uint64, fam *family) *Program {
 	g := newGen(seed, fam)
 	g.maxDepth = 2
 
+	// f's parameter types come first, so that helpers can take the same
+	// types and f can pass its own values to them.
+	np := g.between(fam.nparams[0], fam.nparams[1])
+	ptypes := make([]string, np)
+	for i := range ptypes {
+		ptypes[i] = pickWeighted(g, fam.params)
+	}
+	g.ptypes = ptypes
+
 	var forced []*sig
 	if fam.recursive {
 		forced = append(forced, g.recursive())
@@ -93,16 +102,10 @@ func generate(seed uint64, fam *family) *Program {
 	}
 
 	// f itself.
-	np := g.between(fam.nparams[0], fam.nparams[1])
-	ptypes := make([]string, np)
 	names := make([]string, np)
 	for i := range ptypes {
-		ptypes[i] = pickWeighted(g, fam.params)
 		names[i] = g.paramName(ptypes[i])
-		v := g.bind(names[i], ptypes[i])
-		if ptypes[i] == tStr && g.chance(0.1) {
-			v.char = false
-		}
+		g.bind(names[i], ptypes[i])
 	}
 	g.retT = pickWeighted(g, fam.rets)
 	g.emit("def f(%s):", strings.Join(names, ", "))
@@ -149,8 +152,13 @@ func (g *gen) returnExpr() string {
 			e = pick(g, vs).name
 		}
 	}
+	return g.retValue(e)
+}
+
+// retValue makes a helper return a copy of a parameter, never its
+// caller's object (which the caller might be iterating).
+func (g *gen) retValue(e string) string {
 	if v := g.varNamed(e); v != nil && v.noMut && mutable(v.t) {
-		// A helper returns a copy, never its caller's object.
 		if isList(v.t) {
 			return e + "[:]"
 		}
@@ -204,6 +212,12 @@ func (g *gen) helper(name string, raises bool) *sig {
 	g.scope = nil
 	for i := range pts {
 		pts[i] = pickWeighted(g, []wt{{tStr, 3}, {tInt, 4}, {tLI, 3}, {tLS, 1}})
+		if len(g.ptypes) > 0 && g.chance(0.7) && !isDict(g.ptypes[0]) {
+			pts[i] = pick(g, g.ptypes)
+			if isDict(pts[i]) {
+				pts[i] = tInt
+			}
+		}
 		names[i] = g.paramName(pts[i])
 		g.bind(names[i], pts[i])
 	}

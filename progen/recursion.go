@@ -10,7 +10,7 @@ func (g *gen) recursive() *sig {
 	saveScope := g.scope
 	defer func() { g.scope = saveScope }()
 	g.scope = nil
-	s := &sig{}
+	s := &sig{recursive: true}
 	name := func(n string) string {
 		s.name = n
 		return n

@@ -456,8 +456,12 @@ func (g *gen) earlyReturn() bool {
 	if g.retT == "" {
 		return false
 	}
-	g.emit("if %s:", g.expr(tBool, 1))
-	g.block(func() { g.emit("return %s", g.expr(g.retT, 1)) })
+	cond := g.expr(tBool, 1)
+	if !g.usesVar(cond) {
+		return false
+	}
+	g.emit("if %s:", cond)
+	g.block(func() { g.emit("return %s", g.retValue(g.expr(g.retT, 1))) })
 	g.use("early_return")
 	return true
 }
