@@ -118,6 +118,44 @@ func (b Backend) SwiGLU(dst, gate, up []float32) {
 	swigluGo(dst[:n], gate[:n], up[:n])
 }
 
+// DotRows computes dst[j] = Σ_c x[c] · m[j·stride + c] for c < len(x): the
+// dot products of x with rows of m that start stride elements apart (the
+// scores of a query against keys in a KV cache). It computes the first
+// min(len(dst), rows of m that fit) outputs, a row fitting when
+// j·stride + len(x) ≤ len(m); a negative stride computes nothing.
+func (b Backend) DotRows(dst, x, m []float32, stride int) {
+	rows := rowsFitting(len(dst), stride, len(x), len(m))
+	if rows == 0 {
+		return
+	}
+	if len(x) == 0 {
+		clear(dst[:rows])
+		return
+	}
+	b.dotRows(dst[:rows], x, m, stride)
+}
+
+// AxpyRows computes dst[c] += Σ_j a[j] · m[j·stride + c] for c < len(dst):
+// dst plus a weighted sum of rows of m that start stride elements apart (the
+// attention-weighted sum of values in a KV cache). It uses the first
+// min(len(a), rows of m that fit) weights, a row fitting when
+// j·stride + len(dst) ≤ len(m); a negative stride adds nothing.
+func (b Backend) AxpyRows(dst, a, m []float32, stride int) {
+	rows := rowsFitting(len(a), stride, len(dst), len(m))
+	if rows == 0 || len(dst) == 0 {
+		return
+	}
+	b.axpyRows(dst, a[:rows], m, stride)
+}
+
+// DotRows computes dst[j] = x · m[j·stride:] with the Native backend; see
+// Backend.DotRows.
+func DotRows(dst, x, m []float32, stride int) { native.DotRows(dst, x, m, stride) }
+
+// AxpyRows computes dst += Σ_j a[j]·m[j·stride:] with the Native backend;
+// see Backend.AxpyRows.
+func AxpyRows(dst, a, m []float32, stride int) { native.AxpyRows(dst, a, m, stride) }
+
 // MatMul computes dst = x · Wᵀ with the Native backend; see Backend.MatMul.
 func MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
 	return native.MatMul(p, dst, x, n, w)

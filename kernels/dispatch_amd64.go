@@ -230,3 +230,41 @@ func (b Backend) mulScaled(dst, x, w []float32, s float32) {
 	mulScaledAVX2(&dst[0], &x[0], &w[0], s, nv)
 	mulScaledGo(dst[nv:], x[nv:], w[nv:], s)
 }
+
+func (b Backend) dotRows(dst, x, m []float32, stride int) {
+	k := len(x)
+	width := 16
+	if b.isa == isaAVX2 {
+		width = 8
+	}
+	kv := k &^ (width - 1)
+	if b.isa == isaGeneric || kv == 0 {
+		dotRowsGo(dst, x, m, stride)
+		return
+	}
+	if b.isa == isaAVX512 {
+		gemvF32AVX512(&dst[0], &x[0], &m[0], len(dst), kv, stride)
+	} else {
+		gemvF32AVX2(&dst[0], &x[0], &m[0], len(dst), kv, stride)
+	}
+	if kv < k {
+		for j := range dst {
+			dst[j] += dotGo(x[kv:], m[j*stride+kv:j*stride+k])
+		}
+	}
+}
+
+func (b Backend) axpyRows(dst, a, m []float32, stride int) {
+	k := len(dst)
+	kv := k &^ 31
+	if b.isa == isaGeneric || kv == 0 {
+		axpyRowsGo(dst, a, m, stride)
+		return
+	}
+	axpyRowsAVX2(&dst[0], &a[0], &m[0], len(a), stride, kv)
+	if kv < k {
+		for j, v := range a {
+			axpyGo(dst[kv:], v, m[j*stride+kv:j*stride+k])
+		}
+	}
+}

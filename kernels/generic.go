@@ -139,3 +139,28 @@ func swigluGo(dst, gate, up []float32) {
 		dst[i] = siluGo(gate[i]) * up[i]
 	}
 }
+
+// rowsFitting returns how many rows j < want satisfy j*stride + k ≤ size.
+func rowsFitting(want, stride, k, size int) int {
+	if want <= 0 || stride < 0 || k > size {
+		return 0
+	}
+	if stride == 0 {
+		return want
+	}
+	return min(want, (size-k)/stride+1)
+}
+
+func dotRowsGo(dst, x, m []float32, stride int) {
+	k := len(x)
+	for j := range dst {
+		dst[j] = dotGo(x, m[j*stride:j*stride+k])
+	}
+}
+
+func axpyRowsGo(dst, a, m []float32, stride int) {
+	k := len(dst)
+	for j, v := range a {
+		axpyGo(dst, v, m[j*stride:j*stride+k])
+	}
+}

@@ -45,3 +45,6 @@ func addAVX2(dst, a, b *float32, n int)
 
 //go:noescape
 func mulScaledAVX2(dst, x, w *float32, s float32, n int)
+
+//go:noescape
+func axpyRowsAVX2(dst, a, m *float32, rows, stride, k int)

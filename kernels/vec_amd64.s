@@ -174,3 +174,74 @@ ms_loop:
 ms_done:
 	VZEROUPPER
 	RET
+
+// func axpyRowsAVX2(dst, a, m *float32, rows, stride, k int)
+// dst[c] += Σ_{j<rows} a[j]·m[j*stride+c] for c < k, k a multiple of 32:
+// column blocks of 32 held in registers while the rows stream by, two rows
+// at a time into two sets of accumulators.
+TEXT ·axpyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ rows+24(FP), R8
+	MOVQ stride+32(FP), BX
+	SHLQ $2, BX
+	MOVQ k+40(FP), R9
+	XORQ R10, R10
+
+ar_col:
+	CMPQ    R10, R9
+	JGE     ar_done
+	VMOVUPS (DI)(R10*4), Y0
+	VMOVUPS 32(DI)(R10*4), Y1
+	VMOVUPS 64(DI)(R10*4), Y2
+	VMOVUPS 96(DI)(R10*4), Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	LEAQ    (DX)(R10*4), R11
+	XORQ    CX, CX
+
+ar_row2:
+	LEAQ         2(CX), AX
+	CMPQ         AX, R8
+	JGT          ar_row1
+	VBROADCASTSS (SI)(CX*4), Y8
+	VBROADCASTSS 4(SI)(CX*4), Y9
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y1
+	VFMADD231PS  64(R11), Y8, Y2
+	VFMADD231PS  96(R11), Y8, Y3
+	VFMADD231PS  (R11)(BX*1), Y9, Y4
+	VFMADD231PS  32(R11)(BX*1), Y9, Y5
+	VFMADD231PS  64(R11)(BX*1), Y9, Y6
+	VFMADD231PS  96(R11)(BX*1), Y9, Y7
+	LEAQ         (R11)(BX*2), R11
+	MOVQ         AX, CX
+	JMP          ar_row2
+
+ar_row1:
+	CMPQ         CX, R8
+	JGE          ar_store
+	VBROADCASTSS (SI)(CX*4), Y8
+	VFMADD231PS  (R11), Y8, Y0
+	VFMADD231PS  32(R11), Y8, Y1
+	VFMADD231PS  64(R11), Y8, Y2
+	VFMADD231PS  96(R11), Y8, Y3
+
+ar_store:
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	VMOVUPS Y0, (DI)(R10*4)
+	VMOVUPS Y1, 32(DI)(R10*4)
+	VMOVUPS Y2, 64(DI)(R10*4)
+	VMOVUPS Y3, 96(DI)(R10*4)
+	ADDQ    $32, R10
+	JMP     ar_col
+
+ar_done:
+	VZEROUPPER
+	RET

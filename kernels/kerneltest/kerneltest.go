@@ -40,6 +40,8 @@ type Ops interface {
 	RMSNorm(dst, x, weight []float32, eps float32)
 	Softmax(x []float32)
 	SwiGLU(dst, gate, up []float32)
+	DotRows(dst, x, m []float32, stride int)
+	AxpyRows(dst, a, m []float32, stride int)
 }
 
 // Limits of the normalised mean squared error.

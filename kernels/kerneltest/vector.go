@@ -219,4 +219,6 @@ func TestAll(t *testing.T, impl Ops) {
 	t.Run("RMSNorm", func(t *testing.T) { TestRMSNorm(t, impl) })
 	t.Run("Softmax", func(t *testing.T) { TestSoftmax(t, impl) })
 	t.Run("SwiGLU", func(t *testing.T) { TestSwiGLU(t, impl) })
+	t.Run("DotRows", func(t *testing.T) { TestDotRows(t, impl) })
+	t.Run("AxpyRows", func(t *testing.T) { TestAxpyRows(t, impl) })
 }
