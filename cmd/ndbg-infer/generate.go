@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
+)
+
+// runGenerate continues a prompt: text through the tokenizer when the model
+// has one, or token ids (--tokens) otherwise. Generated text streams to
+// stdout as it is decoded; timings go to stderr.
+func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("generate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var e engineFlags
+	e.register(fs)
+	prompt := fs.String("prompt", "", "prompt text")
+	ids := fs.String("tokens", "", "prompt as token ids, comma-separated (instead of --prompt)")
+	maxTokens := fs.Int("max-tokens", 128, "tokens to generate at most")
+	var p sample.Params
+	fs.Float64Var(&p.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
+	fs.IntVar(&p.TopK, "top-k", 0, "keep the k most likely tokens (0: all)")
+	fs.Float64Var(&p.TopP, "top-p", 1, "nucleus sampling threshold (1: off)")
+	fs.Uint64Var(&p.Seed, "seed", 0, "random seed")
+	noStop := fs.Bool("ignore-eos", false, "do not stop at the model's end-of-sequence tokens")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	smp, err := sample.New(p)
+	if err != nil {
+		return err
+	}
+	m, tok, err := e.load(ctx)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+
+	var input []int
+	switch {
+	case *ids != "":
+		for _, f := range strings.Split(*ids, ",") {
+			t, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("bad token %q: %w", f, err)
+			}
+			input = append(input, t)
+		}
+	case tok == nil:
+		return errors.New("the model has no tokenizer.json: pass --tokenizer or --tokens")
+	default:
+		input = tok.Encode(*prompt)
+	}
+	if len(input) == 0 {
+		return errors.New("empty prompt")
+	}
+
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	opts := model.GenerateOptions{MaxTokens: *maxTokens}
+	if eos := m.EOS(); !*noStop && len(eos) > 0 {
+		opts.Stop = func(t int) bool { return slices.Contains(eos, t) }
+	}
+	if tok != nil {
+		dec := tok.NewStreamDecoder()
+		opts.OnToken = func(t int) error {
+			if opts.Stop != nil && opts.Stop(t) {
+				return nil
+			}
+			if _, err := out.WriteString(dec.Next(t)); err != nil {
+				return err
+			}
+			return out.Flush()
+		}
+		defer func() { out.WriteString(dec.Flush()) }()
+	} else {
+		first := true
+		opts.OnToken = func(t int) error {
+			if !first {
+				out.WriteByte(' ')
+			}
+			first = false
+			out.WriteString(strconv.Itoa(t))
+			return out.Flush()
+		}
+	}
+	g, err := model.Generate(ctx, m.NewSession(), input, smp, opts)
+	if tok == nil {
+		out.WriteByte('\n')
+	}
+	fmt.Fprintf(stderr, "\nprompt %d tokens in %.3fs (%.1f tok/s), generated %d tokens in %.3fs (%.1f tok/s), %s, %d threads\n",
+		g.Prompt, g.Prefill.Seconds(), rate(g.Prompt, g.Prefill.Seconds()),
+		len(g.Tokens), g.Decode.Seconds(), rate(len(g.Tokens)-1, g.Decode.Seconds()),
+		m.Backend().Name(), threadsOf(m))
+	return err
+}
+
+// rate is n per second, 0 when nothing was timed.
+func rate(n int, sec float64) float64 {
+	if n <= 0 || sec <= 0 {
+		return 0
+	}
+	return float64(n) / sec
+}
+
+func threadsOf(m *model.Model) int {
+	if c, ok := m.Backend().(*model.CPU); ok {
+		return c.Threads()
+	}
+	return 0
+}

@@ -1,0 +1,120 @@
+// Command ndbg-infer runs a LLaMA-architecture model with ndbg's engine.
+//
+//	ndbg-infer [generate] --model DIR --prompt TEXT [--max-tokens N]
+//	           [--temperature T --top-k K --top-p P --seed S] [--threads N]
+//
+// generate (the default mode) streams the continuation of a prompt to
+// stdout and a tokens/s line to stderr. Further modes (the neural debugger)
+// register themselves in modes(); each parses its own flags and shares the
+// model loading of engineFlags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/tokenizer"
+)
+
+// mode is one way of running the engine.
+type mode struct {
+	name, summary string
+	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func modes() []mode {
+	return []mode{
+		{"generate", "continue a prompt (default mode)", runGenerate},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ms := modes()
+	m := ms[0] // generate
+	if len(args) > 0 {
+		switch args[0] {
+		case "help", "-h", "--help", "-help":
+			usage(stdout, ms)
+			return 0
+		}
+		for _, c := range ms {
+			if c.name == args[0] {
+				m, args = c, args[1:]
+				break
+			}
+		}
+	}
+	if err := m.run(ctx, args, stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "ndbg-infer %s: %v\n", m.name, err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer, ms []mode) {
+	fmt.Fprintln(w, "usage: ndbg-infer [mode] --model DIR [flags]\n\nmodes:")
+	for _, m := range ms {
+		fmt.Fprintf(w, "  %-10s %s\n", m.name, m.summary)
+	}
+	fmt.Fprintln(w, "\nRun ndbg-infer <mode> -h for a mode's flags.")
+}
+
+// engineFlags are the flags every mode shares: where the model is and how
+// to run it.
+type engineFlags struct {
+	model, tokenizer string
+	threads, context int
+}
+
+func (e *engineFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.model, "model", "", "checkpoint directory (config.json + safetensors)")
+	fs.StringVar(&e.tokenizer, "tokenizer", "", "tokenizer.json (default: DIR/tokenizer.json)")
+	fs.IntVar(&e.threads, "threads", 0, "compute threads (0: one per core)")
+	fs.IntVar(&e.context, "context", 0, "cap the context length (0: the model's)")
+}
+
+// load opens the model and, when one is found, its tokenizer (nil
+// otherwise: modes then read and write token ids).
+func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokenizer, error) {
+	if e.model == "" {
+		return nil, nil, errors.New("--model is required")
+	}
+	m, err := model.Load(ctx, e.model, model.Options{Threads: e.threads, Context: e.context})
+	if err != nil {
+		return nil, nil, err
+	}
+	path := e.tokenizer
+	if path == "" {
+		path = filepath.Join(e.model, "tokenizer.json")
+		if _, err := os.Stat(path); err != nil {
+			return m, nil, nil
+		}
+	}
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		m.Close()
+		return nil, nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	if tok.VocabSize() > m.Config().Vocab {
+		m.Close()
+		return nil, nil, fmt.Errorf("tokenizer has %d tokens, model only %d", tok.VocabSize(), m.Config().Vocab)
+	}
+	return m, tok, nil
+}
