@@ -1,0 +1,410 @@
+package ndbg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/ndbg/ndbg/constrain"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/tokenizer"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// Options say which model Open loads and how it runs.
+type Options struct {
+	// Dir holds config.json, model.safetensors (or shards) and
+	// tokenizer.json; empty means the default model embedded in the binary.
+	Dir string
+	// Threads for the CPU backend; 0 means all cores.
+	Threads int
+	// Python is the interpreter that analyses programs and evaluates entry
+	// arguments; empty means python3 on PATH.
+	Python string
+}
+
+// Model is a loaded neural debugger: the engine, its tokenizer and the
+// constrained decoder's view of the vocabulary. It is safe for concurrent
+// use by many sessions, which share each program's analysis and the model
+// state of its source (computed once, then forked).
+type Model struct {
+	eng    *model.Model
+	tok    *tokenizer.Tokenizer
+	vocab  *constrain.Vocab
+	python string
+	name   string
+
+	mu    sync.Mutex
+	progs map[string]*programCache // by prepared source
+}
+
+// programCache is what every session of one program shares.
+type programCache struct {
+	once   sync.Once
+	err    error
+	cp     *constrain.Program
+	prefix *model.Session // the model after <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
+	text   string         // that prefix's text
+}
+
+// maxCachedPrograms bounds the per-model program cache.
+const maxCachedPrograms = 64
+
+// OpenModel wraps an already loaded engine and tokenizer (for tests and
+// for models built in memory).
+func OpenModel(eng *model.Model, tok *tokenizer.Tokenizer, python, name string) (*Model, error) {
+	if tok.VocabSize() > eng.Config().Vocab {
+		return nil, fmt.Errorf("ndbg: tokenizer has %d tokens, the model %d", tok.VocabSize(), eng.Config().Vocab)
+	}
+	vocab, err := constrain.VocabOf(tok)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
+	}
+	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, name: name, progs: map[string]*programCache{}}, nil
+}
+
+// Name says which model this is (a directory, or "embedded default").
+func (m *Model) Name() string { return m.name }
+
+// Engine returns the underlying inference engine.
+func (m *Model) Engine() *model.Model { return m.eng }
+
+// Tokenizer returns the model's tokenizer.
+func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
+
+// Close releases the model (mapped weights, worker threads).
+func (m *Model) Close() error { return m.eng.Close() }
+
+// program returns the shared, lazily built state of one program.
+func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, error) {
+	m.mu.Lock()
+	pc, ok := m.progs[prog.Source]
+	if !ok {
+		if len(m.progs) >= maxCachedPrograms {
+			clear(m.progs) // simple and bounded; sessions keep their forks
+		}
+		pc = &programCache{}
+		m.progs[prog.Source] = pc
+	}
+	m.mu.Unlock()
+	pc.once.Do(func() {
+		codes, err := constrain.Analyze(ctx, m.python, prog.Source)
+		if err != nil {
+			pc.err = err
+			return
+		}
+		if pc.cp, err = constrain.Compile(m.vocab, prog, codes); err != nil {
+			pc.err = err
+			return
+		}
+		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
+		pc.prefix = m.eng.NewSession()
+		if _, err = pc.prefix.Forward(ctx, m.encode(pc.text), false); err != nil {
+			pc.err = fmt.Errorf("ndbg: reading the program: %w", err)
+		}
+	})
+	if pc.err != nil {
+		m.mu.Lock()
+		delete(m.progs, prog.Source) // let a later session retry (e.g. after a cancelled ctx)
+		m.mu.Unlock()
+		return nil, pc.err
+	}
+	return pc, nil
+}
+
+// encode tokenizes DSL text: special tokens by the constrained decoder's
+// ids (CWM's, in a Llama-3 vocabulary), the text between them with BPE.
+func (m *Model) encode(text string) []int {
+	var ids []int
+	for len(text) > 0 {
+		at, size, id := len(text), 0, -1
+		if i := strings.Index(text, "<|"); i >= 0 {
+			for _, s := range dsl.SpecialTokens() {
+				if strings.HasPrefix(text[i:], s.Text) {
+					if sid, ok := m.vocab.Special(s.Text); ok {
+						at, size, id = i, len(s.Text), sid
+					}
+					break
+				}
+			}
+			if id < 0 { // "<|" that starts no special token: ordinary text
+				ids = m.tok.AppendEncode(ids, text[:i+2])
+				text = text[i+2:]
+				continue
+			}
+		}
+		ids = m.tok.AppendEncode(ids, text[:at])
+		if id >= 0 {
+			ids = append(ids, id)
+		}
+		text = text[at+size:]
+	}
+	return ids
+}
+
+// Neural returns the backend that predicts with model m, sampling with p
+// (the zero Params is greedy decoding). Every frame is constrained to be
+// well formed and consistent with the program (package constrain).
+func Neural(m *Model, p sample.Params) Backend { return neuralBackend{m, p} }
+
+type neuralBackend struct {
+	m *Model
+	p sample.Params
+}
+
+func (neuralBackend) Name() string { return "neural" }
+
+// start evaluates the entry's arguments for real (the program's module code
+// runs, the entry function does not: the trace stops at its call event) and
+// feeds the program and that first state to the model.
+func (b neuralBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
+	res, err := trace.Run(ctx, prog, call, trace.Limits{MaxEvents: 1, Python: b.m.python})
+	if err != nil {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: evaluating %s: %w", call, err)
+	}
+	if len(res.Events) == 0 || res.Events[0].Kind != dsl.Call {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: %s did not call a function of the program", call)
+	}
+	ev := res.Events[0]
+	first := dsl.State{Event: dsl.Call, Line: ev.Line, Source: prog.Text(ev.Line), Locals: ev.Locals}
+	pc, err := b.m.program(ctx, prog)
+	if err != nil {
+		return nil, dsl.State{}, err
+	}
+	smp, err := sample.New(b.p)
+	if err != nil {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
+	}
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: pc.prefix.Fork(), text: pc.text,
+		stack: []int{ev.Line}, mask: sample.NewMask(b.m.eng.Config().Vocab)}
+	full, err := (&dsl.Trajectory{Program: prog, Start: first}).Encode()
+	if err != nil {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
+	}
+	if err := e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText)); err != nil {
+		return nil, dsl.State{}, err
+	}
+	return e, first, nil
+}
+
+// neuralEngine predicts one session's states. Its model session holds the
+// text of the trajectory so far (text), except pending tokens not yet fed.
+type neuralEngine struct {
+	m       *Model
+	pc      *programCache
+	smp     *sample.Sampler
+	sess    *model.Session
+	text    string // the trajectory text the model has read (with pending)
+	pending []int  // tokens of text not yet fed to sess
+	frameAt int    // sess length where the current state's frame starts
+	stack   []int  // call lines of the frames on the stack; nil after a jump (unknown)
+	mask    *sample.Mask
+}
+
+// maxFrameTokens guards against a grammar bug looping forever.
+const maxFrameTokens = 8192
+
+// feedText makes the model read text, which must extend e.text.
+func (e *neuralEngine) feedText(ctx context.Context, text string) error {
+	if !strings.HasPrefix(text, e.text) {
+		return errors.New("ndbg: internal: trajectory text diverged from the model's")
+	}
+	if add := text[len(e.text):]; add != "" {
+		e.pending = append(e.pending, e.m.encode(add)...)
+		e.text = text
+	}
+	return e.flush(ctx)
+}
+
+// flush feeds the pending tokens; it returns the last token's logits.
+func (e *neuralEngine) flush(ctx context.Context) error {
+	if len(e.pending) == 0 {
+		return nil
+	}
+	if e.sess.Len()+len(e.pending) > e.m.eng.Config().Context {
+		return fmt.Errorf("ndbg: the trajectory needs %d tokens, over the model's context of %d: start a new session from this state",
+			e.sess.Len()+len(e.pending), e.m.eng.Config().Context)
+	}
+	if _, err := e.sess.Forward(ctx, e.pending, false); err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	e.pending = e.pending[:0]
+	return nil
+}
+
+func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
+	if len(traj.Steps) > 0 && traj.Steps[len(traj.Steps)-1].State == nil {
+		return nil, fmt.Errorf("%w: stepping back after the end (the model's text ends there)", ErrUnsupported)
+	}
+	prompt, err := traj.EncodePrompt(a)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	from := *lastState(traj)
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.stack, Dots: dots(traj)})
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	// Feed the action, then decode the frame: forced text without the model,
+	// the rest sampled (sample first, check that token, mask on rejection).
+	if err := e.feedText(ctx, prompt); err != nil {
+		return nil, err
+	}
+	frameAt := e.sess.Len()
+	var out []int
+	for !m.Done() {
+		if len(out) > maxFrameTokens {
+			return nil, errors.New("ndbg: internal: frame did not end")
+		}
+		if text, sp := m.Forced(); len(text) > 0 || sp >= 0 {
+			ids := []int{sp}
+			if len(text) > 0 {
+				ids = e.m.tok.Encode(string(text))
+			}
+			for _, id := range ids {
+				if !m.Accept(id) {
+					return nil, fmt.Errorf("ndbg: internal: forced token %d rejected", id)
+				}
+			}
+			out = append(out, ids...)
+			e.pending = append(e.pending, ids...)
+			continue
+		}
+		if err := e.flush(ctx); err != nil {
+			return nil, err
+		}
+		tok, err := e.smp.SampleConstrained(e.sess.Last(), constraint{m}, e.mask)
+		if err != nil {
+			return nil, fmt.Errorf("ndbg: sampling: %w", err)
+		}
+		if !m.Accept(tok) {
+			return nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
+		}
+		out = append(out, tok)
+		e.pending = append(e.pending, tok)
+	}
+	frame := e.m.tok.Decode(out)
+	e.text += frame
+	e.frameAt = frameAt
+	st, err := traj.ParseFrameLenient(frame)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
+	}
+	if st != nil {
+		e.track(from, a, st)
+	}
+	return st, nil
+}
+
+// track follows the call stack through the predicted state: exactly for
+// single steps, unknown (nil) after jumps, whose depth the text does not say.
+func (e *neuralEngine) track(from dsl.State, a dsl.Action, st *dsl.State) {
+	leaving := from.Event == dsl.Return
+	switch {
+	case e.stack == nil:
+	case a.Kind == dsl.StepInto || a.Kind == dsl.StepOver || a.Kind == dsl.StepReturn:
+		if leaving && len(e.stack) > 0 {
+			e.stack = e.stack[:len(e.stack)-1]
+		}
+		if st.Event == dsl.Call && (leaving || a.Kind == dsl.StepInto) {
+			e.stack = append(e.stack, st.Line)
+		}
+		if len(e.stack) == 0 {
+			e.stack = nil
+		}
+	default:
+		e.stack = nil
+	}
+	st.Depth = len(e.stack) - 1 // -1: unknown
+}
+
+func lastState(traj *dsl.Trajectory) *dsl.State {
+	if n := len(traj.Steps); n > 0 {
+		return traj.Steps[n-1].State
+	}
+	return &traj.Start
+}
+
+// dots gives the names the ".." rule may write at each line after traj.
+func dots(traj *dsl.Trajectory) func(int) []string {
+	return func(l int) []string {
+		r := traj.Reference(l)
+		if r == nil {
+			return nil
+		}
+		names := make([]string, len(r.Locals))
+		for i, loc := range r.Locals {
+			names[i] = loc.Name
+		}
+		return names
+	}
+}
+
+// edited rewrites the current frame in the model's context.
+func (e *neuralEngine) edited(ctx context.Context, traj *dsl.Trajectory) error {
+	full, err := traj.Encode()
+	if err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	text := strings.TrimSuffix(full, dsl.EndOfText)
+	// The text up to the current frame is unchanged; only its frame differs.
+	keep := e.text[:len(e.text)-len(lastFrameText(e.text))]
+	if !strings.HasPrefix(text, keep) {
+		return errors.New("ndbg: internal: edit changed more than the current frame")
+	}
+	e.pending = e.pending[:0]
+	at := e.frameAt
+	if len(traj.Steps) == 0 {
+		at = e.pc.prefix.Len()
+	}
+	if err := e.sess.Truncate(at); err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	e.text = keep
+	return e.feedText(ctx, text)
+}
+
+// lastFrameText returns the last frame of a trajectory text: from its
+// event token to the end.
+func lastFrameText(text string) string {
+	at := -1
+	for _, tok := range []string{dsl.CallSep, dsl.LineSep, dsl.ReturnSep, dsl.ExceptionSep} {
+		at = max(at, strings.LastIndex(text, tok))
+	}
+	if at < 0 {
+		return ""
+	}
+	return text[at:]
+}
+
+func (e *neuralEngine) fork() engine {
+	f := *e
+	f.sess = e.sess.Fork()
+	f.pending = append([]int(nil), e.pending...)
+	f.stack = append([]int(nil), e.stack...)
+	if e.stack == nil {
+		f.stack = nil
+	}
+	f.mask = sample.NewMask(e.m.eng.Config().Vocab)
+	smp, err := sample.New(e.smp.Params())
+	if err == nil {
+		f.smp = smp
+	}
+	return &f
+}
+
+func (e *neuralEngine) close() {}
+
+// constraint adapts a matcher to the sampler's hook.
+type constraint struct{ m *constrain.Matcher }
+
+func (c constraint) Allowed(tok int) bool { return c.m.Allowed(tok) }
+
+func (c constraint) FillMask(mask *sample.Mask) error {
+	c.m.FillMask(mask.Words())
+	return nil
+}

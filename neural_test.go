@@ -1,0 +1,152 @@
+package ndbg_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/constrain"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/tokenizer"
+)
+
+// dslTokenizer is the GPT-2-style code tokenizer of the tokenizer tests
+// with every DSL special token added (it has CWM's already).
+func dslTokenizer(t testing.TB) *tokenizer.Tokenizer {
+	data, err := os.ReadFile("tokenizer/testdata/code-gpt2.tokenizer.json")
+	require.NoError(t, err)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(data, &j))
+	added := j["added_tokens"].([]any)
+	have := map[string]bool{}
+	for _, a := range added {
+		have[a.(map[string]any)["content"].(string)] = true
+	}
+	next := len(j["model"].(map[string]any)["vocab"].(map[string]any))
+	for _, s := range dsl.SpecialTokens() {
+		if !have[s.Text] {
+			added = append(added, map[string]any{"id": next, "content": s.Text, "single_word": false,
+				"lstrip": false, "rstrip": false, "normalized": false, "special": true})
+			next++
+		}
+	}
+	j["added_tokens"] = added
+	data, err = json.Marshal(j)
+	require.NoError(t, err)
+	tok, err := tokenizer.Parse(data)
+	require.NoError(t, err)
+	return tok
+}
+
+// randomModel is a small random-weight model over the DSL tokenizer: its
+// logits are arbitrary, which is what the constrained decoder must survive.
+func randomModel(t testing.TB, seed uint64) *ndbg.Model {
+	tok := dslTokenizer(t)
+	cfg, err := model.Preset("tiny")
+	require.NoError(t, err)
+	cfg.Vocab = tok.VocabSize()
+	cfg.Context = 2048
+	cfg.Windows = nil
+	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
+	require.NoError(t, err)
+	m, err := ndbg.OpenModel(eng, tok, "", "random")
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestNeuralFramesValid drives neural sessions with random models through
+// every action: each predicted state is well formed, quotes a line of the
+// program, and its names can exist in a scope at that line.
+func TestNeuralFramesValid(t *testing.T) {
+	ctx := context.Background()
+	codes, err := constrain.Analyze(ctx, "", mustProgram(t, buggy, "f").Source)
+	require.NoError(t, err)
+	actions := []dsl.Action{{Kind: dsl.StepInto}, {Kind: dsl.StepOver}, {Kind: dsl.StepInto}, {Kind: dsl.StepReturn},
+		{Kind: dsl.InvStepOver}, {Kind: dsl.Breakpoint, Lines: []int{4}}, {Kind: dsl.InvStepReturn}, {Kind: dsl.Continue, Lines: []int{9}}}
+	for seed := uint64(1); seed <= 3; seed++ {
+		m := randomModel(t, seed)
+		for _, temp := range []float64{0, 1.5} {
+			s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{Temperature: temp, Seed: seed}), buggy, "f([1, None, 4])")
+			require.NoError(t, err)
+			for _, a := range actions {
+				st, err := s.Do(ctx, a)
+				if err == ndbg.ErrFinished {
+					break
+				}
+				require.NoError(t, err, "seed %d action %v", seed, a)
+				prog := s.Program()
+				require.Equal(t, prog.Text(st.Line), st.Source)
+				names := map[string]bool{}
+				for _, c := range codes {
+					if slices.Contains(c.Lines, st.Line) || c.First == st.Line {
+						for _, n := range c.Names {
+							names[n] = true
+						}
+					}
+				}
+				for _, l := range st.Locals {
+					require.True(t, names[l.Name], "seed %d: %q cannot exist at line %d", seed, l.Name, st.Line)
+				}
+				if a.Kind == dsl.Breakpoint {
+					require.Equal(t, dsl.Line, st.Event)
+					require.Equal(t, 4, st.Line)
+				}
+			}
+			text, err := s.Trajectory().Encode()
+			require.NoError(t, err)
+			_, err = dsl.Parse(text)
+			require.NoError(t, err)
+			s.Close()
+		}
+	}
+}
+
+// TestNeuralForkAndEdit: forks predict independently from a shared state,
+// and an edited local is what the model reads next.
+func TestNeuralForkAndEdit(t *testing.T) {
+	ctx := context.Background()
+	for seed := uint64(1); seed <= 20; seed++ {
+		m := randomModel(t, seed)
+		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f([1, None, 4])")
+		require.NoError(t, err)
+		require.NoError(t, s.Set(ctx, "data", "[10, 20]"), "the first state (a call) can be edited")
+		if _, err := s.StepInto(ctx); err != nil {
+			require.ErrorIs(t, err, ndbg.ErrFinished)
+			continue // this random model ends at once: try another
+		}
+		text, err := s.Trajectory().Encode()
+		require.NoError(t, err)
+		require.Contains(t, text, `{"data": "[10, 20]"}`)
+
+		f := s.Fork()
+		a, errA := s.StepInto(ctx)
+		b, errB := f.StepInto(ctx)
+		require.Equal(t, errA, errB)
+		require.Equal(t, a, b, "greedy forks of one state agree")
+		if errA != nil {
+			continue
+		}
+		g := f.Fork()
+		_, err = g.StepBackInto(ctx)
+		require.NoError(t, err)
+		require.Len(t, f.Trajectory().Steps, 2)
+		require.Len(t, g.Trajectory().Steps, 3)
+		return
+	}
+	t.Fatal("no random model stepped twice")
+}
+
+func mustProgram(t testing.TB, src, entry string) *dsl.Program {
+	p, err := dsl.NewProgram(src, entry)
+	require.NoError(t, err)
+	return p
+}
