@@ -13,6 +13,9 @@ type cand struct {
 	f   func() string
 }
 
+// compTags are the constructs that run a frame per element.
+var compTags = map[string]bool{"listcomp": true, "genexp": true, "any_all": true, "map_filter": true, "dictcomp": true, "setcomp": true, "zip": true, "enumerate": true}
+
 // choose picks among cands by weight, trying others when one does not apply.
 func (g *gen) choose(cands []cand) (string, string) {
 	total := 0
@@ -26,8 +29,11 @@ func (g *gen) choose(cands []cand) (string, string) {
 		n := g.intn(total)
 		for i, c := range cands {
 			if n < c.w {
-				if s := c.f(); s != "" && (c.tag == "lit" || c.tag == "stmt" || g.usesVar(s)) {
-					return s, c.tag
+				// Comprehensions inside loops make traces quadratic: rarer.
+				if !(g.loop > 0 && compTags[c.tag] && g.chance(0.75)) {
+					if s := c.f(); s != "" && (c.tag == "lit" || c.tag == "stmt" || g.usesVar(s)) {
+						return s, c.tag
+					}
 				}
 				total -= c.w
 				cands = append(cands[:i:i], cands[i+1:]...)
@@ -710,7 +716,8 @@ func (g *gen) cands(t string, d int) []cand {
 			if g.loop > 0 {
 				return ""
 			}
-			return g.subVar(t, d-1) + " + " + g.subVar(t, d-1)
+			a, b := g.two(t, d-1)
+			return a + " + " + b
 		})
 		add("listcomp", 6, func() string {
 			srcT := pick(g, []string{et, et, tInt, tStr})
