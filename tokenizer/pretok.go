@@ -43,13 +43,16 @@ func classAt(s string, i int) (uint8, int) {
 	return runeClass(r), w
 }
 
+// runeClass classifies a rune with the tables of the Hugging Face library's
+// regex engine (unicode_tables.go), which is at a newer Unicode version than
+// Go's unicode package.
 func runeClass(r rune) uint8 {
 	switch {
-	case unicode.IsLetter(r):
+	case unicode.Is(tableL, r):
 		return clLetter
-	case unicode.IsNumber(r):
+	case unicode.Is(tableN, r):
 		return clNumber
-	case unicode.IsSpace(r):
+	case unicode.Is(tableS, r):
 		return clSpace
 	}
 	return clOther

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -296,4 +297,30 @@ func FuzzParse(f *testing.F) {
 			tk.Decode(ids)
 		}
 	})
+}
+
+// TestUnicodeTables checks the generated tables against Go's (Unicode
+// 15.0): the library's sets may only add code points assigned since.
+func TestUnicodeTables(t *testing.T) {
+	added := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		inL, inN, inS := unicode.Is(tableL, r), unicode.Is(tableN, r), unicode.Is(tableS, r)
+		if unicode.IsLetter(r) {
+			require.True(t, inL, "%U", r)
+		}
+		if unicode.IsNumber(r) {
+			require.True(t, inN, "%U", r)
+		}
+		require.Equal(t, unicode.IsSpace(r), inS, "%U", r)
+		if (inL && !unicode.IsLetter(r)) || (inN && !unicode.IsNumber(r)) {
+			added++
+		}
+		if r < 128 {
+			c, _ := classAt(string(r), 0)
+			require.Equal(t, runeClass(r), c, "%U", r)
+		}
+	}
+	assert.Positive(t, added)
+	assert.Less(t, added, 10000)
+	t.Logf("%d code points are letters or numbers for the library but not for Go", added)
 }

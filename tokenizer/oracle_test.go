@@ -1,0 +1,121 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// randomPieces are the building blocks of random oracle inputs: character
+// class boundaries of both patterns, contractions, special tokens.
+var randomPieces = []string{
+	"a", "Z", "foo", "Bar", "_", "0", "7", "123", "4567", " ", " ", "  ", "   ", "\t", "\n", "\r\n", "\r", "\n\n",
+	" \n", "\n ", ".", ",", "(", ")", "[", "]", "{", "}", ":", "==", "#", "\"", "'", "'s", "'S", "'ll", "'LL",
+	"'re", "'Ve", "'d", "'M", "'t", "'x", "ſ", "é", "e\u0301", "ß", "Ω", "ж", "世界", "🙂", "👍🏽", "👨‍👩‍👧",
+	"مرحبا", "שלום", "नमस्ते", "\u00a0", "\u0085", "\u2028", "\u3000", "\u000b", "\u001c", "\u180e", "\u200b",
+	"１２", "²", "½", "Ⅻ", "<|frame_sep|>", "<|call_sep|>", "<|", "|>", "word", "<|lstrip|>", "<|rstrip|>",
+	"<|both|>", "TODO", "\u0000", "\\", "def", " self", "+=", "…", "€",
+}
+
+// randomText mixes pieces with random code points from all planes
+// (assigned or not), to catch differences in Unicode tables.
+func randomText(r *rand.Rand) string {
+	var sb strings.Builder
+	for k := 1 + r.Intn(25); k > 0; k-- {
+		switch r.Intn(6) {
+		case 0:
+			var c rune
+			switch r.Intn(3) {
+			case 0:
+				c = rune(0x80 + r.Intn(0x800-0x80))
+			case 1:
+				c = rune(0x800 + r.Intn(0x10000-0x800))
+			default:
+				c = rune(0x10000 + r.Intn(0x110000-0x10000))
+			}
+			if utf8.ValidRune(c) {
+				sb.WriteRune(c)
+			}
+		default:
+			sb.WriteString(randomPieces[r.Intn(len(randomPieces))])
+		}
+	}
+	return sb.String()
+}
+
+// TestOracleRandom compares Encode and Decode with the real library on
+// random texts (a new seed each run, logged; set NDBG_SEED to replay).
+func TestOracleRandom(t *testing.T) {
+	if err := nodeOracle(); err != nil {
+		t.Skip(err)
+	}
+	if testing.Short() {
+		t.Skip("short")
+	}
+	seed := time.Now().UnixNano()
+	if s := os.Getenv("NDBG_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err)
+	}
+	t.Logf("seed %d (NDBG_SEED to replay)", seed)
+	r := rand.New(rand.NewSource(seed))
+	texts := make([]string, 2000)
+	for i := range texts {
+		texts[i] = randomText(r)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.json")
+	data, err := json.Marshal(texts)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(in, data, 0o644))
+
+	files := map[string]string{
+		"code-gpt2":    "testdata/code-gpt2.tokenizer.json",
+		"code-llama3":  "testdata/code-llama3.tokenizer.json",
+		"code-options": "testdata/code-options.tokenizer.json",
+	}
+	if p := llama3Path(t); p != "" {
+		raw, err := os.ReadFile(p)
+		require.NoError(t, err)
+		cwm := filepath.Join(dir, "cwm.json")
+		require.NoError(t, os.WriteFile(cwm, cwmJSON(t, raw), 0o644))
+		files["llama3-cwm"] = cwm
+	}
+	for name, file := range files {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(dir, name+".out.json")
+			msg, err := exec.Command("node", "oracle/oracle.js", "encode", file, in, out).CombinedOutput()
+			require.NoError(t, err, "%s", msg)
+			var want struct {
+				IDs     [][]int  `json:"ids"`
+				Decoded []string `json:"decoded"`
+			}
+			readJSON(t, out, &want)
+			tk, err := Load(file)
+			require.NoError(t, err)
+			bad := 0
+			for i, text := range texts {
+				if !assert.Equal(t, want.IDs[i], nonNil(tk.Encode(text)), "%q", text) {
+					bad++
+				}
+				if !assert.Equal(t, want.Decoded[i], tk.Decode(want.IDs[i]), "decode %q", text) {
+					bad++
+				}
+				if bad > 5 {
+					t.Fatal("too many mismatches")
+				}
+			}
+		})
+	}
+}
