@@ -66,3 +66,17 @@ func BenchmarkBF16ToF32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkF16ToF32 measures widening a 4 MiB F16 tensor.
+func BenchmarkF16ToF32(b *testing.B) {
+	t := Tensor{Name: "w", DType: F16, Shape: []int{1024, 2048}, Data: make([]byte, 1024*2048*2)}
+	for i := range t.Data {
+		t.Data[i] = byte(i * 13)
+	}
+	b.SetBytes(int64(len(t.Data)))
+	for b.Loop() {
+		if _, err := t.F32(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
