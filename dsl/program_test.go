@@ -242,27 +242,8 @@ func TestPreparedProgramsMatchPython(t *testing.T) {
 			require.Equal(t, def, p.FuncOf(n), "FuncOf(%d) in\n%s", n, p.Source)
 		}
 
-		// Every code line is nameable unless it repeats and cannot take a
-		// comment; each nameable line's text finds it.
-		seen := map[string]bool{}
-		for i, l := range p.Lines {
-			n := i + 1
-			if strings.Contains(l, "  # (") {
-				bumped++
-			}
-			if info[i].kind != codeLine {
-				require.False(t, p.Nameable(n))
-				continue
-			}
-			if p.Nameable(n) {
-				got, ok := p.LineOf(p.Text(n))
-				require.True(t, ok)
-				require.Equal(t, n, got)
-			} else {
-				require.True(t, info[i].open || seen[p.Text(n)], "line %d %q not nameable in\n%s", n, l, p.Source)
-			}
-			seen[p.Text(n)] = true
-		}
+		checkNaming(t, p)
+		bumped += strings.Count(p.Source, "  # (")
 	}
 	require.Greater(t, bumped, 200, "the corpus exercises naming")
 }
@@ -312,5 +293,33 @@ func FuzzNewProgram(f *testing.F) {
 		q, err := ParseProgram(p.Source)
 		require.NoError(t, err)
 		require.Equal(t, p, q)
+		checkNaming(t, p)
 	})
+}
+
+// checkNaming checks NewProgram's promise: a code line that cannot be named
+// shares its text with a line that could not take a comment.
+func checkNaming(t *testing.T, p *Program) {
+	info := scanPython(p.Lines)
+	open := map[string]bool{}
+	for i, li := range info {
+		if li.kind == codeLine && li.open {
+			open[p.Text(i+1)] = true
+		}
+	}
+	for i, li := range info {
+		n := i + 1
+		if li.kind != codeLine {
+			require.False(t, p.Nameable(n))
+			continue
+		}
+		if p.Nameable(n) {
+			m, ok := p.LineOf(p.Text(n))
+			require.True(t, ok)
+			require.Equal(t, n, m)
+			continue
+		}
+		require.True(t, open[p.Text(n)], "line %d %q cannot be named in\n%s", n, p.Lines[i], p.Source)
+	}
+	require.Equal(t, p.Lines[p.EntryLine()-1], p.Text(p.EntryLine())+StartMarker)
 }
