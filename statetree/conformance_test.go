@@ -240,7 +240,14 @@ func checkProgram(t *testing.T, p testProgram, seed uint64, systematic, random i
 	prog, err := dsl.NewProgram(p.source, p.entry)
 	require.NoError(t, err)
 	first := runBdb(t, prog, p.call, nil)
-	tr = treeFromBdb(t, prog, first.Trace)
+	// The tree under test is built from trace.Run; the driver's own plain
+	// sys.settrace trace must agree with it event for event.
+	tr = realTree(t, p)
+	ref := treeFromBdb(t, prog, first.Trace)
+	require.Equal(t, ref.End(), tr.End(), "%s: trace.Run and the driver's trace differ in length", p.name)
+	for i := 0; i < tr.End(); i++ {
+		require.Equal(t, describe(ref, i), describe(tr, i), "%s: event %d", p.name, i)
+	}
 	gen := make([]bool, len(first.Trace))
 	for i, e := range first.Trace {
 		gen[i] = e.Gen

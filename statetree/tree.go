@@ -217,11 +217,11 @@ func (t *Tree) Event(i int) trace.Event { return t.events[i] }
 // Depth returns the call depth of state i.
 func (t *Tree) Depth(i int) int { return int(t.depth[i]) }
 
-// State returns state i as the DSL writes it: return and exception states
-// carry no locals. The Locals slice is shared with the trace: do not modify.
+// State returns state i as the DSL writes it: Source is the line's frame
+// text (Program.Text), return and exception states carry no locals. The Locals slice is shared with the trace: do not modify.
 func (t *Tree) State(i int) dsl.State {
 	e := &t.events[i]
-	s := dsl.State{Event: e.Kind, Line: e.Line, Source: t.prog.Lines[e.Line-1], Depth: e.Depth}
+	s := dsl.State{Event: e.Kind, Line: e.Line, Source: t.prog.Text(e.Line), Depth: e.Depth}
 	switch e.Kind {
 	case dsl.Call, dsl.Line:
 		s.Locals = e.Locals
