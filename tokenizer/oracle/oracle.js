@@ -94,12 +94,24 @@ async function train(args) {
   if (!(opts.vocabSize > base) || !opts.out || opts.files.length === 0) {
     throw new Error(`usage: train --vocab-size N (> ${base}) [--special a,b] [--pattern gpt2|llama3] --out FILE files...`);
   }
-  const tk = Tokenizer.fromString(JSON.stringify(skeleton(opts.pattern, opts.special, {}, [])));
-  tk.train(opts.files.map((f) => path.resolve(f)));
-  const tmp = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-')), 'trained.json');
+  // The library's trainer does not set added tokens apart: it would learn
+  // merges such as "_sep|>". Replace them with a line break first (each
+  // special token splits the text at encode time anyway).
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bpe-'));
+  const files = opts.files.map((f, i) => {
+    if (opts.special.length === 0) return path.resolve(f);
+    let text = fs.readFileSync(f, 'utf8');
+    for (const sp of opts.special) text = text.split(sp).join('\n');
+    const out = path.join(tmpDir, `${i}.txt`);
+    fs.writeFileSync(out, text);
+    return out;
+  });
+  const tk = Tokenizer.fromString(JSON.stringify(skeleton(opts.pattern, [], {}, [])));
+  tk.train(files);
+  const tmp = path.join(tmpDir, 'trained.json');
   tk.save(tmp);
   const trained = JSON.parse(fs.readFileSync(tmp, 'utf8'));
-  fs.rmSync(path.dirname(tmp), { recursive: true });
+  fs.rmSync(tmpDir, { recursive: true });
 
   const vocab = {};
   let next = 0;
