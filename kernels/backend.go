@@ -109,13 +109,13 @@ func (b Backend) RMSNorm(dst, x, weight []float32, eps float32) {
 // Softmax computes, in place, x[i] = exp(x[i] - m) / Σ_j exp(x[j] - m) with
 // m = max_j x[j] (numerically stable). A NaN anywhere makes every output
 // NaN; -Inf entries (masked positions) give 0.
-func (b Backend) Softmax(x []float32) { softmaxGo(x) }
+func (b Backend) Softmax(x []float32) { b.softmax(x) }
 
 // SwiGLU computes dst[i] = silu(gate[i]) · up[i], silu(g) = g / (1 + e^-g),
 // for i < min(len(dst), len(gate), len(up)). dst may be gate or up.
 func (b Backend) SwiGLU(dst, gate, up []float32) {
 	n := min(len(dst), len(gate), len(up))
-	swigluGo(dst[:n], gate[:n], up[:n])
+	b.swiglu(dst[:n], gate[:n], up[:n])
 }
 
 // DotRows computes dst[j] = Σ_c x[c] · m[j·stride + c] for c < len(x): the

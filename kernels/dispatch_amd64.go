@@ -2,6 +2,8 @@
 
 package kernels
 
+import "math"
+
 // gemvMaxN is the largest n computed as n matrix-vector products rather than
 // one blocked product (which pads n up to a whole panel of rows).
 const gemvMaxN = 3
@@ -267,4 +269,30 @@ func (b Backend) axpyRows(dst, a, m []float32, stride int) {
 			axpyGo(dst[kv:], v, m[j*stride+kv:j*stride+k])
 		}
 	}
+}
+
+func (b Backend) swiglu(dst, gate, up []float32) {
+	nv := len(dst) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		swigluGo(dst, gate, up)
+		return
+	}
+	swigluAVX2(&dst[0], &gate[0], &up[0], nv)
+	swigluGo(dst[nv:], gate[nv:], up[nv:])
+}
+
+func (b Backend) softmax(x []float32) {
+	nv := len(x) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		softmaxGo(x)
+		return
+	}
+	m := maxNaN(x)
+	sum := float64(expSumAVX2(&x[0], m, nv))
+	for i := nv; i < len(x); i++ {
+		e := math.Exp(float64(x[i] - m))
+		x[i] = float32(e)
+		sum += e
+	}
+	b.scale(x, float32(1/sum))
 }

@@ -19,3 +19,5 @@ var native = Generic()
 
 func (b Backend) dotRows(dst, x, m []float32, stride int)  { dotRowsGo(dst, x, m, stride) }
 func (b Backend) axpyRows(dst, a, m []float32, stride int) { axpyRowsGo(dst, a, m, stride) }
+func (b Backend) swiglu(dst, gate, up []float32)           { swigluGo(dst, gate, up) }
+func (b Backend) softmax(x []float32)                      { softmaxGo(x) }

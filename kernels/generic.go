@@ -107,16 +107,25 @@ func mulScaledGo(dst, x, weight []float32, s float32) {
 	}
 }
 
-func softmaxGo(x []float32) {
-	if len(x) == 0 {
-		return
-	}
+// maxNaN returns the largest element of x (len(x) > 0), or NaN if x has one.
+func maxNaN(x []float32) float32 {
 	m := x[0]
 	for _, v := range x[1:] {
 		if v > m || v != v {
 			m = v
+			if v != v {
+				break
+			}
 		}
 	}
+	return m
+}
+
+func softmaxGo(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	m := maxNaN(x)
 	var sum float64
 	for i, v := range x {
 		e := math.Exp(float64(v - m))

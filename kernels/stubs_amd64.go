@@ -48,3 +48,9 @@ func mulScaledAVX2(dst, x, w *float32, s float32, n int)
 
 //go:noescape
 func axpyRowsAVX2(dst, a, m *float32, rows, stride, k int)
+
+//go:noescape
+func swigluAVX2(dst, gate, up *float32, n int)
+
+//go:noescape
+func expSumAVX2(x *float32, m float32, n int) float32
