@@ -512,7 +512,7 @@ func (g *gen) cands(t string, d int) []cand {
 			return g.sub(kt, 0) + " in " + dv.name
 		})
 		add("str.is*", 3, func() string {
-			return paren(g.subVar(tStr, d-1)) + "." + pick(g, []string{"isdigit", "isalpha", "isupper", "islower", "isalnum", "isspace", "istitle"}) + "()"
+			return paren(g.subVar(tStr, d-1)) + "." + pick(g, []string{"isdigit", "isalpha", "isupper", "islower", "isalnum", "isspace", "istitle", "isascii", "isdecimal", "isnumeric"}) + "()"
 		})
 		add("str.startswith", 3, func() string {
 			return paren(g.subVar(tStr, d-1)) + "." + pick(g, []string{"startswith", "endswith"}) + "(" + g.small(tStr) + ")"
@@ -552,6 +552,20 @@ func (g *gen) cands(t string, d int) []cand {
 		add("palindrome", 1, func() string {
 			s := g.subVar(tStr, d-1)
 			return s + " == " + s + "[::-1]"
+		})
+		add("bool()", 1, func() string {
+			if c := anyColl(); c != "" {
+				return "bool(" + c + ")"
+			}
+			return ""
+		})
+		add("is_none", 1, func() string {
+			vs := g.vars(func(v *variable) bool { return isDict(v.t) })
+			if len(vs) == 0 {
+				return ""
+			}
+			dv := pick(g, vs)
+			return dv.name + ".get(" + g.sub(keyT(dv.t), 0) + ") " + pick(g, []string{"is None", "is not None"})
 		})
 		add("parity", 2, func() string { return paren(g.subVar(tInt, d-1)) + " % 2 == " + fmt.Sprint(g.intn(2)) })
 		add("truthy", 2, func() string {
@@ -598,8 +612,38 @@ func (g *gen) cands(t string, d int) []cand {
 			}
 		})
 		add("concat", 4, func() string { return paren(g.sub(tStr, d-1)) + " + " + paren(g.small(tStr)) })
+		add("str.affix", 2, func() string {
+			return paren(g.subVar(tStr, d-1)) + "." + pick(g, []string{"removeprefix", "removesuffix"}) + "(" + g.small(tStr) + ")"
+		})
+		add("str.format", 2, func() string {
+			a, b := g.someVar(tStr), g.someVar(tInt)
+			if a == nil || b == nil {
+				return ""
+			}
+			return pick(g, []string{"'{}-{}'", "'{}: {}'", "'{} ({})'"}) + ".format(" + a.name + ", " + b.name + ")"
+		})
+		add("str.translate", 1, func() string {
+			if len(g.chars) < 4 {
+				return ""
+			}
+			from := g.chars[0] + g.chars[1]
+			to := g.chars[2] + g.chars[3]
+			return paren(g.subVar(tStr, d-1)) + ".translate(str.maketrans(" + pyStr(from) + ", " + pyStr(to) + "))"
+		})
+		add("str.method", 1, func() string { return paren(g.subVar(tStr, d-1)) + ".casefold()" })
+		add("chr", 1, func() string {
+			vs := g.vars(func(v *variable) bool { return v.char })
+			if len(vs) == 0 {
+				return ""
+			}
+			return "chr(ord(" + pick(g, vs).name + ") + 1)"
+		})
+		add("str.index", 1, func() string {
+			s, c := g.subVar(tStr, d-1), g.charExpr()
+			return "str(" + s + ".rindex(" + c + ")) if " + c + " in " + s + " else ''"
+		})
 		add("str.join", 5, func() string {
-			return pick(g, []string{"''", "' '", "', '", "'-'", "'|'"}) + ".join(" + g.sub(tLS, d-1) + ")"
+			return pick(g, []string{"''", "' '", "', '", "'-'", "'|'", "'\\n'"}) + ".join(" + g.sub(tLS, d-1) + ")"
 		})
 		add("reversed", 2, func() string { return "''.join(reversed(" + g.subVar(tStr, d-1) + "))" })
 		add("sorted", 2, func() string { return "''.join(sorted(" + g.subVar(tStr, d-1) + "))" })
@@ -689,6 +733,14 @@ func (g *gen) cands(t string, d int) []cand {
 	case isList(t):
 		et := elem(t)
 		add("list()", 1, func() string { return paren(g.subVar(t, d-1)) + "[:]" })
+		add("list.copy", 1, func() string { return g.subVar(t, d-1) + ".copy()" })
+		add("starred", 1, func() string {
+			xs := g.subVar(t, d-1)
+			if g.chance(0.5) {
+				return "[*" + xs + ", " + g.small(et) + "]"
+			}
+			return "[" + g.small(et) + ", *" + xs + "]"
+		})
 		if orderable(et) {
 			add("sorted", 5, func() string {
 				xs := g.sub(t, d-1)
@@ -749,6 +801,15 @@ func (g *gen) cands(t string, d int) []cand {
 			default:
 				return "list(range(len(" + g.subVar(pick(g, []string{tStr, tLS}), d-1) + ")))"
 			}
+		})
+		add("split", 1, func() string {
+			if et != tStr {
+				return ""
+			}
+			if g.chance(0.5) {
+				return paren(g.subVar(tStr, d-1)) + ".splitlines()"
+			}
+			return paren(g.subVar(tStr, d-1)) + ".rsplit(" + g.charExpr() + ", 1)"
 		})
 		add("split", 6, func() string {
 			if et != tStr {
@@ -839,6 +900,12 @@ func (g *gen) cands(t string, d int) []cand {
 	case isDict(t):
 		kt, vt := keyT(t), valT(t)
 		add("dict.copy", 1, func() string { return g.subVar(t, d-1) + ".copy()" })
+		add("dict.fromkeys", 1, func() string {
+			if isList(vt) {
+				return ""
+			}
+			return "dict.fromkeys(" + g.subVar("list["+kt+"]", d-1) + ", " + g.literal(vt) + ")"
+		})
 		add("dictcomp", 5, func() string {
 			if vt == tDSLI || isList(vt) {
 				return ""

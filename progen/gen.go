@@ -340,7 +340,8 @@ func pyStr(s string) string {
 	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
 		return `"` + s + `"`
 	}
-	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+	r := strings.NewReplacer(`\`, `\\`, "'", `\'`, "\n", `\n`, "\t", `\t`)
+	return "'" + r.Replace(s) + "'"
 }
 
 // literal is a constant expression of type t, small enough for code.

@@ -104,7 +104,7 @@ func (g *gen) inputStr() string {
 		for i := range ws {
 			ws[i] = g.inputWord()
 		}
-		return strings.Join(ws, pick(g, []string{" ", " ", ",", "-"}))
+		return strings.Join(ws, pick(g, []string{" ", " ", ",", "-", "\n"}))
 	case 3:
 		return "  " + g.inputWord() + " "
 	case 4:

@@ -337,7 +337,7 @@ func (g *gen) dictMut() bool {
 	if g.focus != nil && g.focus.t == kt && g.chance(0.7) {
 		k = g.focus.name
 	}
-	m := pick(g, []string{"set", "count", "count", "get", "setdefault", "pop", "update", "del", "items"})
+	m := pick(g, []string{"set", "count", "count", "get", "setdefault", "pop", "update", "del", "items", "popitem"})
 	if vt == tDSLI || isList(vt) {
 		m = pick(g, []string{"group", "group", "ifnot"})
 	}
@@ -368,6 +368,9 @@ func (g *gen) dictMut() bool {
 		}
 	case "update":
 		g.emit("%s.update({%s: %s})", n, k, g.expr(vt, 1))
+	case "popitem":
+		g.emit("if %s:", n)
+		g.block(func() { g.emit("%s.popitem()", n) })
 	case "del":
 		g.emit("if %s in %s:", k, n)
 		g.block(func() { g.emit("del %s[%s]", n, k) })
