@@ -20,6 +20,7 @@ type conformance struct {
 		DType   string  `json:"dtype"`
 		Shape   []int   `json:"shape"`
 		F32Bits []int64 `json:"f32_bits"`
+		Ints    []int64 `json:"ints"`
 	} `json:"tensors"`
 	Convert struct {
 		F32Bits  []int64 `json:"f32_bits"`
@@ -47,6 +48,13 @@ func checkConformance(t *testing.T, dir string) {
 		require.NoError(t, err, name)
 		assert.Equal(t, w.DType, tt.DType.String(), name)
 		assert.Equal(t, w.Shape, tt.Shape, name)
+		if !tt.DType.IsFloat() {
+			ints, err := tt.Int64s()
+			require.NoError(t, err, name)
+			require.NotEmpty(t, w.Ints, name)
+			assert.Equal(t, w.Ints, ints, name)
+			continue
+		}
 		vals, err := tt.F32()
 		require.NoError(t, err, name)
 		require.Len(t, vals, len(w.F32Bits), name)

@@ -2,8 +2,9 @@ package weights
 
 import "fmt"
 
-// DType is the element type of a tensor. Only the floating-point types a
-// LLaMA checkpoint uses are supported.
+// DType is the element type of a tensor: the floating-point types a LLaMA
+// checkpoint uses, plus I32 and I64 for auxiliary data such as token ids in
+// test references.
 type DType uint8
 
 // Supported element types. The zero value is invalid so that an
@@ -12,12 +13,16 @@ const (
 	F32 DType = iota + 1
 	F16
 	BF16
+	I32
+	I64
 )
 
 // Size returns the number of bytes of one element, or 0 for an invalid DType.
 func (d DType) Size() int {
 	switch d {
-	case F32:
+	case I64:
+		return 8
+	case F32, I32:
 		return 4
 	case F16, BF16:
 		return 2
@@ -25,7 +30,10 @@ func (d DType) Size() int {
 	return 0
 }
 
-// String returns the safetensors name of the dtype ("F32", "F16", "BF16").
+// IsFloat reports whether d is a floating-point type.
+func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
+
+// String returns the safetensors name of the dtype ("F32", "BF16", ...).
 func (d DType) String() string {
 	switch d {
 	case F32:
@@ -34,6 +42,10 @@ func (d DType) String() string {
 		return "F16"
 	case BF16:
 		return "BF16"
+	case I32:
+		return "I32"
+	case I64:
+		return "I64"
 	}
 	return fmt.Sprintf("DType(%d)", uint8(d))
 }
@@ -43,7 +55,7 @@ func (d DType) String() string {
 // error can say so.
 func isKnownUnsupported(s string) bool {
 	switch s {
-	case "BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F64",
+	case "BOOL", "U8", "I8", "U16", "I16", "U32", "U64", "F64",
 		"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64":
 		return true
 	}
@@ -60,9 +72,13 @@ func ParseDType(s string) (DType, error) {
 		return F16, nil
 	case "BF16":
 		return BF16, nil
+	case "I32":
+		return I32, nil
+	case "I64":
+		return I64, nil
 	}
 	if isKnownUnsupported(s) {
-		return 0, fmt.Errorf("unsupported dtype %q (only F32, F16 and BF16 are loaded)", s)
+		return 0, fmt.Errorf("unsupported dtype %q (only F32, F16, BF16, I32 and I64 are loaded)", s)
 	}
 	return 0, fmt.Errorf("unknown dtype %q", truncate(s, 32))
 }

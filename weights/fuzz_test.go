@@ -24,7 +24,8 @@ func FuzzParseSafetensors(f *testing.F) {
 	f.Add(rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 8))
 	f.Add(rawFile(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, 8))
 	f.Add(rawFile(`{"__metadata__":{"a":"b"},"x":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}`, 0))
-	f.Add(rawFile(`{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}`, 8))
+	f.Add(rawFile(`{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"b":{"dtype":"I32","shape":[1],"data_offsets":[8,12]}}`, 12))
+	f.Add(rawFile(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := ParseSafetensors("fuzz", data)
@@ -35,11 +36,17 @@ func FuzzParseSafetensors(f *testing.F) {
 		for _, name := range file.Names() {
 			tt, err := file.Tensor(name)
 			require.NoError(t, err)
-			vals, err := tt.F32()
-			require.NoError(t, err)
-			require.Len(t, vals, tt.NumElements())
-			_, err = tt.BF16()
-			require.NoError(t, err)
+			if tt.DType.IsFloat() {
+				vals, err := tt.F32()
+				require.NoError(t, err)
+				require.Len(t, vals, tt.NumElements())
+				_, err = tt.BF16()
+				require.NoError(t, err)
+			} else {
+				ints, err := tt.Int64s()
+				require.NoError(t, err)
+				require.Len(t, ints, tt.NumElements())
+			}
 			tensors = append(tensors, *tt)
 		}
 		var out bytes.Buffer

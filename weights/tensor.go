@@ -45,12 +45,45 @@ func (t *Tensor) validate() error {
 	return nil
 }
 
+// validateFloat is validate plus a check that the dtype is floating point.
+func (t *Tensor) validateFloat() error {
+	if err := t.validate(); err != nil {
+		return err
+	}
+	if !t.DType.IsFloat() {
+		return fmt.Errorf("tensor %q is %s, not floating point", t.Name, t.DType)
+	}
+	return nil
+}
+
+// Int64s returns the elements of an I32 or I64 tensor as int64 (a new
+// slice); floating-point tensors are an error.
+func (t *Tensor) Int64s() ([]int64, error) {
+	if err := t.validate(); err != nil {
+		return nil, err
+	}
+	out := make([]int64, t.NumElements())
+	switch t.DType {
+	case I64:
+		for i := range out {
+			out[i] = int64(binary.LittleEndian.Uint64(t.Data[8*i:]))
+		}
+	case I32:
+		for i := range out {
+			out[i] = int64(int32(binary.LittleEndian.Uint32(t.Data[4*i:])))
+		}
+	default:
+		return nil, fmt.Errorf("tensor %q is %s, not an integer type", t.Name, t.DType)
+	}
+	return out, nil
+}
+
 // F32 returns the elements as float32. For an F32 tensor whose data is
 // 4-byte aligned the result aliases Data (zero-copy, read-only when Data is
 // mapped from a file); otherwise the values are converted into a new slice.
-// BF16 and F16 are widened exactly.
+// BF16 and F16 are widened exactly; integer tensors are an error.
 func (t *Tensor) F32() ([]float32, error) {
-	if err := t.validate(); err != nil {
+	if err := t.validateFloat(); err != nil {
 		return nil, err
 	}
 	n := t.NumElements()
@@ -86,7 +119,7 @@ func (t *Tensor) F32() ([]float32, error) {
 // F16 tensors are converted with round-to-nearest-even, as PyTorch's
 // .to(torch.bfloat16) does.
 func (t *Tensor) BF16() ([]uint16, error) {
-	if err := t.validate(); err != nil {
+	if err := t.validateFloat(); err != nil {
 		return nil, err
 	}
 	n := t.NumElements()
@@ -114,7 +147,7 @@ func (t *Tensor) BF16() ([]uint16, error) {
 // F16 returns the elements as IEEE half-precision bit patterns: zero-copy
 // for an aligned F16 tensor, otherwise converted with round-to-nearest-even.
 func (t *Tensor) F16() ([]uint16, error) {
-	if err := t.validate(); err != nil {
+	if err := t.validateFloat(); err != nil {
 		return nil, err
 	}
 	n := t.NumElements()
@@ -179,8 +212,8 @@ func F32ToF16(f float32) uint16 {
 // training export); the shape must match len(vals).
 func NewTensor(name string, dt DType, shape []int, vals []float32) (Tensor, error) {
 	t := Tensor{Name: name, DType: dt, Shape: append([]int(nil), shape...)}
-	if dt.Size() == 0 {
-		return Tensor{}, fmt.Errorf("tensor %q: invalid dtype %v", name, dt)
+	if !dt.IsFloat() {
+		return Tensor{}, fmt.Errorf("tensor %q: %v is not a floating-point dtype", name, dt)
 	}
 	n, ok := numElements(shape)
 	if !ok || n != len(vals) {
@@ -196,6 +229,30 @@ func NewTensor(name string, dt DType, shape []int, vals []float32) (Tensor, erro
 		case F16:
 			binary.LittleEndian.PutUint16(t.Data[2*i:], F32ToF16(v))
 		}
+	}
+	return t, nil
+}
+
+// NewIntTensor builds an I32 or I64 tensor from int64 values; values that
+// do not fit I32 are an error.
+func NewIntTensor(name string, dt DType, shape []int, vals []int64) (Tensor, error) {
+	if dt != I32 && dt != I64 {
+		return Tensor{}, fmt.Errorf("tensor %q: %v is not an integer dtype", name, dt)
+	}
+	n, ok := numElements(shape)
+	if !ok || n != len(vals) {
+		return Tensor{}, fmt.Errorf("tensor %q: shape %v does not hold %d values", name, shape, len(vals))
+	}
+	t := Tensor{Name: name, DType: dt, Shape: append([]int(nil), shape...), Data: make([]byte, n*dt.Size())}
+	for i, v := range vals {
+		if dt == I64 {
+			binary.LittleEndian.PutUint64(t.Data[8*i:], uint64(v))
+			continue
+		}
+		if v != int64(int32(v)) {
+			return Tensor{}, fmt.Errorf("tensor %q: value %d at %d does not fit I32", name, v, i)
+		}
+		binary.LittleEndian.PutUint32(t.Data[4*i:], uint32(int32(v)))
 	}
 	return t, nil
 }

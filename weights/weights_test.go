@@ -256,3 +256,42 @@ func TestUnused(t *testing.T) {
 	require.Error(t, err)
 	assert.Empty(t, ck.Unused(), "a Require with the wrong shape still counts as looked at")
 }
+
+func TestIntegerTensors(t *testing.T) {
+	ids := []int64{0, 1, -1, 128255, 1 << 40}
+	i64, err := NewIntTensor("tokens", I64, []int{5}, ids)
+	require.NoError(t, err)
+	i32, err := NewIntTensor("small", I32, []int{2, 2}, ids[:4])
+	require.NoError(t, err)
+	_, err = NewIntTensor("small", I32, []int{5}, ids)
+	assert.ErrorContains(t, err, "value 1099511627776 at 4 does not fit I32")
+	_, err = NewIntTensor("x", F32, []int{1}, ids[:1])
+	assert.ErrorContains(t, err, "not an integer dtype")
+	_, err = NewTensor("x", I64, []int{1}, []float32{1})
+	assert.ErrorContains(t, err, "not a floating-point dtype")
+
+	half := mustTensor(t, "h", BF16, []int{1}, []float32{1})
+	var buf bytes.Buffer
+	require.NoError(t, WriteSafetensors(&buf, []Tensor{half, i32, i64}, nil))
+	f, err := ParseSafetensors("ints", buf.Bytes())
+	require.NoError(t, err)
+	got, err := f.Tensor("tokens")
+	require.NoError(t, err)
+	assert.Equal(t, I64, got.DType)
+	v, err := got.Int64s()
+	require.NoError(t, err)
+	assert.Equal(t, ids, v)
+	got, err = f.Tensor("small")
+	require.NoError(t, err)
+	v, err = got.Int64s()
+	require.NoError(t, err)
+	assert.Equal(t, ids[:4], v)
+	_, err = got.F32()
+	assert.ErrorContains(t, err, `tensor "small" is I32, not floating point`)
+	_, err = got.BF16()
+	assert.ErrorContains(t, err, "not floating point")
+	h, err := f.Tensor("h")
+	require.NoError(t, err)
+	_, err = h.Int64s()
+	assert.ErrorContains(t, err, `tensor "h" is BF16, not an integer type`)
+}

@@ -3,10 +3,11 @@ independent oracle for the Go reader and converters.
 
 Usage: /usr/bin/python3 make_conformance.py OUTDIR [GODIR]
 
-It writes OUTDIR/conformance.safetensors (tensors of F32, F16 and BF16,
+It writes OUTDIR/conformance.safetensors (tensors of F32, F16, BF16, I32, I64,
 deliberately unpadded so that some tensors start unaligned) and
 OUTDIR/conformance.json, which holds for each tensor its dtype, shape and the
-float32 bit patterns torch gives when widening it, plus for the conversion
+float32 bit patterns torch gives when widening it (integer values for I32
+and I64), plus for the conversion
 checks the float32 source bits and torch's rounded F16 / BF16 bits. The
 safetensors writer is the format itself: an 8-byte little-endian header
 length, the JSON header, the raw little-endian bytes.
@@ -64,8 +65,11 @@ tensors = {
     "f.scalar_bf16": torch.tensor(-2.5, dtype=torch.bfloat16),
     "g.empty_f32": torch.zeros(0, 3),
     "h.matrix_bf16": torch.randn(3, 5).to(torch.bfloat16),
+    "i.tokens_i64": torch.tensor([0, 1, -1, 128255, 2 ** 40, -(2 ** 63)], dtype=torch.int64),
+    "j.ids_i32": torch.tensor([[7, -7], [2 ** 31 - 1, -(2 ** 31)]], dtype=torch.int32),
 }
-names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16"}
+names = {torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+         torch.int32: "I32", torch.int64: "I64"}
 
 header = {"__metadata__": {"format": "pt", "writer": "make_conformance.py"}}
 blobs = []
@@ -86,7 +90,8 @@ with open(out + "/conformance.safetensors", "wb") as f:
         f.write(b)
 
 expected = {
-    "tensors": {n: {"dtype": names[t.dtype], "shape": list(t.shape), "f32_bits": f32bits(t)}
+    "tensors": {n: {"dtype": names[t.dtype], "shape": list(t.shape),
+                    **({"f32_bits": f32bits(t)} if t.is_floating_point() else {"ints": t.reshape(-1).tolist()})}
                 for n, t in tensors.items()},
     "convert": {
         "f32_bits": f32bits(src),
