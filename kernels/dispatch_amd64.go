@@ -71,28 +71,38 @@ func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 }
 
 // gemm computes dst = x · Wᵀ for n > gemvMaxN. x is packed K-major into
-// panels of nr rows (zero padded), then the weights are walked in groups of
-// mr rows, in parallel; each group (mr·K weights, in L1/L2) is multiplied
-// with every panel of x by the register-tiled kernel, so every weight loaded
-// from memory is used nr times from registers and n times overall.
+// panels of nr rows (the last one nr/2 wide when that holds the rest; zero
+// padded), then the weights are walked in groups of mr rows, in parallel;
+// each group (mr·K weights, in L1/L2) is multiplied with every panel of x by
+// the register-tiled kernel, so every weight loaded from memory is used
+// nr times from registers and n times overall.
 func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	mr, nr := 12, 32
 	if b.isa == isaAVX2 {
 		mr, nr = 6, 16
 	}
-	panels := (n + nr - 1) / nr
-	xp := make([]float32, panels*nr*K)
-	p.For(panels, 1, func(lo, hi int) {
-		for pi := lo; pi < hi; pi++ {
-			packPanel(xp[pi*nr*K:(pi+1)*nr*K], x, pi*nr, min(nr, n-pi*nr), K, nr)
+	type panel struct{ i0, width, off int }
+	var panels []panel
+	off := 0
+	for i0 := 0; i0 < n; {
+		width := nr
+		if n-i0 <= nr/2 {
+			width = nr / 2
+		}
+		panels = append(panels, panel{i0, width, off})
+		off += width * K
+		i0 += width
+	}
+	xp := make([]float32, off)
+	p.For(len(panels), 1, func(lo, hi int) {
+		for _, pn := range panels[lo:hi] {
+			packPanel(xp[pn.off:pn.off+pn.width*K], x, pn.i0, min(pn.width, n-pn.i0), K, pn.width)
 		}
 	})
 	groups := (R + mr - 1) / mr
 	p.For(groups, 1, func(lo, hi int) {
 		var out [12 * 32]float32
-		var padF []float32
-		var padB []uint16
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -101,26 +111,24 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 			if w.DType == BF16 {
 				wb = w.BF16[j0*K : (j0+rows)*K]
 				if rows < mr { // the kernel reads mr rows: pad with zeros
-					padB = make([]uint16, mr*K)
-					copy(padB, wb)
-					wb = padB
+					pad := make([]uint16, mr*K)
+					copy(pad, wb)
+					wb = pad
 				}
 			} else {
 				wf = w.F32[j0*K : (j0+rows)*K]
 				if rows < mr {
-					padF = make([]float32, mr*K)
-					copy(padF, wf)
-					wf = padF
+					pad := make([]float32, mr*K)
+					copy(pad, wf)
+					wf = pad
 				}
 			}
-			for pi := range panels {
-				i0 := pi * nr
-				xpp := xp[pi*nr*K : (pi+1)*nr*K]
-				b.gemmTile(K, xpp, wf, wb, &out, mr, nr)
-				cols := min(nr, n-i0)
+			for _, pn := range panels {
+				b.gemmTile(K, xp[pn.off:pn.off+pn.width*K], wf, wb, &out, mr, pn.width, pn.width == nr)
+				cols := min(pn.width, n-pn.i0)
 				for j := range rows {
-					o := out[j*nr : j*nr+cols]
-					d := dst[i0*R+j0+j:]
+					o := out[j*pn.width : j*pn.width+cols]
+					d := dst[pn.i0*R+j0+j:]
 					for i, v := range o {
 						d[i*R] = v
 					}
@@ -130,29 +138,37 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 }
 
-// gemmTile computes out[j*nr+i] = Σ_c xp[c*nr+i]·W[j, c] for j < mr, i < nr.
-func (b Backend) gemmTile(K int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int) {
-	if wb == nil {
-		if b.isa == isaAVX512 {
-			gemmF32AVX512(K, &xp[0], &wf[0], K, &out[0])
-		} else {
-			gemmF32AVX2(K, &xp[0], &wf[0], K, &out[0])
-		}
-		return
-	}
-	if b.isa == isaAVX2 {
+// gemmTile computes out[j*nr+i] = Σ_c xp[c*nr+i]·W[j, c] for j < mr,
+// i < nr, with the full-width kernel when full, else the half-width one.
+func (b Backend) gemmTile(K int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full bool) {
+	switch {
+	case wb == nil && b.isa == isaAVX512 && full:
+		gemmF32AVX512(K, &xp[0], &wf[0], K, &out[0])
+	case wb == nil && b.isa == isaAVX512:
+		gemmF32AVX512Half(K, &xp[0], &wf[0], K, &out[0])
+	case wb == nil && full:
+		gemmF32AVX2(K, &xp[0], &wf[0], K, &out[0])
+	case wb == nil:
+		gemmF32AVX2Half(K, &xp[0], &wf[0], K, &out[0])
+	case b.isa == isaAVX2 && full:
 		gemmBF16AVX2(K, &xp[0], &wb[0], K, &out[0])
-		return
-	}
-	ke := K &^ 1
-	gemmBF16AVX512(ke, &xp[0], &wb[0], K, &out[0])
-	if ke < K { // odd K: the last column
-		xl := xp[ke*nr : ke*nr+nr]
-		for j := range mr {
-			wv := BF16ToF32(wb[j*K+ke])
-			o := out[j*nr : j*nr+nr]
-			for i := range o {
-				o[i] += xl[i] * wv
+	case b.isa == isaAVX2:
+		gemmBF16AVX2Half(K, &xp[0], &wb[0], K, &out[0])
+	default: // AVX-512 BF16: pairs of columns, then an odd last one
+		ke := K &^ 1
+		if full {
+			gemmBF16AVX512(ke, &xp[0], &wb[0], K, &out[0])
+		} else {
+			gemmBF16AVX512Half(ke, &xp[0], &wb[0], K, &out[0])
+		}
+		if ke < K {
+			xl := xp[ke*nr : ke*nr+nr]
+			for j := range mr {
+				wv := BF16ToF32(wb[j*K+ke])
+				o := out[j*nr : j*nr+nr]
+				for i := range o {
+					o[i] += xl[i] * wv
+				}
 			}
 		}
 	}

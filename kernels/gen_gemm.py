@@ -148,4 +148,77 @@ for r in range(12):
     e("\tVMOVUPS Y%d, %d(DI)" % (r, 32*r))
 e("\tVZEROUPPER")
 e("\tRET")
+
+def half(name, reg, vbytes, rows, f32, label, acc_w):
+    # One vector of x rows per weight row: MR accumulators.
+    mr = len(rows)
+    e("// func %s(k int, xp *float32, w *%s, ldw int, out *float32)" % (name, "float32" if f32 else "uint16"))
+    e("// Half-width tile: MR=%d weight rows by one vector of x rows." % mr)
+    e("TEXT ·%s(SB), NOSPLIT, $0-40" % name)
+    prologue(2 if f32 else 1)
+    if mr == 12:
+        e("\tLEAQ (R9)(AX*1), R10")
+        e("\tLEAQ (R10)(AX*1), R11")
+    zero(mr, reg)
+    xr = mr
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_store" % label)
+    e("%s_loop:" % label)
+    e("\tVMOVUPS (DX), %s%d" % (reg, xr))
+    for j,(b,ix) in enumerate(rows):
+        t = xr + 1 + j % 2
+        if f32:
+            e("\tVBROADCASTSS (%s)%s, %s%d" % (b, ix, reg, t))
+        else:
+            e("\tVPBROADCASTW (%s)%s, %s%d" % (b, ix, reg, t))
+            e("\tVPSLLD $16, %s%d, %s%d" % (reg, t, reg, t))
+        e("\tVFMADD231PS %s%d, %s%d, %s%d" % (reg, xr, reg, t, reg, j))
+    bases = ("R8","R9","R10","R11") if mr == 12 else ("R8","R9")
+    for r in bases:
+        e("\tADDQ $%d, %s" % (4 if f32 else 2, r))
+    e("\tADDQ $%d, DX" % vbytes)
+    e("\tDECQ CX")
+    e("\tJNZ %s_loop" % label)
+    e("%s_store:" % label)
+    for r in range(mr):
+        e("\tVMOVUPS %s%d, %d(DI)" % (reg, r, vbytes*r))
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e("")
+
+e("// func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32)")
+e("// Half-width tile, k even (weights loaded two at a time as in gemmBF16AVX512).")
+e("TEXT ·gemmBF16AVX512Half(SB), NOSPLIT, $0-40")
+prologue(1)
+e("\tLEAQ (R9)(AX*1), R10")
+e("\tLEAQ (R10)(AX*1), R11")
+e("\tMOVL $0xffff0000, AX")
+e("\tVPBROADCASTD AX, Z16")
+zero(12, "Z")
+e("\tTESTQ CX, CX")
+e("\tJEQ hb512_store")
+e("hb512_loop:")
+e("\tVMOVUPS (DX), Z12")
+e("\tVMOVUPS 64(DX), Z13")
+for j,(b,ix) in enumerate(rows512):
+    e("\tVPBROADCASTD (%s)%s, Z14" % (b, ix))
+    e("\tVPSLLD $16, Z14, Z15")
+    e("\tVPANDD Z16, Z14, Z14")
+    e("\tVFMADD231PS Z12, Z15, Z%d" % j)
+    e("\tVFMADD231PS Z13, Z14, Z%d" % j)
+for r in ("R8","R9","R10","R11"):
+    e("\tADDQ $4, %s" % r)
+e("\tADDQ $128, DX")
+e("\tSUBQ $2, CX")
+e("\tJNZ hb512_loop")
+e("hb512_store:")
+for r in range(12):
+    e("\tVMOVUPS Z%d, %d(DI)" % (r, 64*r))
+e("\tVZEROUPPER")
+e("\tRET")
+e("")
+
+half("gemmF32AVX512Half", "Z", 64, rows512, True, "hf512", 0)
+half("gemmF32AVX2Half", "Y", 32, rows256, True, "hf256", 0)
+half("gemmBF16AVX2Half", "Y", 32, rows256, False, "hb256", 0)
 print("\n".join(L))

@@ -54,3 +54,15 @@ func swigluAVX2(dst, gate, up *float32, n int)
 
 //go:noescape
 func expSumAVX2(x *float32, m float32, n int) float32
+
+//go:noescape
+func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32)
+
+//go:noescape
+func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32)
+
+//go:noescape
+func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32)
+
+//go:noescape
+func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32)
