@@ -82,9 +82,10 @@ type Stats struct {
 	Horizons      map[string]int    `json:"horizons"` // bucketed: "0", "1", "2-3", "4-7", ...
 	Failures      map[string]int    `json:"failures"` // programs dropped, by reason
 	ByFamily      map[string]int    `json:"by_family"`
-	Raised        int               `json:"raised"`     // programs whose call raised (as intended)
-	Unintended    int               `json:"unintended"` // raised what the generator did not declare (kept; a progen bug)
-	TraceEvents   map[string]int    `json:"trace_events"`
+	Raised        int               `json:"raised"`       // programs whose call raised (as intended)
+	Unintended    int               `json:"unintended"`   // raised what the generator did not declare (kept; a progen bug)
+	TraceEvents   map[string]int    `json:"trace_events"` // programs by trace length, bucketed
+	Constructs    map[string]int    `json:"constructs"`   // programs using each progen construct
 	ElapsedSec    float64           `json:"elapsed_s"`
 	Extra         map[string]string `json:"extra,omitempty"`
 }
@@ -93,7 +94,7 @@ func newStats(cfg *Config) *Stats {
 	return &Stats{
 		N: cfg.N, Seed: cfg.Seed, Families: cfg.Families, TokensCounted: cfg.Tokenizer != nil,
 		Actions: map[string]int{}, Horizons: map[string]int{}, Failures: map[string]int{},
-		ByFamily: map[string]int{}, TraceEvents: map[string]int{},
+		ByFamily: map[string]int{}, TraceEvents: map[string]int{}, Constructs: map[string]int{},
 	}
 }
 
@@ -123,6 +124,7 @@ type result struct {
 	actions map[string]int
 	hor     map[string]int
 	events  int
+	cons    []string
 	raised  bool
 	unint   bool
 }
@@ -147,6 +149,9 @@ func (s *Stats) add(r *result) {
 		s.Horizons[k] += v
 	}
 	s.TraceEvents[Bucket(r.events)]++
+	for _, c := range r.cons {
+		s.Constructs[c]++
+	}
 	if r.raised {
 		s.Raised++
 	}
@@ -329,6 +334,7 @@ func (w *worker) program(ctx context.Context, i int) *result {
 		return r
 	}
 	r.family = p.Family
+	r.cons = p.Constructs
 	prog, err := dsl.NewProgram(p.Source, p.Entry)
 	if err != nil {
 		r.fail = "dsl_program"

@@ -120,6 +120,7 @@ func summary(w io.Writer, s *dataset.Stats) {
 	fmt.Fprintf(w, "actions       %s\n", counts(s.Actions, nil))
 	fmt.Fprintf(w, "horizons      %s\n", counts(s.Horizons, bucketOrder))
 	fmt.Fprintf(w, "trace events  %s\n", counts(s.TraceEvents, bucketOrder))
+	fmt.Fprintf(w, "constructs    %d distinct\n", len(s.Constructs))
 	fmt.Fprintf(w, "raised        %d (undeclared: %d)\n", s.Raised, s.Unintended)
 	if len(s.Failures) == 0 {
 		fmt.Fprintln(w, "failures      none")
