@@ -235,11 +235,41 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		tr, err := Parse(text)
 		if err != nil {
-			require.IsType(t, &ParseError{}, err)
+			var pe *ParseError
+			require.ErrorAs(t, err, &pe)
+			require.True(t, pe.Offset >= 0 && pe.Offset <= len(text), "offset %d of %d", pe.Offset, len(text))
 			return
 		}
 		again, err := tr.Encode()
 		require.NoError(t, err)
 		require.Equal(t, text, again)
+	})
+}
+
+// FuzzParseFrame: a model's output after a prompt never panics the frame
+// parser, and a frame it accepts is what Encode writes for that state.
+func FuzzParseFrame(f *testing.F) {
+	f.Add(`<|line_sep|>{"n": ".."}<|action_sep|>    total = 0` + "\n<|frame_sep|>")
+	f.Add(`<|return_sep|><|action_sep|>    return a + b` + "\n<|arg_sep|>\"0\\u00e9\"<|frame_sep|>")
+	f.Add(EndOfText)
+	f.Fuzz(func(t *testing.T, out string) {
+		tr := exampleTrajectory(t)
+		tr.Steps = tr.Steps[:1]
+		next := Action{Kind: StepOver}
+		s, err := tr.ParseFrame(out)
+		if err != nil {
+			var pe *ParseError
+			require.ErrorAs(t, err, &pe)
+			return
+		}
+		prompt, err := tr.EncodePrompt(next)
+		require.NoError(t, err)
+		tr.Steps = append(tr.Steps, Step{next, s})
+		text, err := tr.Encode()
+		require.NoError(t, err)
+		if s != nil {
+			text = strings.TrimSuffix(text, EndOfText)
+		}
+		require.Equal(t, prompt+out, text)
 	})
 }
