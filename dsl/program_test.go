@@ -323,3 +323,25 @@ func checkNaming(t *testing.T, p *Program) {
 	}
 	require.Equal(t, p.Lines[p.EntryLine()-1], p.Text(p.EntryLine())+StartMarker)
 }
+
+func TestFuncOf(t *testing.T) {
+	src := "import functools\n" + //  1
+		"@functools.lru_cache(\n" + //  2
+		"    maxsize=None)\n" + //  3
+		"def f(a,\n" + //  4
+		"      b):\n" + //  5
+		"    class K:\n" + //  6
+		"        v = [i for i in a]\n" + //  7
+		"        def m(self):\n" + //  8
+		"            return 1\n" + //  9
+		"        w = 2\n" + // 10
+		"    # comment\n" + // 11
+		"    return K\n" + // 12
+		"x = f(1, 2)\n" // 13
+	p, err := NewProgram(src, "f")
+	require.NoError(t, err)
+	want := []int{0, 4, 4, 4, 4, 4, 4, 8, 8, 4, 4, 4, 0}
+	for n, w := range want {
+		assert.Equal(t, w, p.FuncOf(n+1), "line %d", n+1)
+	}
+}

@@ -180,67 +180,52 @@ func isDefLine(rest string) bool {
 // lines belong to the innermost def still open above them; continuation
 // lines to their logical line.
 func funcLines(lines []string, info []lineInfo) []int32 {
-	type open struct {
+	type block struct {
 		indent int
-		line   int32
+		def    int32 // its def line
 	}
-	var stack []open
-	var pending []int // decorator lines waiting for their def or class
+	var defs []block     // the defs still open at the current line, innermost last
+	var decorators []int // decorator lines waiting for the def or class they decorate
 	out := make([]int32, len(lines))
-	cur := int32(0) // scope of the current logical line
-	top := func() int32 {
-		if len(stack) == 0 {
+	enclosing := func() int32 {
+		if len(defs) == 0 {
 			return 0
 		}
-		return stack[len(stack)-1].line
+		return defs[len(defs)-1].def
 	}
+	start := 0 // the first line of the current logical line
 	for n, l := range lines {
 		li := info[n]
-		if !li.logicalStart {
-			out[n] = cur // part of the current logical line
+		switch {
+		case !li.logicalStart:
+			out[n] = out[start] // a continuation: its logical line's scope
+			continue
+		case li.kind != codeLine:
+			out[n] = enclosing() // blank or comment between logical lines
 			continue
 		}
-		if li.kind != codeLine {
-			out[n] = top()
-			continue
-		}
-		for len(stack) > 0 && stack[len(stack)-1].indent >= li.indent {
-			stack = stack[:len(stack)-1]
+		start = n
+		for len(defs) > 0 && defs[len(defs)-1].indent >= li.indent {
+			defs = defs[:len(defs)-1]
 		}
 		rest := strings.TrimLeft(l, " \t\f")
-		switch {
-		case rest[0] == '@':
-			pending = append(pending, n)
-			cur = -1 // decided by the def or class that follows
-		case isDefLine(rest):
-			cur = int32(n + 1)
-			stack = append(stack, open{li.indent, cur})
-		default:
-			cur = top()
+		if rest[0] == '@' {
+			decorators = append(decorators, n)
+			out[n] = enclosing() // until the decorated def is known
+			continue
 		}
-		if cur >= 0 {
-			for _, d := range pending {
-				out[d] = cur
-			}
-			pending = pending[:0]
+		if isDefLine(rest) {
+			defs = append(defs, block{li.indent, int32(n + 1)})
 		}
-		out[n] = cur
-	}
-	// Decorators never followed by a def or class (a syntax error): their
-	// enclosing scope.
-	for _, d := range pending {
-		out[d] = 0
-	}
-	// Continuation lines of a decorator took cur = -1: resolve them to the
-	// scope of their decorator, which is the line above them.
-	for n := range out {
-		if out[n] < 0 {
-			if n > 0 {
-				out[n] = out[n-1]
-			} else {
-				out[n] = 0
+		out[n] = enclosing()
+		// Decorators (and their continuation lines) belong to what they
+		// decorate: this def, or for a class the enclosing scope.
+		for _, d := range decorators {
+			for k := d; k < n && (k == d || !info[k].logicalStart); k++ {
+				out[k] = out[n]
 			}
 		}
+		decorators = decorators[:0]
 	}
 	return out
 }

@@ -21,3 +21,13 @@ class Top:
 
 def f(x):
     return x
+
+def factory(n):
+    return deco
+
+@factory(
+    1)
+# a comment between decorator and def
+@deco
+def h(x):
+    return x
