@@ -119,20 +119,12 @@ func (ck *Checkpoint) openSharded() error {
 
 // readIndex parses an index file and validates its shard names.
 func readIndex(path string) (map[string]string, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("weights: %s: neither %s nor %s exists", filepath.Dir(path), SingleFileName, IndexFileName)
-		}
-		return nil, fmt.Errorf("weights: %w", err)
+	data, err := readSmallFile(path, maxIndexSize)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("weights: %s: neither %s nor %s exists", filepath.Dir(path), SingleFileName, IndexFileName)
 	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, maxIndexSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("weights: %s: %w", path, err)
-	}
-	if len(data) > maxIndexSize {
-		return nil, fmt.Errorf("weights: %s: larger than %d bytes", path, maxIndexSize)
+		return nil, err
 	}
 	weightMap, err := ParseIndex(data)
 	if err != nil {
@@ -260,4 +252,33 @@ func (ck *Checkpoint) Close() error {
 		errs = append(errs, f.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// readSmallFile reads a JSON side file (config, index) of at most max
+// bytes. It checks first that path is a regular file, so that a FIFO or a
+// device planted in a checkpoint directory cannot block or flood the read.
+func readSmallFile(path string, max int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("weights: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("weights: %s: not a regular file", path)
+	}
+	if st.Size() > max {
+		return nil, fmt.Errorf("weights: %s: %d bytes, more than the %d allowed", path, st.Size(), max)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("weights: %w", err)
+	}
+	defer fh.Close()
+	data, err := io.ReadAll(io.LimitReader(fh, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("weights: %s: %w", path, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("weights: %s: more than the %d bytes allowed", path, max)
+	}
+	return data, nil
 }

@@ -25,6 +25,8 @@ const (
 	maxLayers    = 1 << 12
 	maxHeads     = 1 << 12
 	maxPositions = 1 << 24
+	// maxConfigSize bounds config.json; real ones are a few kilobytes.
+	maxConfigSize = 1 << 20
 )
 
 // Config holds the Hugging Face LlamaConfig fields this project uses (also
@@ -116,9 +118,9 @@ type rawRope struct {
 // LoadConfig reads and validates dir/config.json.
 func LoadConfig(dir string) (*Config, error) {
 	path := filepath.Join(dir, ConfigName)
-	data, err := os.ReadFile(path)
+	data, err := readSmallFile(path, maxConfigSize)
 	if err != nil {
-		return nil, fmt.Errorf("weights: %w", err)
+		return nil, err
 	}
 	c, err := ParseConfig(data)
 	if err != nil {

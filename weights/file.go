@@ -21,6 +21,12 @@ type File struct {
 // OpenFile memory-maps a safetensors file read-only and validates its
 // header. Close it to unmap.
 func OpenFile(path string) (*File, error) {
+	// Stat before opening: opening a FIFO would block.
+	if st, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("weights: %w", err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("weights: %s: not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("weights: %w", err)

@@ -3,10 +3,13 @@
 package weights
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,4 +41,37 @@ func TestOpenIsLazy(t *testing.T) {
 	require.Len(t, v, rows*cols)
 	assert.Equal(t, uint16(0), v[len(v)-1], "the last element reads (a sparse zero page)")
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "no copy of the 4 GiB data")
+}
+
+// TestFIFODoesNotBlock plants named pipes where a checkpoint's files go:
+// opening must fail at once rather than wait for a writer.
+func TestFIFODoesNotBlock(t *testing.T) {
+	for _, name := range []string{SingleFileName, ConfigName, IndexFileName} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if name != ConfigName {
+				require.NoError(t, WriteConfig(dir, tinyConfig()))
+			}
+			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, name), 0o644))
+			done := make(chan error, 1)
+			go func() {
+				_, err := Open(dir)
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				assert.ErrorContains(t, err, "not a regular file")
+			case <-time.After(5 * time.Second):
+				t.Fatal("Open blocked on a FIFO")
+			}
+		})
+	}
+}
+
+func TestConfigSizeLimit(t *testing.T) {
+	dir := t.TempDir()
+	big := append([]byte(`{"x":"`), bytes.Repeat([]byte("a"), maxConfigSize)...)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ConfigName), append(big, `"}`...), 0o644))
+	_, err := LoadConfig(dir)
+	assert.ErrorContains(t, err, "more than the 1048576 allowed")
 }
