@@ -75,8 +75,9 @@ func (m *matcher) longestAt(s string, i int) (tok, end int) {
 
 // split calls emit for each piece of s in order: a piece of plain text with
 // id -1, or an added token with its id. Empty plain pieces are not emitted,
-// except that an empty s is emitted once as plain text.
-func (m *matcher) split(s string, emit func(piece string, id int)) {
+// except that an empty s is emitted once as plain text. With skipSpecial,
+// special tokens are left in the text (HF's encode_special_tokens).
+func (m *matcher) split(s string, skipSpecial bool, emit func(piece string, id int)) {
 	if len(m.tokens) == 0 || s == "" {
 		emit(s, -1)
 		return
@@ -95,6 +96,9 @@ func (m *matcher) split(s string, emit func(piece string, id int)) {
 		start := i
 		i = stop // the automaton resumes after the raw match
 		tok := &m.tokens[k]
+		if skipSpecial && tok.Special {
+			continue
+		}
 		if tok.SingleWord {
 			startSpace := start == 0 || !endsWithWord(s[:start])
 			stopSpace := stop == len(s) || !startsWithWord(s[stop:])

@@ -6,14 +6,17 @@ package tokenizer
 // construction.
 type byteLevel struct {
 	byteToRune [256]rune
-	runeToByte map[rune]byte
+	runeToByte [324]int16 // -1 for runes outside the table; all are below U+0144
 }
 
 // newByteLevel builds the bytes_to_unicode table of GPT-2 (and of Hugging
 // Face tokenizers): printable Latin-1 bytes map to themselves, the other
 // bytes to U+0100 upwards in byte order.
 func newByteLevel() *byteLevel {
-	bl := &byteLevel{runeToByte: make(map[rune]byte, 256)}
+	bl := &byteLevel{}
+	for i := range bl.runeToByte {
+		bl.runeToByte[i] = -1
+	}
 	n := 0
 	for b := 0; b < 256; b++ {
 		printable := (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF)
@@ -23,7 +26,7 @@ func newByteLevel() *byteLevel {
 			n++
 		}
 		bl.byteToRune[b] = r
-		bl.runeToByte[r] = byte(b)
+		bl.runeToByte[r] = int16(b)
 	}
 	return bl
 }
@@ -34,11 +37,10 @@ func newByteLevel() *byteLevel {
 func (bl *byteLevel) decodeToken(s string) (raw []byte, ok bool) {
 	raw = make([]byte, 0, len(s))
 	for _, r := range s {
-		b, found := bl.runeToByte[r]
-		if !found {
+		if r < 0 || int(r) >= len(bl.runeToByte) || bl.runeToByte[r] < 0 {
 			return []byte(s), false
 		}
-		raw = append(raw, b)
+		raw = append(raw, byte(bl.runeToByte[r]))
 	}
 	return raw, true
 }

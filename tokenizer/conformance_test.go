@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -75,15 +76,28 @@ func llama3Path(t testing.TB) string {
 	return p
 }
 
+// The CWM tokenizer takes a second or more to load: tests share one.
+var (
+	cwmOnce sync.Once
+	cwmTok  *Tokenizer
+	cwmErr  error
+)
+
 // loadVariant loads a tokenizer variant named in the fixtures.
 func loadVariant(t testing.TB, dir, name string) *Tokenizer {
 	t.Helper()
 	if name == "llama3-cwm" {
-		data, err := os.ReadFile(llama3Path(t))
-		require.NoError(t, err)
-		tk, err := Parse(cwmJSON(t, data))
-		require.NoError(t, err)
-		return tk
+		p := llama3Path(t)
+		cwmOnce.Do(func() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				cwmErr = err
+				return
+			}
+			cwmTok, cwmErr = Parse(cwmJSON(t, data))
+		})
+		require.NoError(t, cwmErr)
+		return cwmTok
 	}
 	tk, err := Load(filepath.Join(dir, name+".tokenizer.json"))
 	require.NoError(t, err)

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sort"
 	"unicode"
 	"unicode/utf8"
 )
@@ -152,14 +151,11 @@ func Parse(data []byte) (*Tokenizer, error) {
 	}
 
 	bl := newByteLevel()
-	// Sort for a deterministic outcome when two strings share an id.
-	keys := make([]string, 0, len(m.Vocab))
-	for s := range m.Vocab {
-		keys = append(keys, s)
-	}
-	sort.Strings(keys)
-	for _, s := range keys {
-		id := m.Vocab[s]
+	for s, id := range m.Vocab {
+		// Two strings with one id: keep the smaller, for a deterministic outcome.
+		if t.tokenRaw[id] != nil && t.tokenStr[id] < s {
+			continue
+		}
 		raw, ok := bl.decodeToken(s)
 		t.tokenStr[id] = s
 		t.tokenRaw[id] = raw
@@ -324,13 +320,25 @@ func (t *Tokenizer) Encode(text string) []int {
 
 // AppendEncode appends the ids of text to ids and returns the result.
 func (t *Tokenizer) AppendEncode(ids []int, text string) []int {
+	return t.appendEncode(ids, text, false)
+}
+
+// EncodeOrdinary is Encode with special tokens treated as plain text (HF's
+// encode_special_tokens): for untrusted text such as a program's source,
+// where a literal "<|frame_sep|>" must not become a control token.
+// Non-special added tokens are still matched.
+func (t *Tokenizer) EncodeOrdinary(text string) []int {
+	return t.appendEncode(make([]int, 0, len(text)/3+4), text, true)
+}
+
+func (t *Tokenizer) appendEncode(ids []int, text string, skipSpecial bool) []int {
 	e := encoder{t: t, ids: ids}
-	t.rawTrie.split(text, func(seg string, id int) {
+	t.rawTrie.split(text, skipSpecial, func(seg string, id int) {
 		if id >= 0 {
 			e.ids = append(e.ids, id)
 			return
 		}
-		t.normTrie.split(seg, func(seg2 string, id2 int) {
+		t.normTrie.split(seg, skipSpecial, func(seg2 string, id2 int) {
 			if id2 >= 0 {
 				e.ids = append(e.ids, id2)
 				return

@@ -324,3 +324,21 @@ func TestUnicodeTables(t *testing.T) {
 	assert.Less(t, added, 10000)
 	t.Logf("%d code points are letters or numbers for the library but not for Go", added)
 }
+
+func TestEncodeOrdinary(t *testing.T) {
+	tk := codeTokenizer(t, "code-gpt2")
+	text := "s = '<|frame_sep|>'"
+	ids := tk.EncodeOrdinary(text)
+	frame, _ := tk.TokenID("<|frame_sep|>")
+	assert.NotContains(t, ids, frame)
+	assert.Contains(t, tk.Encode(text), frame)
+	assert.Equal(t, text, tk.Decode(ids))
+
+	// Non-special added tokens are still matched.
+	opts := codeTokenizer(t, "code-options")
+	todo, ok := opts.TokenID("TODO")
+	require.True(t, ok)
+	assert.Contains(t, opts.EncodeOrdinary("x TODO <|lstrip|>"), todo)
+	lstrip, _ := opts.TokenID("<|lstrip|>")
+	assert.NotContains(t, opts.EncodeOrdinary("x TODO <|lstrip|>"), lstrip)
+}
