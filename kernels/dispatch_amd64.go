@@ -100,9 +100,14 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 			packPanel(xp[pn.off:pn.off+pn.width*K], x, pn.i0, min(pn.width, n-pn.i0), K, pn.width)
 		}
 	})
+	// K is taken in blocks of kc so that one block of every panel (n·kc
+	// floats) stays in L2 and one block of a weight group (mr·kc) in L1
+	// while the tiles accumulate in acc.
+	kc := max(64, min(K, (256<<10)/(4*off/K))) &^ 1
 	groups := (R + mr - 1) / mr
-	p.For(groups, 1, func(lo, hi int) {
-		var out [12 * 32]float32
+	grain := max(1, groups/(8*p.Threads()))
+	p.For(groups, grain, func(lo, hi int) {
+		acc := make([]float32, len(panels)*12*32)
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -123,8 +128,20 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 					wf = pad
 				}
 			}
-			for _, pn := range panels {
-				b.gemmTile(K, xp[pn.off:pn.off+pn.width*K], wf, wb, &out, mr, pn.width, pn.width == nr)
+			for k0 := 0; k0 < K; k0 += kc {
+				kl := min(kc, K-k0)
+				for pi, pn := range panels {
+					xs := xp[pn.off+k0*pn.width : pn.off+(k0+kl)*pn.width]
+					out := (*[12 * 32]float32)(acc[pi*12*32:])
+					if wb != nil {
+						b.gemmTile(kl, K, xs, nil, wb[k0:], out, mr, pn.width, pn.width == nr, k0 > 0)
+					} else {
+						b.gemmTile(kl, K, xs, wf[k0:], nil, out, mr, pn.width, pn.width == nr, k0 > 0)
+					}
+				}
+			}
+			for pi, pn := range panels {
+				out := acc[pi*12*32:]
 				cols := min(pn.width, n-pn.i0)
 				for j := range rows {
 					o := out[j*pn.width : j*pn.width+cols]
@@ -138,33 +155,38 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 }
 
-// gemmTile computes out[j*nr+i] = Σ_c xp[c*nr+i]·W[j, c] for j < mr,
-// i < nr, with the full-width kernel when full, else the half-width one.
-func (b Backend) gemmTile(K int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full bool) {
+// gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
+// j < mr, i < nr (adding to out when acc), with the full-width kernel when
+// full, else the half-width one.
+func (b Backend) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full, acc bool) {
+	a := 0
+	if acc {
+		a = 1
+	}
 	switch {
 	case wb == nil && b.isa == isaAVX512 && full:
-		gemmF32AVX512(K, &xp[0], &wf[0], K, &out[0])
+		gemmF32AVX512(k, &xp[0], &wf[0], ldw, &out[0], a)
 	case wb == nil && b.isa == isaAVX512:
-		gemmF32AVX512Half(K, &xp[0], &wf[0], K, &out[0])
+		gemmF32AVX512Half(k, &xp[0], &wf[0], ldw, &out[0], a)
 	case wb == nil && full:
-		gemmF32AVX2(K, &xp[0], &wf[0], K, &out[0])
+		gemmF32AVX2(k, &xp[0], &wf[0], ldw, &out[0], a)
 	case wb == nil:
-		gemmF32AVX2Half(K, &xp[0], &wf[0], K, &out[0])
+		gemmF32AVX2Half(k, &xp[0], &wf[0], ldw, &out[0], a)
 	case b.isa == isaAVX2 && full:
-		gemmBF16AVX2(K, &xp[0], &wb[0], K, &out[0])
+		gemmBF16AVX2(k, &xp[0], &wb[0], ldw, &out[0], a)
 	case b.isa == isaAVX2:
-		gemmBF16AVX2Half(K, &xp[0], &wb[0], K, &out[0])
+		gemmBF16AVX2Half(k, &xp[0], &wb[0], ldw, &out[0], a)
 	default: // AVX-512 BF16: pairs of columns, then an odd last one
-		ke := K &^ 1
+		ke := k &^ 1
 		if full {
-			gemmBF16AVX512(ke, &xp[0], &wb[0], K, &out[0])
+			gemmBF16AVX512(ke, &xp[0], &wb[0], ldw, &out[0], a)
 		} else {
-			gemmBF16AVX512Half(ke, &xp[0], &wb[0], K, &out[0])
+			gemmBF16AVX512Half(ke, &xp[0], &wb[0], ldw, &out[0], a)
 		}
-		if ke < K {
+		if ke < k {
 			xl := xp[ke*nr : ke*nr+nr]
 			for j := range mr {
-				wv := BF16ToF32(wb[j*K+ke])
+				wv := BF16ToF32(wb[j*ldw+ke])
 				o := out[j*nr : j*nr+nr]
 				for i := range o {
 					o[i] += xl[i] * wv

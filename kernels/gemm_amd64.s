@@ -10,10 +10,10 @@
 // are read straight from their rows and broadcast, one per row, so
 // BF16 weights are widened in registers and never packed. The kernel
 // computes the whole K sum in registers and stores the tile transposed:
-//   out[j*NR + i] = Σ_{c<k} xp[c*NR+i] · W[j*ldw + c].
+//   out[j*NR + i] = Σ_{c<k} xp[c*NR+i] · W[j*ldw + c]  (+ out[j*NR + i] if acc ≠ 0).
 
-// func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32)
-TEXT ·gemmF32AVX512(SB), NOSPLIT, $0-40
+// func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
+TEXT ·gemmF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -97,6 +97,34 @@ f512_loop:
 	DECQ CX
 	JNZ f512_loop
 f512_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ f512_put
+	VADDPS 0(DI), Z0, Z0
+	VADDPS 64(DI), Z1, Z1
+	VADDPS 128(DI), Z2, Z2
+	VADDPS 192(DI), Z3, Z3
+	VADDPS 256(DI), Z4, Z4
+	VADDPS 320(DI), Z5, Z5
+	VADDPS 384(DI), Z6, Z6
+	VADDPS 448(DI), Z7, Z7
+	VADDPS 512(DI), Z8, Z8
+	VADDPS 576(DI), Z9, Z9
+	VADDPS 640(DI), Z10, Z10
+	VADDPS 704(DI), Z11, Z11
+	VADDPS 768(DI), Z12, Z12
+	VADDPS 832(DI), Z13, Z13
+	VADDPS 896(DI), Z14, Z14
+	VADDPS 960(DI), Z15, Z15
+	VADDPS 1024(DI), Z16, Z16
+	VADDPS 1088(DI), Z17, Z17
+	VADDPS 1152(DI), Z18, Z18
+	VADDPS 1216(DI), Z19, Z19
+	VADDPS 1280(DI), Z20, Z20
+	VADDPS 1344(DI), Z21, Z21
+	VADDPS 1408(DI), Z22, Z22
+	VADDPS 1472(DI), Z23, Z23
+f512_put:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -124,10 +152,10 @@ f512_store:
 	VZEROUPPER
 	RET
 
-// func gemmBF16AVX512(k int, xp *float32, w *uint16, ldw int, out *float32)
+// func gemmBF16AVX512(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 // k must be even: weights are loaded two at a time (one dword broadcast,
 // low half shifted up for column c, high half masked for column c+1).
-TEXT ·gemmBF16AVX512(SB), NOSPLIT, $0-40
+TEXT ·gemmBF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -263,6 +291,34 @@ b512_loop:
 	SUBQ $2, CX
 	JNZ b512_loop
 b512_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ b512_put
+	VADDPS 0(DI), Z0, Z0
+	VADDPS 64(DI), Z1, Z1
+	VADDPS 128(DI), Z2, Z2
+	VADDPS 192(DI), Z3, Z3
+	VADDPS 256(DI), Z4, Z4
+	VADDPS 320(DI), Z5, Z5
+	VADDPS 384(DI), Z6, Z6
+	VADDPS 448(DI), Z7, Z7
+	VADDPS 512(DI), Z8, Z8
+	VADDPS 576(DI), Z9, Z9
+	VADDPS 640(DI), Z10, Z10
+	VADDPS 704(DI), Z11, Z11
+	VADDPS 768(DI), Z12, Z12
+	VADDPS 832(DI), Z13, Z13
+	VADDPS 896(DI), Z14, Z14
+	VADDPS 960(DI), Z15, Z15
+	VADDPS 1024(DI), Z16, Z16
+	VADDPS 1088(DI), Z17, Z17
+	VADDPS 1152(DI), Z18, Z18
+	VADDPS 1216(DI), Z19, Z19
+	VADDPS 1280(DI), Z20, Z20
+	VADDPS 1344(DI), Z21, Z21
+	VADDPS 1408(DI), Z22, Z22
+	VADDPS 1472(DI), Z23, Z23
+b512_put:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -290,8 +346,8 @@ b512_store:
 	VZEROUPPER
 	RET
 
-// func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32)
-TEXT ·gemmF32AVX2(SB), NOSPLIT, $0-40
+// func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
+TEXT ·gemmF32AVX2(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -341,6 +397,22 @@ f256_loop:
 	DECQ CX
 	JNZ f256_loop
 f256_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ f256_put
+	VADDPS 0(DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+	VADDPS 192(DI), Y6, Y6
+	VADDPS 224(DI), Y7, Y7
+	VADDPS 256(DI), Y8, Y8
+	VADDPS 288(DI), Y9, Y9
+	VADDPS 320(DI), Y10, Y10
+	VADDPS 352(DI), Y11, Y11
+f256_put:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -356,8 +428,8 @@ f256_store:
 	VZEROUPPER
 	RET
 
-// func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32)
-TEXT ·gemmBF16AVX2(SB), NOSPLIT, $0-40
+// func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
+TEXT ·gemmBF16AVX2(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -413,6 +485,22 @@ b256_loop:
 	DECQ CX
 	JNZ b256_loop
 b256_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ b256_put
+	VADDPS 0(DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+	VADDPS 192(DI), Y6, Y6
+	VADDPS 224(DI), Y7, Y7
+	VADDPS 256(DI), Y8, Y8
+	VADDPS 288(DI), Y9, Y9
+	VADDPS 320(DI), Y10, Y10
+	VADDPS 352(DI), Y11, Y11
+b256_put:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -427,9 +515,9 @@ b256_store:
 	VMOVUPS Y11, 352(DI)
 	VZEROUPPER
 	RET
-// func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32)
+// func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 // Half-width tile, k even (weights loaded two at a time as in gemmBF16AVX512).
-TEXT ·gemmBF16AVX512Half(SB), NOSPLIT, $0-40
+TEXT ·gemmBF16AVX512Half(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -527,6 +615,22 @@ hb512_loop:
 	SUBQ $2, CX
 	JNZ hb512_loop
 hb512_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ hb512_put
+	VADDPS 0(DI), Z0, Z0
+	VADDPS 64(DI), Z1, Z1
+	VADDPS 128(DI), Z2, Z2
+	VADDPS 192(DI), Z3, Z3
+	VADDPS 256(DI), Z4, Z4
+	VADDPS 320(DI), Z5, Z5
+	VADDPS 384(DI), Z6, Z6
+	VADDPS 448(DI), Z7, Z7
+	VADDPS 512(DI), Z8, Z8
+	VADDPS 576(DI), Z9, Z9
+	VADDPS 640(DI), Z10, Z10
+	VADDPS 704(DI), Z11, Z11
+hb512_put:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -542,9 +646,9 @@ hb512_store:
 	VZEROUPPER
 	RET
 
-// func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32)
+// func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
 // Half-width tile: MR=12 weight rows by one vector of x rows.
-TEXT ·gemmF32AVX512Half(SB), NOSPLIT, $0-40
+TEXT ·gemmF32AVX512Half(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -603,6 +707,22 @@ hf512_loop:
 	DECQ CX
 	JNZ hf512_loop
 hf512_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ hf512_put
+	VADDPS 0(DI), Z0, Z0
+	VADDPS 64(DI), Z1, Z1
+	VADDPS 128(DI), Z2, Z2
+	VADDPS 192(DI), Z3, Z3
+	VADDPS 256(DI), Z4, Z4
+	VADDPS 320(DI), Z5, Z5
+	VADDPS 384(DI), Z6, Z6
+	VADDPS 448(DI), Z7, Z7
+	VADDPS 512(DI), Z8, Z8
+	VADDPS 576(DI), Z9, Z9
+	VADDPS 640(DI), Z10, Z10
+	VADDPS 704(DI), Z11, Z11
+hf512_put:
 	VMOVUPS Z0, 0(DI)
 	VMOVUPS Z1, 64(DI)
 	VMOVUPS Z2, 128(DI)
@@ -618,9 +738,9 @@ hf512_store:
 	VZEROUPPER
 	RET
 
-// func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32)
+// func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
 // Half-width tile: MR=6 weight rows by one vector of x rows.
-TEXT ·gemmF32AVX2Half(SB), NOSPLIT, $0-40
+TEXT ·gemmF32AVX2Half(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -657,6 +777,16 @@ hf256_loop:
 	DECQ CX
 	JNZ hf256_loop
 hf256_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ hf256_put
+	VADDPS 0(DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+hf256_put:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
@@ -666,9 +796,9 @@ hf256_store:
 	VZEROUPPER
 	RET
 
-// func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32)
+// func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 // Half-width tile: MR=6 weight rows by one vector of x rows.
-TEXT ·gemmBF16AVX2Half(SB), NOSPLIT, $0-40
+TEXT ·gemmBF16AVX2Half(SB), NOSPLIT, $0-48
 	MOVQ k+0(FP), CX
 	MOVQ xp+8(FP), DX
 	MOVQ w+16(FP), R8
@@ -711,6 +841,16 @@ hb256_loop:
 	DECQ CX
 	JNZ hb256_loop
 hb256_store:
+	MOVQ acc+40(FP), AX
+	TESTQ AX, AX
+	JEQ hb256_put
+	VADDPS 0(DI), Y0, Y0
+	VADDPS 32(DI), Y1, Y1
+	VADDPS 64(DI), Y2, Y2
+	VADDPS 96(DI), Y3, Y3
+	VADDPS 128(DI), Y4, Y4
+	VADDPS 160(DI), Y5, Y5
+hb256_put:
 	VMOVUPS Y0, 0(DI)
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)

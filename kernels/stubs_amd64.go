@@ -17,16 +17,16 @@ func gemvF32AVX2(dst, x, w *float32, rows, k, ldw int)
 func gemvBF16AVX2(dst, x *float32, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32)
+func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmBF16AVX512(k int, xp *float32, w *uint16, ldw int, out *float32)
+func gemmBF16AVX512(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32)
+func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32)
+func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 
 //go:noescape
 func dotAVX2(x, y *float32, n int) float32
@@ -56,13 +56,13 @@ func swigluAVX2(dst, gate, up *float32, n int)
 func expSumAVX2(x *float32, m float32, n int) float32
 
 //go:noescape
-func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32)
+func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32)
+func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32)
+func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32)
+func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
