@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ndbg/ndbg/kernels"
@@ -78,6 +79,23 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	if err != nil {
 		ck.Close()
 		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+	}
+	// A tensor nobody bound (a bias, an extra norm) means the checkpoint is
+	// not the architecture computed here: refuse rather than run it wrongly.
+	var extra []string
+	for _, n := range ck.Unused() {
+		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == "lm_head.weight" && cfg.TiedEmbeddings {
+			continue
+		}
+		extra = append(extra, n)
+	}
+	if len(extra) > 0 {
+		m.Close()
+		ck.Close()
+		if len(extra) > 5 {
+			extra = append(extra[:5], fmt.Sprintf("and %d more", len(extra)-5))
+		}
+		return nil, fmt.Errorf("model: load %s: tensors this architecture does not use: %s", dir, strings.Join(extra, ", "))
 	}
 	m.src = ck
 	m.eos = append([]int(nil), ck.Config.EOSTokenIDs...)

@@ -219,3 +219,25 @@ func TestPresets(t *testing.T) {
 	_, err = Preset("nope")
 	assert.Error(t, err)
 }
+
+// A checkpoint with tensors the architecture does not use (here a q_proj
+// bias) is refused instead of being run without them.
+func TestLoadRejectsUnusedTensors(t *testing.T) {
+	src := "testdata/mha_f32"
+	ck, err := weights.Open(src)
+	require.NoError(t, err)
+	var ts []weights.Tensor
+	for _, n := range ck.Names() {
+		tn, err := ck.Tensor(n)
+		require.NoError(t, err)
+		ts = append(ts, weights.Tensor{Name: tn.Name, DType: tn.DType, Shape: tn.Shape, Data: append([]byte(nil), tn.Data...)})
+	}
+	bias, err := weights.NewTensor("model.layers.0.self_attn.q_proj.bias", weights.F32, []int{64}, make([]float32, 64))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, weights.WriteCheckpoint(dir, ck.Config, append(ts, bias), 0, nil))
+	require.NoError(t, ck.Close())
+	_, err = Load(context.Background(), dir, Options{Threads: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "q_proj.bias")
+}
