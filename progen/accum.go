@@ -1,7 +1,5 @@
 package progen
 
-import "fmt"
-
 // accumTypes are the types an accumulator may have.
 var accumTypes = []string{tLI, tLS, tInt, tStr, tDSI, tDII, tSI, tBool, tFloat}
 
@@ -142,5 +140,3 @@ func (g *gen) updateSome() bool {
 	}
 	return g.update(v)
 }
-
-var _ = fmt.Sprint

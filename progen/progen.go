@@ -246,7 +246,7 @@ func (g *gen) helper(name string, raises bool) *sig {
 			s.raises = exc
 			g.use("raise")
 		}
-		g.budget = g.between(1, 3)
+		g.budget = g.between(1, 2)
 		savedDepth := g.maxDepth
 		g.maxDepth = 1
 		g.stmts(g.budget)
