@@ -8,6 +8,10 @@ import "math"
 // one blocked product (which pads n up to a whole panel of rows).
 const gemvMaxN = 3
 
+// gemvSerialBytes is the weight traffic below which a matrix-vector product
+// runs on the calling goroutine alone.
+const gemvSerialBytes = 128 << 10
+
 func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
@@ -28,6 +32,9 @@ func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 		width = 8
 	}
 	kv := K &^ (width - 1)
+	if n*R*K*w.DType.Size() < gemvSerialBytes {
+		p = nil // waking a worker costs more than it saves
+	}
 	grain := max(4, (65536/(K*w.DType.Size())+3)&^3)
 	p.For(R, grain, func(lo, hi int) {
 		for i := range n {

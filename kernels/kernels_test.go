@@ -3,6 +3,8 @@ package kernels_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 )
@@ -26,3 +28,44 @@ func TestSoftmax(t *testing.T)  { forEach(t, kerneltest.TestSoftmax) }
 func TestSwiGLU(t *testing.T)   { forEach(t, kerneltest.TestSwiGLU) }
 func TestDotRows(t *testing.T)  { forEach(t, kerneltest.TestDotRows) }
 func TestAxpyRows(t *testing.T) { forEach(t, kerneltest.TestAxpyRows) }
+
+// FuzzMatMul compares the Native backend with the pure-Go one on arbitrary
+// small shapes and contents.
+func FuzzMatMul(f *testing.F) {
+	f.Add(uint8(1), uint8(7), uint8(13), false, []byte{1, 2, 3})
+	f.Add(uint8(33), uint8(13), uint8(31), true, []byte{0xff, 0x7f, 0x80})
+	f.Fuzz(func(t *testing.T, n, rows, cols uint8, bf16 bool, data []byte) {
+		if len(data) == 0 {
+			data = []byte{0}
+		}
+		val := func(i int) float32 { return float32(int8(data[i%len(data)]^byte(i*131))) / 64 }
+		w := &kernels.Mat{Rows: int(rows), Cols: int(cols)}
+		x := make([]float32, int(n)*int(cols))
+		for i := range x {
+			x[i] = val(i)
+		}
+		if bf16 {
+			w.DType = kernels.BF16
+			w.BF16 = make([]uint16, int(rows)*int(cols))
+			for i := range w.BF16 {
+				w.BF16[i] = kernels.F32ToBF16(val(i + 7))
+			}
+		} else {
+			w.F32 = make([]float32, int(rows)*int(cols))
+			for i := range w.F32 {
+				w.F32[i] = val(i + 7)
+			}
+		}
+		want := make([]float32, int(n)*int(rows))
+		got := make([]float32, int(n)*int(rows))
+		require.NoError(t, kernels.Generic().MatMul(nil, want, x, int(n), w))
+		require.NoError(t, kernels.Native().MatMul(nil, got, x, int(n), w))
+		ref := make([]float64, len(want))
+		for i, v := range want {
+			ref[i] = float64(v)
+		}
+		nmse, ok, first := kerneltest.NMSE(got, ref)
+		require.True(t, ok, "element %d", first)
+		require.LessOrEqual(t, nmse, 1e-10)
+	})
+}
