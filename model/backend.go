@@ -90,46 +90,58 @@ func (c *CPU) SwiGLU(dst, gu []float32, n, ffn int) {
 	}
 }
 
-// Attention implements Backend. Work is split over (query, head) pairs.
-// Each pair computes scores over its visible keys block by block, a
-// numerically stable softmax, and the weighted sum of values.
+// Attention implements Backend. Work is split over (query, KV head)
+// pairs; each pair walks its visible keys block by block once for all the
+// query heads that share that KV head (GQA), computes their scores, a
+// numerically stable softmax per head, and the weighted sums of values.
 func (c *CPU) Attention(dst, q []float32, a AttentionSpec, kv *Cache) {
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
 	kvDim := a.KVHeads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
-	total := a.N * a.Heads
+	total := a.N * a.KVHeads
 	grain := max(1, total/(4*c.pool.Threads()))
 	c.pool.For(total, grain, func(lo, hi int) {
-		scores := make([]float32, a.Pos0+a.N)
+		width := a.Pos0 + a.N
+		scores := make([]float32, group*width)
 		for i := lo; i < hi; i++ {
-			t, h := i/a.Heads, i%a.Heads
+			t, g := i/a.KVHeads, i%a.KVHeads
 			pos := a.Pos0 + t
 			first := 0
 			if a.Window > 0 {
 				first = max(0, pos-a.Window+1)
 			}
-			qh := q[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-			koff := (h / group) * hd
-			sc := scores[:pos+1-first]
+			span := pos + 1 - first
+			koff := g * hd
+			qrow := q[t*a.Heads*hd:]
 			for p := first; p <= pos; {
 				ks := kv.span(a.Layer, 0, p)
 				end := min(pos+1, (p/blockLen+1)*blockLen)
 				for j := p; j < end; j++ {
 					r := (j % blockLen) * kvDim
-					sc[j-first] = c.k.Dot(qh, ks[r+koff:r+koff+hd]) * scale
+					krow := ks[r+koff : r+koff+hd]
+					for k := 0; k < group; k++ {
+						h := g*group + k
+						scores[k*width+j-first] = c.k.Dot(qrow[h*hd:(h+1)*hd], krow) * scale
+					}
 				}
 				p = end
 			}
-			c.k.Softmax(sc)
-			out := dst[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd]
-			clear(out)
+			for k := 0; k < group; k++ {
+				c.k.Softmax(scores[k*width : k*width+span])
+				h := g*group + k
+				clear(dst[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd])
+			}
 			for p := first; p <= pos; {
 				vs := kv.span(a.Layer, 1, p)
 				end := min(pos+1, (p/blockLen+1)*blockLen)
 				for j := p; j < end; j++ {
 					r := (j % blockLen) * kvDim
-					c.k.Axpy(out, sc[j-first], vs[r+koff:r+koff+hd])
+					vrow := vs[r+koff : r+koff+hd]
+					for k := 0; k < group; k++ {
+						h := g*group + k
+						c.k.Axpy(dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+j-first], vrow)
+					}
 				}
 				p = end
 			}
