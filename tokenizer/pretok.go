@@ -33,12 +33,15 @@ var asciiClass = func() (t [128]uint8) {
 
 // classAt returns the class of the rune at s[i] and its width in bytes.
 // Invalid UTF-8 (impossible for Go strings coming from valid text, possible
-// in fuzzing) counts as one byte of class other.
+// in fuzzing) counts as one byte of class other. The ASCII path inlines.
 func classAt(s string, i int) (uint8, int) {
-	c := s[i]
-	if c < utf8.RuneSelf {
+	if c := s[i]; c < utf8.RuneSelf {
 		return asciiClass[c], 1
 	}
+	return classAtSlow(s, i)
+}
+
+func classAtSlow(s string, i int) (uint8, int) {
 	r, w := utf8.DecodeRuneInString(s[i:])
 	return runeClass(r), w
 }
@@ -61,7 +64,14 @@ func runeClass(r rune) uint8 {
 // runOf returns the end of the run of runes of class cl starting at i.
 func runOf(s string, i int, cl uint8) int {
 	for i < len(s) {
-		c, w := classAt(s, i)
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiClass[c] != cl {
+				break
+			}
+			i++
+			continue
+		}
+		c, w := classAtSlow(s, i)
 		if c != cl {
 			break
 		}
