@@ -47,7 +47,8 @@ type Config struct {
 	Workers int
 	// Tokenizer, when set, counts tokens; otherwise only bytes are counted.
 	Tokenizer TokenCounter
-	// Sampler draws trajectories (default DefaultSampler).
+	// Sampler draws trajectories (default: statetree's policy with
+	// statetree.DefaultParams).
 	Sampler Sampler
 	// Limits bound each traced program; zero values take trace's defaults
 	// except Timeout (2 s) and MaxEvents (5000): generated programs are short.
@@ -186,7 +187,11 @@ func Run(ctx context.Context, cfg Config) (*Stats, error) {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	if cfg.Sampler == nil {
-		cfg.Sampler = DefaultSampler
+		smp, err := PolicySampler(statetree.DefaultParams())
+		if err != nil {
+			return nil, err
+		}
+		cfg.Sampler = smp
 	}
 	if cfg.Limits.Timeout <= 0 {
 		cfg.Limits.Timeout = 2 * time.Second
