@@ -254,7 +254,7 @@ func (e *encoder) frame(s *State, full bool) error {
 	if n < 1 || n > len(e.ix.named) || !e.ix.named[n-1] {
 		return fmt.Errorf("%s frame: line %d cannot be named (out of range, not code, or not unique)", s.Event, n)
 	}
-	if s.Source != "" && s.Source != e.ix.texts[n-1] && s.Source != e.p.Lines[n-1] {
+	if s.Source != "" && s.Source != e.ix.texts[n-1] && !(n == e.ix.entry && s.Source == e.ix.texts[n-1]+StartMarker) {
 		return fmt.Errorf("%s frame: Source %q is not the text of line %d", s.Event, s.Source, n)
 	}
 	e.buf = append(e.buf, tk...)

@@ -221,7 +221,10 @@ func buildIndex(lines []string) *lineIndex {
 // index returns the line index, building a fresh one for a Program that
 // was assembled by hand.
 func (p *Program) index() *lineIndex {
-	if p.ix != nil {
+	switch {
+	case p == nil:
+		return buildIndex(nil)
+	case p.ix != nil:
 		return p.ix
 	}
 	return buildIndex(p.Lines)

@@ -345,3 +345,13 @@ func TestFuncOf(t *testing.T) {
 		assert.Equal(t, w, p.FuncOf(n+1), "line %d", n+1)
 	}
 }
+
+func TestNilProgram(t *testing.T) {
+	var p *Program
+	_, ok := p.LineOf("x")
+	require.False(t, ok)
+	require.False(t, p.Nameable(1))
+	require.Equal(t, 0, p.FuncOf(1))
+	require.Equal(t, "", p.Text(1))
+	require.Equal(t, 0, p.EntryLine())
+}
