@@ -101,6 +101,9 @@ func (c *CPU) Attention(dst, q []float32, a AttentionSpec, kv *Cache) {
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	total := a.N * a.KVHeads
 	grain := max(1, total/(4*c.pool.Threads()))
+	if work := a.N * a.Heads * (a.Pos0 + a.N) * hd; work < 1<<16 {
+		grain = total // too little to pay for waking another thread
+	}
 	c.pool.For(total, grain, func(lo, hi int) {
 		width := a.Pos0 + a.N
 		scores := make([]float32, group*width)
