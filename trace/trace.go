@@ -24,7 +24,7 @@ type Limits struct {
 	// set. Default 100000.
 	MaxEvents int
 	// MaxOutputBytes caps the trace's size (an estimate of its wire bytes)
-	// and the returned value's full repr. Default 64 MiB.
+	// and the returned value's full repr. Default 16 MiB.
 	MaxOutputBytes int
 	// MaxStdout caps the program's captured standard output. Default 64 KiB.
 	MaxStdout int
@@ -51,7 +51,7 @@ func (l Limits) withDefaults() Limits {
 		l.MaxEvents = 100000
 	}
 	if l.MaxOutputBytes <= 0 {
-		l.MaxOutputBytes = 64 << 20
+		l.MaxOutputBytes = 16 << 20
 	}
 	if l.MaxStdout <= 0 {
 		l.MaxStdout = 64 << 10

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"bufio"
+	"io"
 	"strings"
 	"testing"
 
@@ -117,4 +119,21 @@ func FuzzDecodeResult(f *testing.F) {
 			require.NotNil(t, res.Exception)
 		}
 	})
+}
+
+func TestReadLine(t *testing.T) {
+	br := bufio.NewReaderSize(strings.NewReader("ab\n"+strings.Repeat("x", 100)+"\nlong"+strings.Repeat("y", 50)+"\ntail"), 16)
+	l, err := readLine(br, 200)
+	require.NoError(t, err)
+	assert.Equal(t, "ab", string(l))
+	l, err = readLine(br, 200)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("x", 100), string(l))
+	_, err = readLine(br, 20)
+	assert.ErrorIs(t, err, ErrProtocol) // too long
+	br = bufio.NewReaderSize(strings.NewReader("tail"), 16)
+	_, err = readLine(br, 200)
+	assert.ErrorIs(t, err, ErrProtocol) // no newline before EOF
+	_, err = readLine(bufio.NewReader(strings.NewReader("")), 200)
+	assert.ErrorIs(t, err, io.EOF)
 }
