@@ -69,26 +69,30 @@ type Record struct {
 
 // Stats summarise a run; stats.json holds them for the shards written.
 type Stats struct {
-	N             int               `json:"n"`
-	Seed          uint64            `json:"seed"`
-	Families      []string          `json:"families"`
-	Python        string            `json:"python"`
-	Programs      int               `json:"programs"` // programs that produced trajectories
-	Trajectories  int               `json:"trajectories"`
-	Bytes         int64             `json:"bytes"` // DSL text bytes
-	Tokens        int64             `json:"tokens"`
-	TokensCounted bool              `json:"tokens_counted"` // false: Tokens is 0, no tokenizer given
-	Shards        int               `json:"shards"`
-	Actions       map[string]int    `json:"actions"`
-	Horizons      map[string]int    `json:"horizons"` // bucketed: "0", "1", "2-3", "4-7", ...
-	Failures      map[string]int    `json:"failures"` // programs dropped, by reason
-	ByFamily      map[string]int    `json:"by_family"`
-	Raised        int               `json:"raised"`       // programs whose call raised (as intended)
-	Unintended    int               `json:"unintended"`   // raised what the generator did not declare (kept; a progen bug)
-	TraceEvents   map[string]int    `json:"trace_events"` // programs by trace length, bucketed
-	Constructs    map[string]int    `json:"constructs"`   // programs using each progen construct
-	ElapsedSec    float64           `json:"elapsed_s"`
-	Extra         map[string]string `json:"extra,omitempty"`
+	N             int            `json:"n"`
+	Seed          uint64         `json:"seed"`
+	Families      []string       `json:"families"`
+	Python        string         `json:"python"`
+	Programs      int            `json:"programs"` // programs that produced trajectories
+	Trajectories  int            `json:"trajectories"`
+	Bytes         int64          `json:"bytes"` // DSL text bytes
+	Tokens        int64          `json:"tokens"`
+	TokensCounted bool           `json:"tokens_counted"` // false: Tokens is 0, no tokenizer given
+	Shards        int            `json:"shards"`
+	Actions       map[string]int `json:"actions"`
+	Horizons      map[string]int `json:"horizons"` // bucketed: "0", "1", "2-3", "4-7", ...
+	Failures      map[string]int `json:"failures"` // programs dropped, by reason
+	ByFamily      map[string]int `json:"by_family"`
+	Raised        int            `json:"raised"`     // programs whose call raised (as intended)
+	Unintended    int            `json:"unintended"` // raised what the generator did not declare (kept; a progen bug)
+	// AddressReprs counts trajectories whose text holds a memory address
+	// (" at 0x", e.g. a comprehension's hidden ".0" iterator): such reprs
+	// vary from run to run and cannot be learned.
+	AddressReprs int               `json:"address_reprs"`
+	TraceEvents  map[string]int    `json:"trace_events"` // programs by trace length, bucketed
+	Constructs   map[string]int    `json:"constructs"`   // programs using each progen construct
+	ElapsedSec   float64           `json:"elapsed_s"`
+	Extra        map[string]string `json:"extra,omitempty"`
 }
 
 func newStats(cfg *Config) *Stats {
@@ -128,6 +132,7 @@ type result struct {
 	cons    []string
 	raised  bool
 	unint   bool
+	addr    int
 }
 
 func (s *Stats) add(r *result) {
@@ -159,6 +164,7 @@ func (s *Stats) add(r *result) {
 	if r.unint {
 		s.Unintended++
 	}
+	s.AddressReprs += r.addr
 }
 
 // ProgramSeed is the seed of program i of a run with master seed seed.
@@ -389,6 +395,9 @@ func (w *worker) program(ctx context.Context, i int) *result {
 			return r
 		}
 		rec := Record{Text: string(w.buf), Program: id, Family: p.Family, Horizons: hs}
+		if bytes.Contains(w.buf, []byte(" at 0x")) {
+			r.addr++
+		}
 		for _, st := range tr.Steps {
 			rec.Actions = append(rec.Actions, st.Action.String())
 			r.actions[st.Action.Kind.String()]++

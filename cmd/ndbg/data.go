@@ -122,6 +122,7 @@ func summary(w io.Writer, s *dataset.Stats) {
 	fmt.Fprintf(w, "trace events  %s\n", counts(s.TraceEvents, bucketOrder))
 	fmt.Fprintf(w, "constructs    %d distinct\n", len(s.Constructs))
 	fmt.Fprintf(w, "raised        %d (undeclared: %d)\n", s.Raised, s.Unintended)
+	fmt.Fprintf(w, "address reprs %d trajectories (unlearnable \" at 0x\" values)\n", s.AddressReprs)
 	if len(s.Failures) == 0 {
 		fmt.Fprintln(w, "failures      none")
 	} else {
