@@ -53,6 +53,42 @@ func randomText(r *rand.Rand) string {
 	return sb.String()
 }
 
+// derivedVariants are tokenizer.json configurations beyond the fixtures,
+// made by patching a committed tokenizer, for the random comparison.
+var derivedVariants = map[string]struct {
+	base  string
+	patch func(j map[string]any)
+}{
+	// Split(Llama-3) then ByteLevel with add_prefix_space: a space before
+	// every pre-token that lacks one.
+	"llama3-prefix": {"testdata/code-llama3.tokenizer.json", func(j map[string]any) {
+		pts := j["pre_tokenizer"].(map[string]any)["pretokenizers"].([]any)
+		pts[1].(map[string]any)["add_prefix_space"] = true
+	}},
+	// Split(GPT-2 regex) then ByteLevel without its own regex.
+	"gpt2-split": {"testdata/code-gpt2.tokenizer.json", func(j map[string]any) {
+		j["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": gpt2Regex}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
+		}}
+	}},
+	// ByteLevel without any split: each text between added tokens is one word.
+	"no-split": {"testdata/code-gpt2.tokenizer.json", func(j map[string]any) {
+		j["pre_tokenizer"].(map[string]any)["use_regex"] = false
+	}},
+	// The Llama-3 pattern without ignore_merges, and legacy "a b" merges.
+	"llama3-merges": {"testdata/code-llama3.tokenizer.json", func(j map[string]any) {
+		m := j["model"].(map[string]any)
+		m["ignore_merges"] = false
+		pairs := m["merges"].([]any)
+		legacy := make([]any, len(pairs))
+		for i, p := range pairs {
+			legacy[i] = p.([]any)[0].(string) + " " + p.([]any)[1].(string)
+		}
+		m["merges"] = legacy
+	}},
+}
+
 // TestOracleRandom compares Encode and Decode with the real library on
 // random texts (a new seed each run, logged; set NDBG_SEED to replay).
 func TestOracleRandom(t *testing.T) {
@@ -84,6 +120,18 @@ func TestOracleRandom(t *testing.T) {
 		"code-gpt2":    "testdata/code-gpt2.tokenizer.json",
 		"code-llama3":  "testdata/code-llama3.tokenizer.json",
 		"code-options": "testdata/code-options.tokenizer.json",
+	}
+	for name, v := range derivedVariants {
+		base, err := os.ReadFile(v.base)
+		require.NoError(t, err)
+		var j map[string]any
+		require.NoError(t, json.Unmarshal(base, &j))
+		v.patch(j)
+		data, err := json.Marshal(j)
+		require.NoError(t, err)
+		file := filepath.Join(dir, name+".json")
+		require.NoError(t, os.WriteFile(file, data, 0o644))
+		files[name] = file
 	}
 	if p := llama3Path(t); p != "" {
 		raw, err := os.ReadFile(p)
