@@ -1,6 +1,43 @@
 // Package trace runs Python programs for real under sys.settrace and returns
 // what happened: the ground truth that makes ndbg's training data and grades
 // its predictions. Programs are untrusted; see Limits.
+//
+// Run traces one program in a fresh interpreter; Batch traces many trusted
+// programs in one (Run costs a Python start-up, about 40 ms of CPU; a Batch
+// program about 0.5 ms). tracer.py, embedded, is the Python side: standard
+// library only, ASCII JSON lines on fds 3 and 4 (wire.go), never the
+// program's stdout.
+//
+// What a trace is, deliberately:
+//   - It starts at the entry function's call event and ends at its final
+//     return event; module code and the call's arguments run untraced, and
+//     events after the entry returns (generator finalizers) are dropped.
+//   - Only frames of the program's code are traced; Depth counts program
+//     frames (library frames in between do not count); Frame numbers frame
+//     objects from 1, so a generator keeps its number across resumes.
+//   - Locals are CPython's f_locals, in its order (a comprehension's ".0"
+//     iterator included), as repr bounded by dsl.TruncateRepr's rule; a repr
+//     that raises is "<unprintable T object>". Reprs that embed addresses
+//     ("<object at 0x...>") differ between runs; set order does not
+//     (PYTHONHASHSEED is fixed, Limits.HashSeed).
+//   - Recursion: the program gets RecursionError when CPython's recursion
+//     counter, taken relative to a module-level call of the entry, would
+//     pass sys.getrecursionlimit(): exactly as untraced for pure-Python
+//     recursion (999 nested calls at the default 1000); recursion through C
+//     code (sorted(key=f)) fails earlier than untraced (333 levels against
+//     496), because tracing makes CPython count more per level. The
+//     interpreter's real limit is kept higher so the tracer never loses
+//     control, and the error is raised by a one-shot profile hook, so every
+//     frame's exception and return events are recorded.
+//   - stdin is empty (input() raises EOFError); stdout is captured as bytes,
+//     buffered as a plain python3 writing to a pipe would be.
+//   - The sandbox disables process creation and exec (os.fork, os.system,
+//     subprocess, pty, ...), signals and timers, os._exit/abort, sys.settrace
+//     and resource limits, and threads: calling them is ErrForbidden; ctypes
+//     cannot be imported.
+//     The address space is limited (RLIMIT_AS), the child runs in its own
+//     process group in a private temporary directory with no inherited
+//     environment, and the whole group is SIGKILLed when a Run ends.
 package trace
 
 import "github.com/ndbg/ndbg/dsl"
@@ -16,5 +53,5 @@ type Event struct {
 	// arguments (call), or the final ones (return, exception), each repr
 	// bounded to dsl.MaxRepr bytes.
 	Locals []dsl.Local
-	Value  string // repr of the return value or exception (return, exception)
+	Value  string // bounded repr of the returned value or of the exception instance (return, exception)
 }

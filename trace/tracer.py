@@ -65,6 +65,8 @@ class State:
         self.kill_frame = None
         self.killed = None  # the frame whose call failed with RecursionError
         self.vis_limit = 1000
+        self.real_limit = 1000
+        self.base = None  # recursion counter of the entry's call event, less 2
 
 
 ST = [State()]  # the current program's state (a list so hooks can swap it)
@@ -165,10 +167,38 @@ def forbid(name):
     return denied
 
 
+def recursion_depth():
+    """CPython's recursion counter (Python frames and C calls), read from the
+    error of an impossible sys.setrecursionlimit; None if unreadable."""
+    try:
+        _setrecursionlimit(1)
+    except RecursionError as e:
+        msg = str(e)
+        i = msg.find("depth ")
+        if i >= 0:
+            j = msg.find(":", i)
+            try:
+                return int(msg[i + 6:j])
+            except ValueError:
+                return None
+    except BaseException:
+        return None
+    _setrecursionlimit(ST[0].real_limit)  # unreachable unless the depth was 0
+    return None
+
+
 def setrecursionlimit(n):
-    """The program's sys.setrecursionlimit: sets the limit the program sees."""
-    _setrecursionlimit(n)
-    ST[0].vis_limit = n
+    """The program's sys.setrecursionlimit: sets the limit the program sees;
+    while tracing, the interpreter's own limit stays above it."""
+    st = ST[0]
+    if st.real_limit > st.vis_limit:  # tracing
+        real = max(n * 3, n + 500)
+        _setrecursionlimit(real)
+        st.real_limit = real
+    else:
+        _setrecursionlimit(n)
+        st.real_limit = n
+    st.vis_limit = n
 
 
 def neuter():
@@ -369,9 +399,19 @@ def run_one(req):
             steps += 1
         if f is None:
             depth, sdepth = 0, 2  # the entry runs as if called from module level
+            counter = recursion_depth()
+            if counter is not None:
+                st.base = counter - 2
         else:
             depth, sdepth = parent[1] + 1, parent[2] + steps
-        if sdepth > st.vis_limit:
+        # The program's recursion depth as CPython counts it untraced: frames
+        # plus C calls (read only when deep: each read costs an exception).
+        rdepth = sdepth
+        if sdepth > st.vis_limit >> 3 and st.base is not None:
+            counter = recursion_depth()
+            if counter is not None:
+                rdepth = counter - st.base
+        if rdepth > st.vis_limit:
             st.kill_frame = frame
             _setprofile(killer)
             return None
@@ -430,7 +470,8 @@ def run_one(req):
                 return res
             del g["__ndbg_collect__"]
 
-            _setrecursionlimit(max(st.vis_limit * 3, st.vis_limit + 500))
+            st.real_limit = max(st.vis_limit * 3, st.vis_limit + 500)
+            _setrecursionlimit(st.real_limit)
             ok = False
             _settrace(tracefn)
             try:
@@ -445,6 +486,7 @@ def run_one(req):
                 _settrace(None)
                 _setprofile(None)
                 _setrecursionlimit(st.vis_limit)
+                st.real_limit = st.vis_limit
             if st.violation is None and not st.timed_out and not st.capped and tracer is not tracefn:
                 res["status"], res["msg"] = "tracer", "tracing was lost (the tracer hit a limit)"
                 return res
