@@ -131,6 +131,17 @@ func (b *Batch) RunAll(ctx context.Context, jobs []Job, fn func(i int, res *Resu
 		}
 		for next < len(jobs) && len(queue) < pipeWindow && (len(queue) == 0 || bytes < pipeBytes) {
 			j := jobs[next]
+			if j.Prog == nil {
+				if len(queue) > 0 {
+					break // report in order: after the queued jobs
+				}
+				if ferr := fn(next, nil, &Error{Kind: ErrSetup, Msg: "nil program"}); ferr != nil {
+					return ferr
+				}
+				next++
+				done = next
+				continue
+			}
 			b.nextID++
 			size := len(j.Prog.Source) + len(j.Call) + 200
 			if err := b.p.send(b.nextID, j.Prog, j.Call, b.lim, time.Now().Add(b.lim.Timeout+killGrace)); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -139,4 +140,32 @@ func TestBatchRestoresBuiltins(t *testing.T) {
 	res, err = b.Run(ctx, program(t, "def f(s):\n    return len(s)\n", "f"), "f('ab')")
 	require.NoError(t, err)
 	assert.Equal(t, "2", res.Return)
+}
+
+func TestNilProgramsAndNoGoroutineLeak(t *testing.T) {
+	lim := testLimits(t)
+	before := runtime.NumGoroutine()
+	_, err := Run(context.Background(), nil, "f()", lim)
+	requireKind(t, err, ErrSetup)
+	for i := 0; i < 2; i++ {
+		_, err = Run(context.Background(), program(t, "def f():\n    return 1\n", "f"), "f()", lim)
+		require.NoError(t, err)
+	}
+	b := NewBatch(lim)
+	ok := program(t, "def f():\n    return 1\n", "f")
+	var errs []error
+	require.NoError(t, b.RunAll(context.Background(), []Job{{ok, "f()"}, {nil, "f()"}, {ok, "f()"}}, func(i int, _ *Result, err error) error {
+		errs = append(errs, err)
+		return nil
+	}))
+	require.Len(t, errs, 3)
+	assert.NoError(t, errs[0])
+	assert.ErrorIs(t, errs[1], ErrSetup)
+	assert.NoError(t, errs[2])
+	require.NoError(t, b.Close())
+	after := runtime.NumGoroutine()
+	for deadline := time.Now().Add(5 * time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	require.LessOrEqual(t, after, before, "goroutines left running")
 }

@@ -148,6 +148,9 @@ func (e *Error) Unwrap() error { return e.Kind }
 // set, not an error; errors are *Error values (see the Err* kinds) or the
 // context's error.
 func Run(ctx context.Context, prog *dsl.Program, call string, lim Limits) (*Result, error) {
+	if prog == nil {
+		return nil, &Error{Kind: ErrSetup, Msg: "nil program"}
+	}
 	lim = lim.withDefaults()
 	if lim.Python == "" {
 		py, err := FindPython(ctx)
