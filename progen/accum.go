@@ -1,7 +1,7 @@
 package progen
 
 // accumTypes are the types an accumulator may have.
-var accumTypes = []string{tLI, tLS, tInt, tStr, tDSI, tDII, tSI, tBool, tFloat}
+var accumTypes = []string{tLI, tLS, tInt, tStr, tDSI, tDII, tSI, tBool, tFloat, tLLI}
 
 // accumulate emits the commonest shape of such code: an empty accumulator,
 // then a loop over a collection that updates it from each element.
@@ -50,6 +50,9 @@ func (g *gen) update(acc *variable) bool {
 			g.emit("%s.append(%s)", a, g.mapOrSelf(x, et))
 			g.use("list.append")
 		}
+	case tLLI:
+		g.emit("%s.append(%s)", a, g.mapOn(x, tLI))
+		g.use("list.append")
 	case tInt:
 		switch g.intn(4) {
 		case 0:

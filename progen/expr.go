@@ -228,6 +228,18 @@ func (g *gen) pred(v *variable) string {
 			return n + " == " + otherChar()
 		}
 	}
+	if v.t == tLI {
+		switch g.intn(4) {
+		case 0:
+			return fmt.Sprintf("len(%s) > %d", n, g.between(0, 2))
+		case 1:
+			return fmt.Sprintf("sum(%s) > %d", n, g.litInt())
+		case 2:
+			return fmt.Sprintf("%d in %s", g.between(0, 5), n)
+		default:
+			return "not " + n
+		}
+	}
 	return paren(g.expr(tBool, 1))
 }
 
@@ -258,6 +270,14 @@ func (g *gen) mapOn(v *variable, out string) string {
 			return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", "f'<{" + n + "}>'"})
 		}
 		return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", g.litStr() + " * " + n, "f'<{" + n + "}>'"})
+	case v.t == tInt && out == tLI:
+		return pick(g, []string{"[" + n + ", " + n + " * 2]", "[" + n + "] * 2", "list(range(" + n + " % 4))", "[" + n + ", -" + n + "]"})
+	case v.t == tLI && out == tInt:
+		return pick(g, []string{"sum(" + n + ")", "len(" + n + ")", "max(" + n + ", default=0)", "min(" + n + ", default=0)"})
+	case v.t == tLI && out == tLI:
+		return pick(g, []string{"sorted(" + n + ")", n + "[::-1]", n + " + [0]", n + "[1:]"})
+	case v.t == tLI && out == tStr:
+		return pick(g, []string{"str(" + n + ")", "str(sum(" + n + "))"})
 	case out == tBool:
 		return g.pred(v)
 	case v.t == tInt && out == tTII:
@@ -440,6 +460,13 @@ func (g *gen) cands(t string, d int) []cand {
 			})
 		})
 		add("split", 1, func() string { return "len(" + paren(g.subVar(tStr, d-1)) + ".split())" })
+		add("nested_sum", 1, func() string {
+			rows := g.someVar(tLLI)
+			if rows == nil {
+				return ""
+			}
+			return pick(g, []string{"sum(map(sum, " + rows.name + "))", "sum(map(len, " + rows.name + "))", "len(" + rows.name + "[0]) if " + rows.name + " else 0"})
+		})
 		add("ord", 1, func() string {
 			vs := g.vars(func(v *variable) bool { return v.char })
 			if len(vs) == 0 {
@@ -885,6 +912,32 @@ func (g *gen) cands(t string, d int) []cand {
 					return "[" + x.name + " " + pick(g, []string{"+", "-", "*"}) + " " + y.name + " for " + x.name + ", " + y.name + " in zip(" + a + ", " + b + ")]"
 				})
 			})
+		})
+		add("nested_comp", 3, func() string {
+			if t != tLI {
+				return ""
+			}
+			rows := g.someVar(tLLI)
+			if rows == nil {
+				return ""
+			}
+			switch g.intn(3) {
+			case 0:
+				return g.withTemp(tLI, false, func(r *variable) string {
+					return g.withTemp(tInt, false, func(x *variable) string {
+						return "[" + x.name + " for " + r.name + " in " + rows.name + " for " + x.name + " in " + r.name + "]"
+					})
+				})
+			case 1:
+				return g.withTemp(tLI, false, func(r *variable) string {
+					return "[" + g.mapOn(r, tInt) + " for " + r.name + " in " + rows.name + "]"
+				})
+			default:
+				g.use("starred")
+				return g.withTemp(tTII, false, func(c *variable) string {
+					return "[sum(" + c.name + ") for " + c.name + " in zip(*" + rows.name + ")]"
+				})
+			}
 		})
 		add("enumerate", 2, func() string {
 			if t != tLI {

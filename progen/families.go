@@ -66,9 +66,9 @@ func families() []*family {
 		},
 		{
 			name: "lists", doc: "list methods, sorting, comprehensions and aggregates over number lists",
-			params: []wt{{tLI, 8}, {tInt, 3}, {tLS, 1}}, nparams: [2]int{1, 2},
-			rets:   []wt{{tLI, 6}, {tInt, 3}, {tBool, 1}, {tTII, 1}, {tLS, 1}},
-			locals: []wt{{tLI, 6}, {tInt, 5}, {tSI, 1}, {tBool, 1}, {tLS, 1}, {tDII, 1}},
+			params: []wt{{tLI, 8}, {tInt, 3}, {tLS, 1}, {tLLI, 1}}, nparams: [2]int{1, 2},
+			rets:   []wt{{tLI, 6}, {tInt, 3}, {tBool, 1}, {tTII, 1}, {tLS, 1}, {tLLI, 1}},
+			locals: []wt{{tLI, 6}, {tInt, 5}, {tSI, 1}, {tBool, 1}, {tLS, 1}, {tDII, 1}, {tLLI, 1}},
 			stmts:  lists, nstmts: [2]int{2, 5},
 		},
 		{

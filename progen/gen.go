@@ -141,6 +141,7 @@ var namePools = map[string][]string{
 	tStr:   {"s", "text", "word", "out", "prefix", "suffix", "line", "name", "chunk", "result", "sep", "key", "label", "tail", "head", "token", "msg"},
 	tLI:    {"nums", "xs", "values", "arr", "items", "digits", "stack", "queue", "lengths", "counts", "seq", "data", "ids", "marks"},
 	tLS:    {"words", "parts", "names", "tokens", "chars", "lines", "tags", "pieces", "keys", "fields"},
+	tLLI:   {"rows", "grid", "chunks", "groups", "batches"},
 	tLTIS:  {"pairs", "indexed", "entries"},
 	tLTSI:  {"pairs", "ranked", "entries"},
 	tDSI:   {"counts", "freq", "d", "mapping", "table", "scores", "index", "seen"},
@@ -201,6 +202,8 @@ func (g *gen) freshLoop(t string) string {
 		pool = []string{"x", "n", "v", "num", "val", "item"}
 	case tStr:
 		pool = []string{"c", "ch", "w", "word", "part", "s2", "letter", "tok"}
+	case tLI:
+		pool = []string{"row", "r", "vec", "group", "chunk"}
 	default:
 		pool = []string{"e", "item", "el", "p"}
 	}

@@ -34,7 +34,14 @@ func (g *gen) input(t string) string {
 		}
 		parts := make([]string, n)
 		for i := range parts {
-			if elem(t) == tInt {
+			if elem(t) == tLI {
+				m := g.between(0, 3)
+				xs := make([]string, m)
+				for j := range xs {
+					xs[j] = fmt.Sprint(g.between(-2, 9))
+				}
+				parts[i] = "[" + strings.Join(xs, ", ") + "]"
+			} else if elem(t) == tInt {
 				parts[i] = fmt.Sprint(g.between(-2, 12))
 			} else if elem(t) == tStr {
 				parts[i] = pyStr(g.inputWord())

@@ -177,6 +177,7 @@ func (g *gen) paramName(t string) string {
 		tDSI:   {"d", "counts", "mapping", "dic", "scores", "inventory"},
 		tDIS:   {"d", "names_by_id", "mapping", "table"},
 		tDSS:   {"d", "mapping", "replacements", "pairs"},
+		tLLI:   {"matrix", "rows", "grid", "vectors"},
 	}
 	pool := pools[t]
 	if len(pool) == 0 {

@@ -2,6 +2,7 @@ package progen
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -924,11 +925,15 @@ func emptyOf(t string) string {
 	return ""
 }
 
+// elementRef matches a subscript that yields an element object: "rows[i]",
+// "rows[0]" (not a slice, which copies).
+var elementRef = regexp.MustCompile(`^[A-Za-z_][A-Za-z_0-9]*\[[^\]:]*\]$`)
+
 // mayAlias reports whether a mutable-typed expression may evaluate to an
 // object some variable already holds (a bare name, a lookup in a dict of
 // lists), which a later mutation would change behind a loop's back.
 func (g *gen) mayAlias(rhs string) bool {
-	if g.varNamed(rhs) != nil {
+	if g.varNamed(rhs) != nil || elementRef.MatchString(rhs) {
 		return true
 	}
 	return strings.Contains(rhs, ".get(") && !strings.HasSuffix(rhs, ")")

@@ -13,6 +13,7 @@ const (
 	tStr   = "str"
 	tLI    = "list[int]"
 	tLS    = "list[str]"
+	tLLI   = "list[list[int]]"
 	tLTIS  = "list[tuple[int,str]]"
 	tLTSI  = "list[tuple[str,int]]"
 	tDSI   = "dict[str,int]"
