@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // fileJSON mirrors the parts of a Hugging Face tokenizer.json this package
@@ -37,7 +36,7 @@ type modelJSON struct {
 	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
 	ByteFallback            bool            `json:"byte_fallback"`
 	IgnoreMerges            bool            `json:"ignore_merges"`
-	Vocab                   map[string]int  `json:"vocab"`
+	Vocab                   json.RawMessage `json:"vocab"`
 	Merges                  json.RawMessage `json:"merges"`
 }
 
@@ -62,38 +61,6 @@ type patternJSON struct {
 func isNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || string(t) == "null"
-}
-
-// parseMerges accepts both serializations of BPE merges: ["a b", ...] (the
-// legacy form) and [["a", "b"], ...].
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	var legacy []string
-	if err := json.Unmarshal(raw, &legacy); err == nil {
-		out := make([][2]string, len(legacy))
-		for i, m := range legacy {
-			parts := strings.Split(m, " ")
-			if len(parts) != 2 {
-				return nil, fmt.Errorf("model.merges[%d]: %q is not two space-separated tokens", i, m)
-			}
-			out[i] = [2]string{parts[0], parts[1]}
-		}
-		return out, nil
-	}
-	var pairs [][]string
-	if err := json.Unmarshal(raw, &pairs); err != nil {
-		return nil, fmt.Errorf("model.merges: neither [\"a b\"] strings nor [[\"a\",\"b\"]] pairs: %w", err)
-	}
-	out := make([][2]string, len(pairs))
-	for i, p := range pairs {
-		if len(p) != 2 {
-			return nil, fmt.Errorf("model.merges[%d]: pair has %d elements, want 2", i, len(p))
-		}
-		out[i] = [2]string{p[0], p[1]}
-	}
-	return out, nil
 }
 
 // preStep is one stage of pre-tokenization: an optional prefix space

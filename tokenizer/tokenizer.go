@@ -85,7 +85,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer.json: %w", err)
 	}
 	m := f.Model
-	if m.Type != "BPE" && !(m.Type == "" && m.Vocab != nil) {
+	if m.Type != "BPE" && !(m.Type == "" && !isNull(m.Vocab)) {
 		return nil, fmt.Errorf("model.type: %q unsupported (only BPE)", m.Type)
 	}
 	if m.Dropout != nil && *m.Dropout != 0 {
@@ -110,6 +110,10 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	vocab, err := parseVocab(m.Vocab)
+	if err != nil {
+		return nil, err
+	}
 	merges, err := parseMerges(m.Merges)
 	if err != nil {
 		return nil, err
@@ -118,20 +122,22 @@ func Parse(data []byte) (*Tokenizer, error) {
 	t := &Tokenizer{
 		steps:        steps,
 		ignoreMerges: m.IgnoreMerges,
-		strToID:      make(map[string]int, len(m.Vocab)+len(f.AddedTokens)),
-		rawToID:      make(map[string]int, len(m.Vocab)),
+		strToID:      make(map[string]int, len(vocab)+len(f.AddedTokens)),
+		rawToID:      make(map[string]int, len(vocab)),
 		merges:       make(map[uint64]mergeRule, len(merges)),
 		addedByID:    make(map[int]int, len(f.AddedTokens)),
 		unkID:        -1,
 		cache:        newWordCache(),
 	}
-	for s, id := range m.Vocab {
-		if id < 0 || id >= math.MaxInt32 {
-			return nil, fmt.Errorf("model.vocab[%q]: id %d out of range", s, id)
+	for _, e := range vocab {
+		if e.id < 0 || e.id >= math.MaxInt32 {
+			return nil, fmt.Errorf("model.vocab[%q]: id %d out of range", e.token, e.id)
 		}
-		t.vocabSize = max(t.vocabSize, id+1)
+		t.strToID[e.token] = e.id // a repeated key: the last one wins, as in HF
+		t.vocabSize = max(t.vocabSize, e.id+1)
 	}
-	addedIDs, err := assignAddedIDs(f.AddedTokens, m.Vocab)
+	modelVocab := t.strToID // added tokens join it below
+	addedIDs, err := assignAddedIDs(f.AddedTokens, modelVocab)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +146,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	}
 	// Ids index dense tables: refuse absurdly sparse ones (real files are
 	// dense) rather than allocate gigabytes for a hostile file.
-	if entries := len(m.Vocab) + len(f.AddedTokens); t.vocabSize > 4*entries+1024 {
+	if entries := len(modelVocab) + len(f.AddedTokens); t.vocabSize > 4*entries+1024 {
 		return nil, fmt.Errorf("model.vocab: ids up to %d for %d tokens are too sparse", t.vocabSize-1, entries)
 	}
 	t.tokenStr = make([]string, t.vocabSize)
@@ -151,33 +157,33 @@ func Parse(data []byte) (*Tokenizer, error) {
 	}
 
 	bl := newByteLevel()
-	for s, id := range m.Vocab {
-		// Two strings with one id: keep the smaller, for a deterministic outcome.
-		if t.tokenRaw[id] != nil && t.tokenStr[id] < s {
-			continue
-		}
+	for s, id := range modelVocab {
 		raw, ok := bl.decodeToken(s)
-		t.tokenStr[id] = s
-		t.tokenRaw[id] = raw
-		t.strToID[s] = id
 		if ok {
 			t.rawToID[string(raw)] = id
 			if len(raw) == 1 {
 				t.byteID[raw[0]] = int32(id)
 			}
 		}
+		// Two strings with one id: keep the smaller, for a deterministic outcome.
+		if t.tokenRaw[id] == nil || s < t.tokenStr[id] {
+			t.tokenStr[id] = s
+			t.tokenRaw[id] = raw
+		}
 	}
 	if m.UnkToken != nil {
-		id, ok := m.Vocab[*m.UnkToken]
+		id, ok := modelVocab[*m.UnkToken]
 		if !ok {
 			return nil, fmt.Errorf("model.unk_token: %q not in vocab", *m.UnkToken)
 		}
 		t.unkID = int32(id)
 	}
+	var buf []byte
 	for i, mg := range merges {
-		a, okA := m.Vocab[mg[0]]
-		b, okB := m.Vocab[mg[1]]
-		c, okC := m.Vocab[mg[0]+mg[1]]
+		a, okA := modelVocab[mg[0]]
+		b, okB := modelVocab[mg[1]]
+		buf = append(append(buf[:0], mg[0]...), mg[1]...)
+		c, okC := modelVocab[string(buf)]
 		if !okA || !okB || !okC {
 			return nil, fmt.Errorf("model.merges[%d]: %q %q: token or merge result missing from vocab", i, mg[0], mg[1])
 		}
