@@ -350,7 +350,7 @@ def run_one(req):
             flat.append(name)
             flat.append(r)
             size += len(name) + len(r) + 6
-        ev = {"e": kind, "l": frame.f_lineno, "d": info[1], "f": info[0],
+        ev = {"e": kind, "l": frame.f_lineno or frame.f_code.co_firstlineno, "d": info[1], "f": info[0],
               "n": frame.f_code.co_name, "a": flat}
         if value is not None:
             ev["r"] = value
