@@ -40,19 +40,29 @@ type bdbReply struct {
 	Sessions [][]bdbStop `json:"sessions"`
 }
 
-// runBdb runs the reference driver on prog and the given command sessions.
-func runBdb(t *testing.T, prog *dsl.Program, call string, sessions [][]string) bdbReply {
+// bdbRequest is one program for the driver.
+type bdbRequest struct {
+	Source   string     `json:"source"`
+	Entry    string     `json:"entry"`
+	Call     string     `json:"call"`
+	Sessions [][]string `json:"sessions"`
+}
+
+// runBdb runs the reference driver once on all requests.
+func runBdb(t testing.TB, reqs []bdbRequest) []bdbReply {
 	t.Helper()
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not found")
 	}
-	if sessions == nil {
-		sessions = [][]string{}
+	for i := range reqs {
+		if reqs[i].Sessions == nil {
+			reqs[i].Sessions = [][]string{}
+		}
 	}
-	req, err := json.Marshal(map[string]any{"source": prog.Source, "entry": prog.Entry, "call": call, "sessions": sessions})
+	req, err := json.Marshal(reqs)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, py, filepath.Join("testdata", "bdbdrive.py"))
 	cmd.Env = append(os.Environ(), "PYTHONHASHSEED=0")
@@ -61,13 +71,14 @@ func runBdb(t *testing.T, prog *dsl.Program, call string, sessions [][]string) b
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, "bdbdrive: %s", stderr.String())
-	var r bdbReply
+	var r []bdbReply
 	require.NoError(t, json.Unmarshal(out, &r))
+	require.Len(t, r, len(reqs))
 	return r
 }
 
 // treeFromBdb builds a tree from the driver's plain sys.settrace trace.
-func treeFromBdb(t *testing.T, prog *dsl.Program, evs []bdbStop) *Tree {
+func treeFromBdb(t testing.TB, prog *dsl.Program, evs []bdbStop) *Tree {
 	t.Helper()
 	events := make([]trace.Event, len(evs))
 	for i, e := range evs {
@@ -233,52 +244,73 @@ type mismatch struct {
 	inGen bool
 }
 
-// checkProgram runs bdb on p and compares every stop with the tree. It
-// returns the disagreements; the first stop must always agree.
-func checkProgram(t *testing.T, p testProgram, seed uint64, systematic, random int) (tr *Tree, mm []mismatch, checked int) {
+// checked is the outcome of comparing one program's tree with bdb.
+type checked struct {
+	tree     *Tree
+	mm       []mismatch
+	commands int
+}
+
+// checkPrograms runs bdb on the programs and compares every stop with the
+// trees built from trace.Run. A command where they disagree is returned as
+// a mismatch (and its session not followed further); the first stop must
+// always agree.
+func checkPrograms(t *testing.T, progs []testProgram, seed uint64, systematic, random int) []checked {
 	t.Helper()
-	prog, err := dsl.NewProgram(p.source, p.entry)
-	require.NoError(t, err)
-	first := runBdb(t, prog, p.call, nil)
-	// The tree under test is built from trace.Run; the driver's own plain
-	// sys.settrace trace must agree with it event for event.
-	tr = realTree(t, p)
-	ref := treeFromBdb(t, prog, first.Trace)
-	require.Equal(t, ref.End(), tr.End(), "%s: trace.Run and the driver's trace differ in length", p.name)
-	for i := 0; i < tr.End(); i++ {
-		require.Equal(t, describe(ref, i), describe(tr, i), "%s: event %d", p.name, i)
+	// The trees under test are built from trace.Run; the driver's own plain
+	// sys.settrace trace must agree with them event for event.
+	trees := realTrees(t, progs)
+	reqs := make([]bdbRequest, len(progs))
+	for i, p := range progs {
+		prog := trees[i].Program()
+		reqs[i] = bdbRequest{Source: prog.Source, Entry: prog.Entry, Call: p.call}
 	}
-	gen := make([]bool, len(first.Trace))
-	for i, e := range first.Trace {
-		gen[i] = e.Gen
+	first := runBdb(t, reqs)
+	gens := make([][]bool, len(progs))
+	for i, p := range progs {
+		tr := trees[i]
+		ref := treeFromBdb(t, tr.Program(), first[i].Trace)
+		require.Equal(t, ref.End(), tr.End(), "%s: trace.Run and the driver's trace differ in length", p.name)
+		for j := 0; j < tr.End(); j++ {
+			require.Equal(t, describe(ref, j), describe(tr, j), "%s: event %d", p.name, j)
+		}
+		gens[i] = make([]bool, len(first[i].Trace))
+		for j, e := range first[i].Trace {
+			gens[i][j] = e.Gen
+		}
+		reqs[i].Sessions = makeSessions(tr, rand.New(rand.NewPCG(seed, uint64(i))), systematic, random)
 	}
-	sessions := makeSessions(tr, rand.New(rand.NewPCG(seed, 1)), systematic, random)
-	r := runBdb(t, prog, p.call, sessions)
-	require.Len(t, r.Sessions, len(sessions))
-	for si, stops := range r.Sessions {
-		require.NotEmpty(t, stops)
-		pos, err := tr.Apply(0, dsl.Action{Kind: dsl.StepInto})
-		require.NoError(t, err)
-		require.True(t, sameState(tr, pos, stops[0]), "%s: pdb's first stop %s, tree step_into(0) %s", p.name, describeStop(stops[0]), describe(tr, pos))
-		for ci, stop := range stops[1:] {
-			from := pos
-			pos, err = tr.Apply(pos, parseCmd(sessions[si][ci]))
+	replies := runBdb(t, reqs)
+	out := make([]checked, len(progs))
+	for i, p := range progs {
+		tr, gen, sessions := trees[i], gens[i], reqs[i].Sessions
+		out[i].tree = tr
+		require.Len(t, replies[i].Sessions, len(sessions))
+		for si, stops := range replies[i].Sessions {
+			require.NotEmpty(t, stops)
+			pos, err := tr.Apply(0, dsl.Action{Kind: dsl.StepInto})
 			require.NoError(t, err)
-			checked++
-			if !sameState(tr, pos, stop) {
-				cmd := sessions[si][ci]
-				inGen := gen[from] || cmd == "return" && tr.kind[from] == dsl.Return && tr.parent[from] >= 0 && gen[tr.parent[from]]
-				mm = append(mm, mismatch{p.name, sessions[si], ci, from, pos, stops[ci], stop, inGen})
-				break
+			require.True(t, sameState(tr, pos, stops[0]), "%s: pdb's first stop %s, tree step_into(0) %s", p.name, describeStop(stops[0]), describe(tr, pos))
+			for ci, stop := range stops[1:] {
+				from := pos
+				pos, err = tr.Apply(pos, parseCmd(sessions[si][ci]))
+				require.NoError(t, err)
+				out[i].commands++
+				if !sameState(tr, pos, stop) {
+					cmd := sessions[si][ci]
+					inGen := gen[from] || cmd == "return" && tr.kind[from] == dsl.Return && tr.parent[from] >= 0 && gen[tr.parent[from]]
+					out[i].mm = append(out[i].mm, mismatch{p.name, sessions[si], ci, from, pos, stops[ci], stop, inGen})
+					break
+				}
 			}
 		}
 	}
-	return tr, mm, checked
+	return out
 }
 
 // cruxPrograms loads the CRUXEval dev items, walking up from the package
 // directory to find shared/data/cruxeval/dev.jsonl.
-func cruxPrograms(t *testing.T) []testProgram {
+func cruxPrograms(t testing.TB) []testProgram {
 	t.Helper()
 	dir, err := os.Getwd()
 	require.NoError(t, err)
@@ -354,13 +386,12 @@ func checkDifference(t *testing.T, tr *Tree, m mismatch) {
 // how many were documented differences.
 func conform(t *testing.T, progs []testProgram, systematic, random int) (agreed, differ int) {
 	t.Helper()
-	for i, p := range progs {
-		tr, mm, n := checkProgram(t, p, uint64(i), systematic, random)
-		for _, m := range mm {
-			checkDifference(t, tr, m)
+	for _, c := range checkPrograms(t, progs, 1, systematic, random) {
+		for _, m := range c.mm {
+			checkDifference(t, c.tree, m)
 		}
-		agreed += n - len(mm)
-		differ += len(mm)
+		agreed += c.commands - len(c.mm)
+		differ += len(c.mm)
 	}
 	return agreed, differ
 }

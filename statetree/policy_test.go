@@ -38,8 +38,9 @@ func TestSampleIsConsistent(t *testing.T) {
 	s, err := NewSampler(DefaultParams())
 	require.NoError(t, err)
 	var stats Stats
-	for _, p := range handPrograms[:6] {
-		tr := realTree(t, p)
+	trees := realTrees(t, handPrograms[:6])
+	for pi, p := range handPrograms[:6] {
+		tr := trees[pi]
 		rng := rand.New(rand.NewPCG(1, 2))
 		for i := 0; i < 300; i++ {
 			x, err := s.Sample(tr, rng)

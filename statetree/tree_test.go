@@ -2,6 +2,7 @@ package statetree
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -135,21 +136,40 @@ func TestBuildRejectsMalformedTraces(t *testing.T) {
 }
 
 // realTree traces p with trace.Run and builds its tree.
-func realTree(t *testing.T, p testProgram) *Tree {
+func realTree(t testing.TB, p testProgram) *Tree {
+	t.Helper()
+	return realTrees(t, []testProgram{p})[0]
+}
+
+// realTrees traces the programs in one trace.Batch and builds their trees.
+func realTrees(t testing.TB, progs []testProgram) []*Tree {
 	t.Helper()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not found")
 	}
-	prog, err := dsl.NewProgram(p.source, p.entry)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	jobs := make([]trace.Job, len(progs))
+	for i, p := range progs {
+		prog, err := dsl.NewProgram(p.source, p.entry)
+		require.NoError(t, err, p.name)
+		jobs[i] = trace.Job{Prog: prog, Call: p.call}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	res, err := trace.Run(ctx, prog, p.call, trace.Limits{})
-	require.NoError(t, err, p.name)
-	require.False(t, res.Truncated, p.name)
-	tr, err := Build(prog, res.Events)
-	require.NoError(t, err, p.name)
-	return tr
+	b := trace.NewBatch(trace.Limits{})
+	defer b.Close()
+	trees := make([]*Tree, len(progs))
+	err := b.RunAll(ctx, jobs, func(i int, res *trace.Result, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", progs[i].name, err)
+		}
+		if res.Truncated {
+			return fmt.Errorf("%s: trace truncated", progs[i].name)
+		}
+		trees[i], err = Build(jobs[i].Prog, res.Events)
+		return err
+	})
+	require.NoError(t, err)
+	return trees
 }
 
 // allActions lists, for state pos, every action worth checking there.
@@ -170,8 +190,9 @@ func allActions(tr *Tree, pos int) []dsl.Action {
 // TestInverseProperties checks the relations between forward and inverse
 // actions on real traces of the hand-written programs.
 func TestInverseProperties(t *testing.T) {
-	for _, p := range handPrograms {
-		tr := realTree(t, p)
+	trees := realTrees(t, handPrograms)
+	for pi, p := range handPrograms {
+		tr := trees[pi]
 		n := tr.End()
 		ap := func(pos int, k dsl.ActionKind, lines ...int) int {
 			r, err := tr.Apply(pos, dsl.Action{Kind: k, Lines: lines})

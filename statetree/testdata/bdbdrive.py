@@ -1,10 +1,10 @@
 """Drive CPython's bdb (the engine under pdb) on a program and record where
 each debugger command stops: the independent reference for statetree.
 
-Reads one JSON object on stdin:
+Reads a JSON array of requests on stdin, each
   {"source": str, "entry": str, "call": "f(1, 2)",
    "sessions": [["step", "next", "return", "break:7", "continue:3,9"], ...]}
-Writes one JSON object on stdout:
+and writes a JSON array with one reply per request on stdout:
   {"trace": [event...], "sessions": [[stop...], ...]}
 where "trace" is a plain sys.settrace trace of the call (every event in the
 program's own frames) and each session starts a fresh bdb.runcall, records
@@ -206,19 +206,21 @@ def session(path, source, entry, call, cmds):
     return stops
 
 
-def main():
-    req = json.load(sys.stdin)
+def run(req):
     fd, path = tempfile.mkstemp(suffix=".py", prefix="ndbgprog")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(req["source"])
         path = os.path.realpath(path)
-        out = {"trace": plain_trace(path, req["source"], req["entry"], req["call"]),
-               "sessions": [session(path, req["source"], req["entry"], req["call"], s)
-                            for s in req["sessions"]]}
+        return {"trace": plain_trace(path, req["source"], req["entry"], req["call"]),
+                "sessions": [session(path, req["source"], req["entry"], req["call"], s)
+                             for s in req["sessions"]]}
     finally:
         os.unlink(path)
-    json.dump(out, sys.stdout)
+
+
+def main():
+    json.dump([run(req) for req in json.load(sys.stdin)], sys.stdout)
 
 
 if __name__ == "__main__":
