@@ -147,14 +147,15 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 					}
 				}
 			}
+			// Scatter the transposed tiles: row by row of dst, so each
+			// write is a short contiguous run (reads stride through L1).
 			for pi, pn := range panels {
-				out := acc[pi*12*32:]
+				out := acc[pi*12*32 : pi*12*32+mr*pn.width]
 				cols := min(pn.width, n-pn.i0)
-				for j := range rows {
-					o := out[j*pn.width : j*pn.width+cols]
-					d := dst[pn.i0*R+j0+j:]
-					for i, v := range o {
-						d[i*R] = v
+				for i := range cols {
+					d := dst[(pn.i0+i)*R+j0 : (pn.i0+i)*R+j0+rows]
+					for j := range d {
+						d[j] = out[j*pn.width+i]
 					}
 				}
 			}
