@@ -122,9 +122,10 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 	p = &proc{
 		cmd: cmd, dir: dir, req: reqW, resp: respR, console: console,
 		lines: make(chan line), quit: make(chan struct{}),
-		// Results are JSON: a repr byte may become 6 escaped bytes, events
-		// repeat the locals, stdout is base64.
-		maxLine: 12*lim.MaxOutputBytes + 2*lim.MaxStdout + 1<<20,
+		// The tracer caps its estimate of the events' size and the return
+		// value's UTF-8 bytes at MaxOutputBytes each; escaping in ASCII JSON
+		// makes a byte at most 6 (a character at most 12); stdout is base64.
+		maxLine: 16*lim.MaxOutputBytes + 2*lim.MaxStdout + 1<<20,
 	}
 	err = cmd.Start()
 	respW.Close()

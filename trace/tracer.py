@@ -334,7 +334,8 @@ def run_one(req):
             st.capped = True
             raise Capped()
         flat = []
-        size = 24
+        code = frame.f_code
+        size = 48 + len(code.co_name)  # the event's JSON, less its locals
         memo = None
         for name, v in frame.f_locals.items():
             t = type(v)
@@ -350,8 +351,8 @@ def run_one(req):
             flat.append(name)
             flat.append(r)
             size += len(name) + len(r) + 6
-        ev = {"e": kind, "l": frame.f_lineno or frame.f_code.co_firstlineno, "d": info[1], "f": info[0],
-              "n": frame.f_code.co_name, "a": flat}
+        ev = {"e": kind, "l": frame.f_lineno or code.co_firstlineno, "d": info[1], "f": info[0],
+              "n": code.co_name, "a": flat}
         if value is not None:
             ev["r"] = value
             size += len(value)
