@@ -347,3 +347,13 @@ func TestWorkDirIsPrivateAndRemoved(t *testing.T) {
 	assert.Contains(t, dir, "ndbg-trace-")
 	assert.NoDirExists(t, dir)
 }
+
+func TestOutputBytesCapTruncates(t *testing.T) {
+	lim := testLimits(t)
+	lim.MaxOutputBytes = 20000
+	res, err := runChecked(t, "def f(n):\n    s = 'x' * 1000\n    for i in range(n):\n        s = s[1:] + s[0]\n    return s\n", "f", "f(1000)", lim)
+	require.NoError(t, err)
+	assert.True(t, res.Truncated)
+	assert.Less(t, len(res.Events), 200)
+	assert.Greater(t, len(res.Events), 20)
+}
