@@ -621,6 +621,15 @@ func (g *gen) cands(t string, d int) []cand {
 			}
 			return s + ")"
 		})
+		add("slice", 3, func() string {
+			// Slices never raise: cut at an int variable, often the loop's.
+			i := g.someVar(tInt)
+			if i == nil {
+				return ""
+			}
+			s := paren(g.subVar(tStr, d-1))
+			return pick(g, []string{s + "[:" + i.name + "]", s + "[" + i.name + ":]", s + "[" + i.name + ":" + i.name + " + 2]", s + "[" + i.name + " + 1:]"})
+		})
 		add("slice", 6, func() string {
 			s := paren(g.subVar(tStr, d-1))
 			switch g.intn(6) {
@@ -742,6 +751,13 @@ func (g *gen) cands(t string, d int) []cand {
 			dv := pick(g, vs)
 			return dv.name + ".get(" + g.sub(keyT(dv.t), 0) + ", " + g.litStr() + ")"
 		})
+		add("max_key", 1, func() string {
+			d := g.someVar(tDSI)
+			if d == nil {
+				return ""
+			}
+			return pick(g, []string{"max", "min"}) + "(" + d.name + ", key=" + d.name + ".get) if " + d.name + " else ''"
+		})
 		add("tuple_index", 1, func() string {
 			for _, v := range g.vars(func(v *variable) bool { return isTuple(v.t) }) {
 				for i, a := range args(v.t) {
@@ -789,6 +805,14 @@ func (g *gen) cands(t string, d int) []cand {
 		add("slice", 4, func() string {
 			xs := paren(g.subVar(t, d-1))
 			return pick(g, []string{xs + "[::-1]", xs + "[1:]", xs + "[:-1]", fmt.Sprintf("%s[:%d]", xs, g.between(1, 3)), fmt.Sprintf("%s[%d:]", xs, g.between(1, 2)), xs + "[::2]"})
+		})
+		add("slice", 2, func() string {
+			i := g.someVar(tInt)
+			if i == nil {
+				return ""
+			}
+			xs := paren(g.subVar(t, d-1))
+			return pick(g, []string{xs + "[:" + i.name + "]", xs + "[" + i.name + ":]", xs + "[" + i.name + " + 1:]"})
 		})
 		add("concat", 2, func() string { return paren(g.subVar(t, d-1)) + " + [" + g.small(et) + "]" })
 		add("concat", 1, func() string {
@@ -901,6 +925,17 @@ func (g *gen) cands(t string, d int) []cand {
 				return ""
 			}
 			return pick(g, []string{"sorted(", "list("}) + pick(g, vs).name + ".items())"
+		})
+		add("sorted", 2, func() string {
+			if t != tLTSI {
+				return ""
+			}
+			vs := g.varsOf(tDSI)
+			if len(vs) == 0 {
+				return ""
+			}
+			g.use("lambda")
+			return "sorted(" + pick(g, vs).name + ".items(), key=lambda kv: " + pick(g, []string{"kv[1]", "-kv[1]", "(kv[1], kv[0])"}) + pick(g, []string{"", ", reverse=True"}) + ")"
 		})
 		add("zip", 2, func() string {
 			if t != tLI {

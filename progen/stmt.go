@@ -557,9 +557,15 @@ func (g *gen) forStmt() bool {
 			start = 1
 		}
 		c.frozen++
-		if start == 1 {
+		switch {
+		case start == 1:
 			g.emit("for %s in range(1, len(%s)):", iv, c.name)
-		} else {
+		case g.chance(0.2):
+			g.emit("for %s in range(0, len(%s), 2):", iv, c.name)
+		case g.chance(0.15):
+			g.emit("for %s in reversed(range(len(%s))):", iv, c.name)
+			g.use("reversed")
+		default:
 			g.emit("for %s in range(len(%s)):", iv, c.name)
 		}
 		g.block(func() {
@@ -584,13 +590,21 @@ func (g *gen) forStmt() bool {
 		iv := g.freshIdx()
 		ev := g.freshLoop(iterElem(c.t))
 		c.frozen++
-		g.emit("for %s, %s in enumerate(%s):", iv, ev, c.name)
+		fromOne := g.chance(0.2)
+		if fromOne {
+			// Counting from 1: the index is no longer safe for c.
+			g.emit("for %s, %s in enumerate(%s, 1):", iv, ev, c.name)
+		} else {
+			g.emit("for %s, %s in enumerate(%s):", iv, ev, c.name)
+		}
 		g.block(func() {
 			v := g.bind(iv, tInt)
 			v.ro, v.nonneg = true, true
 			e := g.bind(ev, iterElem(c.t))
 			e.ro, e.char = true, c.t == tStr
-			g.safe = append(g.safe, safeIndex{idx: v, cont: c})
+			if !fromOne {
+				g.safe = append(g.safe, safeIndex{idx: v, cont: c})
+			}
 			g.loopBody(e, g.between(1, 3))
 		})
 		c.frozen--
