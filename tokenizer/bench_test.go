@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -124,5 +125,34 @@ func (c cpuClock) report(b *testing.B, n int) {
 	runtime.UnlockOSThread()
 	if d > 0 {
 		b.ReportMetric(float64(n)*float64(b.N)/d.Seconds()/1e6, "cpu-MB/s")
+	}
+}
+
+// BenchmarkEncodeStdlib encodes the Python standard library's top-level
+// modules (about 5 MB of varied code) with a fresh cache each time: the
+// throughput a data pipeline sees on unseen code.
+func BenchmarkEncodeStdlib(b *testing.B) {
+	files, _ := filepath.Glob("/usr/lib/python3.11/*.py")
+	if len(files) == 0 {
+		b.Skip("no /usr/lib/python3.11")
+	}
+	var sb strings.Builder
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(b, err)
+		sb.Write(data)
+	}
+	text := sb.String()
+	for _, name := range []string{"code-llama3", "llama3-cwm"} {
+		tk := loadVariant(b, "testdata", name)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			cpu := startCPU()
+			for i := 0; i < b.N; i++ {
+				tk.cache = newWordCache()
+				tk.Encode(text)
+			}
+			cpu.report(b, len(text))
+		})
 	}
 }
