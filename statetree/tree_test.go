@@ -239,6 +239,22 @@ func TestInverseProperties(t *testing.T) {
 					require.Equal(t, c, ap(s, dsl.InvStepReturn), msg)
 				}
 			}
+			// The converse: inv_step_over back to a state of equal depth is
+			// undone by step_over.
+			if s > 0 {
+				if b := ap(s, dsl.InvStepOver); tr.Depth(b) == tr.Depth(s) {
+					require.Equal(t, s, ap(b, dsl.StepOver), msg)
+				}
+			}
+			// Every action moves.
+			for _, act := range allActions(tr, s) {
+				if s == 0 && act.Kind.Inverse() {
+					continue
+				}
+				next, err := tr.Apply(s, act)
+				require.NoError(t, err, msg)
+				require.NotEqual(t, s, next, "%s %s", msg, act)
+			}
 			if s > 0 {
 				// Backward jumps are ordered too.
 				bin, bover, bret := ap(s, dsl.InvStepInto), ap(s, dsl.InvStepOver), ap(s, dsl.InvStepReturn)
