@@ -84,7 +84,7 @@ func TestFamiliesSelectable(t *testing.T) {
 // real CPython: each must return, or raise only an exception its generator
 // declared, within a short trace. It logs diversity statistics.
 func TestProgramsRunAsIntended(t *testing.T) {
-	const n = 800
+	const n = 2000
 	var progs []*Program
 	for seed := range uint64(n) {
 		p, err := Generate(seed+1000, nil)
