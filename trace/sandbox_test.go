@@ -357,3 +357,11 @@ func TestOutputBytesCapTruncates(t *testing.T) {
 	assert.Less(t, len(res.Events), 200)
 	assert.Greater(t, len(res.Events), 20)
 }
+
+func TestEnvironmentDoesNotLeak(t *testing.T) {
+	t.Setenv("NDBG_SECRET", "s3cret")
+	res, err := runChecked(t, "import os, sys\ndef f():\n    return sorted(os.environ), sys.flags.no_site, sys.flags.no_user_site\n", "f", "f()", testLimits(t))
+	require.NoError(t, err)
+	assert.NotContains(t, res.Return, "NDBG_SECRET")
+	assert.Equal(t, "(['LC_ALL', 'PATH', 'PYTHONHASHSEED', 'PYTHONSAFEPATH'], 1, 1)", res.Return)
+}

@@ -546,6 +546,7 @@ def main():
     out.flush()
     neuter()
     pristine = dict(builtins.__dict__)
+    home = os.getcwd()
     while True:
         line = inp.readline()
         if not line:
@@ -563,6 +564,11 @@ def main():
         out.write(data + b"\n")
         out.flush()
         del res, data
+        try:
+            if os.getcwd() != home:
+                os.chdir(home)
+        except OSError:
+            pass
         if builtins.__dict__ != pristine:  # a program rebound a builtin
             builtins.__dict__.clear()
             builtins.__dict__.update(pristine)
