@@ -172,6 +172,13 @@ func TestConformanceRegenerate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	crux := os.Getenv("NDBG_CRUXEVAL")
+	if crux == "" {
+		crux = "/work/shared/data/cruxeval/dev.jsonl"
+	}
+	if _, err := os.Stat(crux); err != nil {
+		t.Skipf("CRUXEval corpus absent (set NDBG_CRUXEVAL): %v", err)
+	}
 	dir := t.TempDir()
 	if os.Getenv("NDBG_UPDATE_FIXTURES") == "1" {
 		dir = "testdata"

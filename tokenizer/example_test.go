@@ -9,7 +9,8 @@ import (
 func Example() {
 	tk, err := tokenizer.Load("testdata/code-llama3.tokenizer.json")
 	if err != nil {
-		panic(err)
+		fmt.Println(err)
+		return
 	}
 	ids := tk.Encode("<|call_sep|>{\"n\": \"3\"}<|action_sep|>    return n * 2\n<|frame_sep|>")
 	fmt.Println(len(ids), ids[0] == tk.SpecialTokens()["<|call_sep|>"])
