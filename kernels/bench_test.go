@@ -132,7 +132,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
 		sh := benchShapes[0]
 		w := benchMat(sh.rows, sh.cols, dt)
-		for _, n := range []int{64, 128, 256, 512} {
+		for _, n := range []int{4, 64, 128, 256, 512} {
 			x := make([]float32, n*sh.cols)
 			for i := range x {
 				x[i] = 0.01 * float32(i%7)

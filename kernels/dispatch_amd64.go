@@ -4,8 +4,9 @@ package kernels
 
 import "math"
 
-// gemvMaxN is the largest n computed as n matrix-vector products rather than
-// one blocked product (which pads n up to a whole panel of rows).
+// gemvMaxN is the largest n computed as matrix-vector products rather than
+// one blocked product (which pads n up to a whole panel of rows). With
+// AVX-512, n = 2…4 use the four-vector kernel instead, which reads W once.
 const gemvMaxN = 3
 
 // gemvSerialBytes is the weight traffic below which a matrix-vector product
@@ -16,6 +17,8 @@ func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
 		matMulGeneric(p, dst, x, n, w)
+	case n >= 2 && n <= 4 && b.isa == isaAVX512:
+		b.gemvBatch(p, dst, x, n, w)
 	case n <= gemvMaxN:
 		b.gemv(p, dst, x, n, w)
 	default:
@@ -72,6 +75,61 @@ func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 						d[r] += dotGo(xi[kv:], wr[r*K+kv:r*K+K])
 					}
 				}
+			}
+		}
+	})
+}
+
+// gemvBatch computes dst = x · Wᵀ for 2 ≤ n ≤ 4 (AVX-512): the four-vector
+// kernel reads each weight once for all rows of x (padded to 4 with zeros).
+func (b Backend) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
+	K, R := w.Cols, w.Rows
+	kv := K &^ 15
+	xs := x
+	if n < 4 {
+		xs = make([]float32, 4*K)
+		copy(xs, x[:n*K])
+	}
+	if n*R*K*w.DType.Size() < gemvSerialBytes {
+		p = nil
+	}
+	grain := max(4, (65536/(K*w.DType.Size())+3)&^3)
+	p.For(R, grain, func(lo, hi int) {
+		r4 := lo + (hi-lo)&^3
+		d, ldd := dst[lo:], R
+		if n < 4 { // the kernel writes 4 rows: use a scratch block
+			d, ldd = make([]float32, 4*(hi-lo)), hi-lo
+		}
+		if r4 > lo {
+			if kv == 0 {
+				for i := range 4 {
+					clear(d[i*ldd : i*ldd+r4-lo])
+				}
+			} else if w.DType == BF16 {
+				gemv4BF16AVX512(&d[0], ldd, &xs[0], K, &w.BF16[lo*K], r4-lo, kv, K)
+			} else {
+				gemv4F32AVX512(&d[0], ldd, &xs[0], K, &w.F32[lo*K], r4-lo, kv, K)
+			}
+		}
+		for i := range n {
+			xi := xs[i*K : i*K+K]
+			di := d[i*ldd : i*ldd+hi-lo]
+			for r := lo; r < hi; r++ {
+				k0 := kv
+				if r >= r4 { // the last rows of the chunk: all of K here
+					k0, di[r-lo] = 0, 0
+				}
+				if k0 == K {
+					continue
+				}
+				if w.DType == BF16 {
+					di[r-lo] += dotBF16Go(xi[k0:], w.BF16[r*K+k0:r*K+K])
+				} else {
+					di[r-lo] += dotGo(xi[k0:], w.F32[r*K+k0:r*K+K])
+				}
+			}
+			if n < 4 {
+				copy(dst[i*R+lo:i*R+hi], di)
 			}
 		}
 	})

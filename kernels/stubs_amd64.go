@@ -66,3 +66,9 @@ func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32, acc 
 
 //go:noescape
 func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
+
+//go:noescape
+func gemv4F32AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv4BF16AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
