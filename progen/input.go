@@ -33,6 +33,7 @@ func (g *gen) input(t string) string {
 			n = 0
 		}
 		parts := make([]string, n)
+		wide := g.chance(0.2)
 		for i := range parts {
 			if elem(t) == tLI {
 				m := g.between(0, 3)
@@ -42,7 +43,11 @@ func (g *gen) input(t string) string {
 				}
 				parts[i] = "[" + strings.Join(xs, ", ") + "]"
 			} else if elem(t) == tInt {
-				parts[i] = fmt.Sprint(g.between(-2, 12))
+				if wide {
+					parts[i] = fmt.Sprint(g.between(-10, 99))
+				} else {
+					parts[i] = fmt.Sprint(g.between(-2, 12))
+				}
 			} else if elem(t) == tStr {
 				parts[i] = pyStr(g.inputWord())
 			} else {
@@ -100,7 +105,18 @@ func (g *gen) inputWord() string {
 // inputStr is a short text in one of a few styles: a word, a few words,
 // digits, mixed case, padded.
 func (g *gen) inputStr() string {
-	switch g.intn(8) {
+	switch g.intn(9) {
+	case 8:
+		// A longer sentence, mixed case.
+		n := g.between(3, 4)
+		ws := make([]string, n)
+		for i := range ws {
+			ws[i] = g.inputWord()
+			if g.chance(0.3) {
+				ws[i] = strings.ToUpper(ws[i][:1]) + ws[i][1:]
+			}
+		}
+		return strings.Join(ws, " ")
 	case 0:
 		return ""
 	case 1:
