@@ -424,20 +424,48 @@ func (t *Tokenizer) bpe(w string) []int32 {
 	if len(syms) > 64 {
 		return t.bpeLong(syms)
 	}
-	for len(syms) > 1 {
-		best, bestPos := mergeRule{rank: math.MaxInt32}, -1
-		for i := 0; i+1 < len(syms); i++ {
-			if r, ok := t.merges[pairKey(syms[i], syms[i+1])]; ok && r.rank < best.rank {
-				best, bestPos = r, i
+	if len(syms) < 2 {
+		return syms
+	}
+	// ranks[i] is the merge of the pair (syms[i], syms[i+1]); only the
+	// neighbours of a merge need a new lookup.
+	var buf [64]mergeRule
+	ranks := buf[:len(syms)-1]
+	for i := range ranks {
+		ranks[i] = t.rule(syms[i], syms[i+1])
+	}
+	for {
+		best := 0
+		for i := 1; i < len(ranks); i++ {
+			if ranks[i].rank < ranks[best].rank {
+				best = i
 			}
 		}
-		if bestPos < 0 {
+		if ranks[best].rank == math.MaxInt32 {
 			break
 		}
-		syms[bestPos] = best.id
-		syms = append(syms[:bestPos+1], syms[bestPos+2:]...)
+		syms[best] = ranks[best].id
+		syms = append(syms[:best+1], syms[best+2:]...)
+		ranks = append(ranks[:best], ranks[best+1:]...)
+		if best > 0 {
+			ranks[best-1] = t.rule(syms[best-1], syms[best])
+		}
+		if best < len(ranks) {
+			ranks[best] = t.rule(syms[best], syms[best+1])
+		}
+		if len(ranks) == 0 {
+			break
+		}
 	}
 	return syms
+}
+
+// rule returns the merge of the pair (a, b), or rank math.MaxInt32.
+func (t *Tokenizer) rule(a, b int32) mergeRule {
+	if r, ok := t.merges[pairKey(a, b)]; ok {
+		return r
+	}
+	return mergeRule{rank: math.MaxInt32}
 }
 
 // Decode returns the text of ids, special tokens included. Byte sequences
