@@ -224,8 +224,25 @@ func sameState(tr *Tree, pos int, s bdbStop) bool {
 	if (e.Kind == dsl.Return || e.Kind == dsl.Exception) && !strings.Contains(s.Value, " at 0x") && e.Value != s.Value {
 		return false
 	}
-	if e.Kind == dsl.Line && len(e.Locals) != len(s.Locals) {
-		return false
+	if e.Kind == dsl.Call || e.Kind == dsl.Line {
+		// The same names and reprs (unless the tracer cut them or they show
+		// addresses). Not the same order: CPython 3.11 keeps one f_locals
+		// dict per frame and inserts a name when a read first sees it, so
+		// the order depends on which events were read; the tracer reads
+		// them all, bdb only its stops.
+		if len(e.Locals) != len(s.Locals) {
+			return false
+		}
+		want := make(map[string]string, len(s.Locals))
+		for _, kv := range s.Locals {
+			want[kv[0]] = kv[1]
+		}
+		for _, l := range e.Locals {
+			r, ok := want[l.Name]
+			if !ok || l.Repr != r && len(r) <= dsl.MaxRepr && !strings.Contains(r, " at 0x") {
+				return false
+			}
+		}
 	}
 	return true
 }

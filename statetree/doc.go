@@ -86,7 +86,7 @@
 // classes, with) and the CRUXEval dev items, with systematic and random
 // sessions of step, next, return, break+continue and continue with several
 // breakpoints, and compares every stop (event, line, depth, number of calls
-// so far, return value) with the tree. Apart from the following deliberate
+// so far, locals, return value) with the tree. Apart from the following deliberate
 // differences, each asserted by the test, every stop agrees:
 //
 //  1. Start: the tree starts at the entry's call state (its arguments);
@@ -102,6 +102,12 @@
 //  4. Generators, step_return: the tree stops at the yield (as 3). pdb's
 //     return in a generator stops only at a StopIteration or GeneratorExit
 //     exception in another frame, or runs to the end.
+//
+//  5. Order of locals: the same names and values, but CPython 3.11 keeps one
+//     f_locals dict per frame and adds a name when a read first sees it, so
+//     the tracer (reading at every event) lists locals in order of first
+//     assignment, while pdb, reading only at its stops, may list a name
+//     bound between two stops in co_varnames order. Not a different stop.
 //
 // The tree treats every activation alike so that a model can learn one
 // rule; pdb's generator behaviour follows its frame object across resumes.
