@@ -92,13 +92,16 @@
 //  1. Start: the tree starts at the entry's call state (its arguments);
 //     pdb's runcall first stops at the entry's first line, which is
 //     step_into(0).
+//
 //  2. End: the tree ends at the entry's return. pdb may stop after it, in
 //     generators the entry left suspended, when GeneratorExit is thrown into
 //     them as the entry's frame is freed; Build drops such events.
+//
 //  3. Generators, step_over: the tree stops at the yield (the activation's
 //     return state, showing the yielded value). bdb ignores a generator's
 //     return events under next and return, so pdb's next runs on to the
 //     generator's next line or exception in a later resume, or never stops.
+//
 //  4. Generators, step_return: the tree stops at the yield (as 3). pdb's
 //     return in a generator stops only at a StopIteration or GeneratorExit
 //     exception in another frame, or runs to the end.
