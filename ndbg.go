@@ -72,6 +72,7 @@ type Session struct {
 	eng         engine
 	traj        dsl.Trajectory // Start, then every action taken and its state
 	breakpoints []int
+	midway      bool // started at a given state (StartAt), not at the entry's call
 }
 
 // Start begins debugging call (an expression like "f(3, [1, 2])" calling a
@@ -91,6 +92,36 @@ func Start(ctx context.Context, b Backend, source, call string) (*Session, error
 		return nil, err
 	}
 	return &Session{backend: b, prog: prog, call: call, eng: eng, traj: dsl.Trajectory{Program: prog, Start: first}}, nil
+}
+
+// StartAt begins debugging from a given state of entry instead of a call:
+// the neural backend predicts onwards (and backwards) from there, e.g. from
+// a return state with a known value back to the call that produced it
+// (CRUXEval-I). The state's Source is filled in from its Line. The real
+// backend cannot start from an arbitrary state (ErrUnsupported).
+func StartAt(ctx context.Context, b Backend, source, entry string, st State) (*Session, error) {
+	prog, err := dsl.NewProgram(source, entry)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	if !prog.Nameable(st.Line) {
+		return nil, fmt.Errorf("ndbg: line %d is not a code line of the program", st.Line)
+	}
+	st.Source = prog.Text(st.Line)
+	at, ok := b.(startAter)
+	if !ok {
+		return nil, fmt.Errorf("%w: starting the %s backend from a given state", ErrUnsupported, b.Name())
+	}
+	eng, err := at.startAt(ctx, prog, st)
+	if err != nil {
+		return nil, err
+	}
+	return &Session{backend: b, prog: prog, eng: eng, traj: dsl.Trajectory{Program: prog, Start: st}, midway: true}, nil
+}
+
+// startAter is a backend that can start from a given state.
+type startAter interface {
+	startAt(ctx context.Context, prog *dsl.Program, st dsl.State) (engine, error)
 }
 
 // entryOf returns the function a call expression calls: "f(1)" → "f".
@@ -192,7 +223,7 @@ func (s *Session) check(a Action) error {
 	if s.Finished() && !a.Kind.Inverse() {
 		return ErrFinished
 	}
-	if !a.Kind.Inverse() || len(s.traj.Steps) > 0 {
+	if !a.Kind.Inverse() || len(s.traj.Steps) > 0 || s.midway {
 		return nil
 	}
 	if a.Kind == dsl.InvBreakpoint || a.Kind == dsl.InvContinue {

@@ -171,24 +171,36 @@ func (b neuralBackend) start(ctx context.Context, prog *dsl.Program, call string
 	}
 	ev := res.Events[0]
 	first := dsl.State{Event: dsl.Call, Line: ev.Line, Source: prog.Text(ev.Line), Locals: ev.Locals}
-	pc, err := b.m.program(ctx, prog)
+	e, err := b.startAt(ctx, prog, first)
 	if err != nil {
-		return nil, dsl.State{}, err
-	}
-	smp, err := sample.New(b.p)
-	if err != nil {
-		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
-	}
-	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: pc.prefix.Fork(), text: pc.text,
-		stack: []int{ev.Line}, mask: sample.NewMask(b.m.eng.Config().Vocab)}
-	full, err := (&dsl.Trajectory{Program: prog, Start: first}).Encode()
-	if err != nil {
-		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
-	}
-	if err := e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText)); err != nil {
 		return nil, dsl.State{}, err
 	}
 	return e, first, nil
+}
+
+// startAt feeds the program and a first state to the model.
+func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl.State) (engine, error) {
+	pc, err := b.m.program(ctx, prog)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := sample.New(b.p)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: pc.prefix.Fork(), text: pc.text,
+		mask: sample.NewMask(b.m.eng.Config().Vocab)}
+	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
+		e.stack = []int{first.Line} // the entry's call: the stack is known
+	}
+	full, err := (&dsl.Trajectory{Program: prog, Start: first}).Encode()
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	if err := e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText)); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // neuralEngine predicts one session's states. Its model session holds the

@@ -16,6 +16,7 @@ import (
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/tokenizer"
+	"github.com/ndbg/ndbg/trace"
 )
 
 // dslTokenizer is the GPT-2-style code tokenizer of the tokenizer tests
@@ -149,4 +150,21 @@ func mustProgram(t testing.TB, src, entry string) *dsl.Program {
 	p, err := dsl.NewProgram(src, entry)
 	require.NoError(t, err)
 	return p
+}
+
+// TestStartAtReturnStepsBackToCall: from a given return state, the neural
+// backend predicts the call that produced it (the CRUXEval-I strategy).
+func TestStartAtReturnStepsBackToCall(t *testing.T) {
+	ctx := context.Background()
+	m := randomModel(t, 3)
+	s, err := ndbg.StartAt(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f",
+		dsl.State{Event: dsl.Return, Line: 10, Value: "2.5"})
+	require.NoError(t, err)
+	st, err := s.StepBackReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, dsl.Call, st.Event, "inv_step_return lands on a call")
+	_, err = ndbg.StartAt(ctx, ndbg.Real(trace.Limits{}), buggy, "f", dsl.State{Event: dsl.Return, Line: 10, Value: "2.5"})
+	require.ErrorIs(t, err, ndbg.ErrUnsupported)
+	_, err = ndbg.StartAt(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f", dsl.State{Event: dsl.Return, Line: 6, Value: "1"})
+	require.Error(t, err, "line 6 is blank")
 }

@@ -50,15 +50,17 @@ class Split:
     def batch(self, rng, batch_size, block, pad_id):
         """Random documents, each cut to block+1 tokens from its start (the
         program must stay in view) and padded. Loss only on the frames."""
-        x = np.full((batch_size, block + 1), pad_id, dtype=np.int64)
-        mask = np.zeros((batch_size, block), dtype=np.float32)
-        for b, d in enumerate(rng.integers(0, self.n, size=batch_size)):
-            start, end = self.offsets[d], self.offsets[d + 1]
-            doc = np.asarray(self.tokens[start:min(end, start + block + 1)], dtype=np.int64)
-            x[b, :len(doc)] = doc
+        docs = rng.integers(0, self.n, size=batch_size)
+        lens = np.minimum(self.offsets[docs + 1] - self.offsets[docs], block + 1)
+        width = int(lens.max())  # trim the padding: trajectories are mostly far shorter than block
+        x = np.full((batch_size, width), pad_id, dtype=np.int64)
+        mask = np.zeros((batch_size, width - 1), dtype=np.float32)
+        for b, d in enumerate(docs):
+            start = self.offsets[d]
+            x[b, :lens[b]] = self.tokens[start:start + lens[b]]
             # Target t (predicting x[t+1]) counts when x[t+1] is past the prompt.
             lo = max(self.prompt[d] - 1, 0)
-            mask[b, lo:len(doc) - 1] = 1.0
+            mask[b, lo:lens[b] - 1] = 1.0
         return torch.from_numpy(x[:, :-1]), torch.from_numpy(x[:, 1:]), torch.from_numpy(mask)
 
 

@@ -26,6 +26,7 @@ func commands() []command {
 		{"bench", "measure prefill/decode throughput against bandwidth and FMA peak", runBench},
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 		{"data", "generate programs, trace them and write DSL trajectory shards", runData},
+		{"tokenize", "turn data shards into token files for train/train.py", runTokenize},
 	}
 }
 
