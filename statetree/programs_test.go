@@ -204,4 +204,117 @@ def f():
 def f(x):
     return g(x)
 `, "f", "f(0)"},
+	{"finally_return", `def g(x):
+    try:
+        if x:
+            return 'try'
+        raise ValueError(x)
+    finally:
+        x = 0
+
+def f():
+    a = g(1)
+    try:
+        b = g(0)
+    except ValueError:
+        b = 'err'
+    return a, b
+`, "f", "f()"},
+	{"recursion_caught_midway", `def down(n):
+    if n == 0:
+        raise IndexError('bottom')
+    return down(n - 1)
+
+def guard(n):
+    try:
+        return down(n)
+    except IndexError:
+        return -n
+
+def f():
+    return [guard(i) for i in range(3)]
+`, "f", "f()"},
+	{"generator_resumed_deeper", `def squares(n):
+    for i in range(n):
+        yield i * i
+
+def total(it):
+    s = 0
+    for v in it:
+        s += v
+    return s
+
+def f(n):
+    g = squares(n)
+    first = next(g)
+    return first + total(g)
+`, "f", "f(4)"},
+	{"interleaved_generators", `def count(a, b):
+    while a < b:
+        yield a
+        a += 1
+
+def f():
+    out = []
+    for x, y in zip(count(0, 3), count(10, 20)):
+        out.append(x + y)
+    return out
+`, "f", "f()"},
+	{"recursive_yield_from", `def walk(t):
+    if isinstance(t, list):
+        for c in t:
+            yield from walk(c)
+    else:
+        yield t
+
+def f(t):
+    return list(walk(t))
+`, "f", "f([1, [2, [3]], 4])"},
+	{"while_break_continue", `def f(xs):
+    i = 0
+    acc = []
+    while True:
+        i += 1
+        if i >= len(xs):
+            break
+        if xs[i] % 2:
+            continue
+        acc.append(xs[i])
+    return acc
+`, "f", "f([5, 2, 7, 4, 6, 1])"},
+	{"sort_key_callbacks", `def key(p):
+    name, age = p
+    return (-age, name)
+
+def f(people):
+    people.sort(key=key)
+    names = list(map(lambda p: p[0].upper(), people))
+    return list(filter(None, names))
+`, "f", "f([('bo', 3), ('al', 5), ('cy', 3)])"},
+	{"assert_and_message", `def check(v):
+    assert v > 0, 'must be positive'
+    return v
+
+def f(vs):
+    out = []
+    for v in vs:
+        try:
+            out.append(check(v))
+        except AssertionError as e:
+            out.append(str(e))
+    return out
+`, "f", "f([2, -1])"},
+	{"nested_def_defaults", `def f(xs):
+    base = len(xs)
+    def scale(x, k=base * 2):
+        return x * k
+    return [scale(x) for x in xs] + [scale(1, 1)]
+`, "f", "f([1, 2])"},
+	{"uncaught_in_generator", `def gen(xs):
+    for x in xs:
+        yield 10 // x
+
+def f(xs):
+    return sum(gen(xs))
+`, "f", "f([1, 2, 0, 4])"},
 }

@@ -25,7 +25,7 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	call := fs.String("call", "", `the call to trace, e.g. 'f(3, [1, 2])' (required; its function is the entry)`)
-	format := fs.String("format", "json", "output: json (one object per state) or dsl (step_into trajectory)")
+	format := fs.String("format", "json", "output: json (JSON Lines, one object per state) or dsl (the step_into trajectory as DSL text)")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit of the traced program (default trace's 5s)")
 	maxEvents := fs.Int("max-events", 0, "cap on the number of states (default trace's 100000)")
 	fs.Usage = func() {
