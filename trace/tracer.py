@@ -309,7 +309,7 @@ def run_one(req):
 
     events = []
     append = events.append
-    frames = {}  # live program frame -> [invocation id, depth, stack depth]
+    frames = {}  # live program frame -> [invocation id, depth, stack depth, last reprs]
     cache = {}  # id(value) -> (value, bounded repr) for immutable values
     nbytes = [0]
     next_id = [0]
@@ -337,6 +337,9 @@ def run_one(req):
         code = frame.f_code
         size = 48 + len(code.co_name)  # the event's JSON, less its locals
         memo = None
+        last = info[3]  # name -> repr last sent for this frame
+        same = None
+        i = 0
         for name, v in frame.f_locals.items():
             t = type(v)
             if t in ATOMS or t is tuple or t is frozenset:
@@ -349,10 +352,23 @@ def run_one(req):
                 if r is None:
                     r = memo[k] = bound(saferepr(v))
             flat.append(name)
-            flat.append(r)
-            size += len(name) + len(r) + 6
+            if last.get(name) == r:
+                # Unchanged since this frame's last event: sent as "" and
+                # listed in "u", so big unchanged reprs cross the pipe once.
+                flat.append("")
+                if same is None:
+                    same = []
+                same.append(i)
+                size += len(name) + 10
+            else:
+                last[name] = r
+                flat.append(r)
+                size += len(name) + len(r) + 6
+            i += 1
         ev = {"e": kind, "l": frame.f_lineno or code.co_firstlineno, "d": info[1], "f": info[0],
               "n": code.co_name, "a": flat}
+        if same is not None:
+            ev["u"] = same
         if value is not None:
             ev["r"] = value
             size += len(value)
@@ -419,7 +435,7 @@ def run_one(req):
         info = frames.get(frame)
         if info is None:
             next_id[0] += 1
-            info = frames[frame] = [next_id[0], depth, sdepth]
+            info = frames[frame] = [next_id[0], depth, sdepth, {}]
         else:
             info[1], info[2] = depth, sdepth
         emit(EV_CALL, frame, info, None)

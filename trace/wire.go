@@ -41,6 +41,7 @@ type wireEvent struct {
 	F int      `json:"f"` // frame (invocation id)
 	N string   `json:"n"` // co_name
 	A []string `json:"a"` // locals: name, repr, name, repr, ...
+	U []int    `json:"u"` // indices of locals whose repr is unchanged since the frame's last event (sent as "")
 	R *string  `json:"r"` // value (return, exception only)
 }
 
@@ -150,6 +151,14 @@ func (e *wireEvent) check() error {
 			return errors.New("empty local name")
 		}
 	}
+	for i, u := range e.U {
+		if u < 0 || 2*u >= len(e.A) || (i > 0 && u <= e.U[i-1]) {
+			return fmt.Errorf("unchanged-local indices %v out of order or range", e.U)
+		}
+		if e.A[2*u+1] != "" {
+			return fmt.Errorf("unchanged local %d carries a repr", u)
+		}
+	}
 	return nil
 }
 
@@ -177,12 +186,32 @@ func (w *wireResult) result(version string) (*Result, error) {
 		Truncated:       w.Status == "truncated",
 		Python:          version,
 	}
+	// The last repr sent for each frame's locals: the wire sends an
+	// unchanged repr once per frame, and the events share its string.
+	last := map[int]map[string]string{}
 	for i, e := range w.Events {
 		ev := Event{Kind: dsl.Event(e.E), Line: e.L, Depth: e.D, Frame: e.F, Func: e.N}
+		seen := last[e.F]
+		if seen == nil {
+			seen = map[string]string{}
+			last[e.F] = seen
+		}
 		if len(e.A) > 0 {
 			ev.Locals = make([]dsl.Local, len(e.A)/2)
+			u := e.U
 			for j := range ev.Locals {
-				ev.Locals[j] = dsl.Local{Name: e.A[2*j], Repr: e.A[2*j+1]}
+				name, repr := e.A[2*j], e.A[2*j+1]
+				if len(u) > 0 && u[0] == j {
+					u = u[1:]
+					prev, ok := seen[name]
+					if !ok {
+						return nil, &Error{Kind: ErrProtocol, Msg: fmt.Sprintf("event %d: local %q unchanged but never sent", i, name)}
+					}
+					repr = prev
+				} else {
+					seen[name] = repr
+				}
+				ev.Locals[j] = dsl.Local{Name: name, Repr: repr}
 			}
 		}
 		if e.R != nil {

@@ -137,3 +137,33 @@ func TestReadLine(t *testing.T) {
 	_, err = readLine(bufio.NewReader(strings.NewReader("")), 200)
 	assert.ErrorIs(t, err, io.EOF)
 }
+
+func TestUnchangedLocalsAreShared(t *testing.T) {
+	data := `{"t": "result", "id": 1, "status": "returned", "events": [` +
+		`{"e": 1, "l": 1, "d": 0, "f": 1, "n": "f", "a": ["x", "'big'", "y", "1"]}, ` +
+		`{"e": 1, "l": 1, "d": 1, "f": 2, "n": "f", "a": ["x", "'other'"]}, ` +
+		`{"e": 2, "l": 2, "d": 0, "f": 1, "n": "f", "a": ["x", "", "y", "2"], "u": [0]}, ` +
+		`{"e": 3, "l": 2, "d": 0, "f": 1, "n": "f", "a": ["x", "", "y", ""], "u": [0, 1], "r": "1"}], ` +
+		`"ret": "1", "exc": null, "stdout": "", "stdout_trunc": false, "msg": "", "line": 0}`
+	w, err := decodeResult([]byte(data))
+	require.NoError(t, err)
+	res, err := w.result("v")
+	require.NoError(t, err)
+	assert.Equal(t, []dsl.Local{{Name: "x", Repr: "'big'"}, {Name: "y", Repr: "2"}}, res.Events[2].Locals)
+	assert.Equal(t, []dsl.Local{{Name: "x", Repr: "'big'"}, {Name: "y", Repr: "2"}}, res.Events[3].Locals)
+
+	for name, bad := range map[string]string{
+		"never sent":     strings.Replace(data, `"a": ["x", "'other'"]}`, `"a": ["z", ""], "u": [0]}`, 1),
+		"out of range":   strings.Replace(data, `"u": [0]}`, `"u": [2]}`, 1),
+		"out of order":   strings.Replace(data, `"u": [0, 1]`, `"u": [1, 0]`, 1),
+		"repr not empty": strings.Replace(data, `"a": ["x", "", "y", "2"], "u": [0]`, `"a": ["x", "'big'", "y", "2"], "u": [0]`, 1),
+	} {
+		require.NotEqual(t, data, bad, name)
+		w, err := decodeResult([]byte(bad)) // rejected here or, with history, in result
+		if err == nil {
+			_, err = w.result("v")
+			assert.ErrorIs(t, err, ErrProtocol, name)
+		}
+		assert.Error(t, err, name)
+	}
+}
