@@ -472,11 +472,14 @@ func (t *Tokenizer) rule(a, b int32) mergeRule {
 // that are not valid UTF-8 become U+FFFD (one per maximal invalid subpart,
 // as Rust's from_utf8_lossy does). Unknown ids are skipped.
 func (t *Tokenizer) Decode(ids []int) string {
-	var buf []byte
+	buf := make([]byte, 0, 4*len(ids))
 	for _, id := range ids {
 		buf = append(buf, t.TokenBytes(id)...)
 	}
-	return string(appendLossy(nil, buf))
+	if utf8.Valid(buf) {
+		return string(buf)
+	}
+	return string(appendLossy(make([]byte, 0, len(buf)+16), buf))
 }
 
 // isWordRune reports whether r matches Rust regex's Unicode \w.
