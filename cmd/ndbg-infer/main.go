@@ -1,5 +1,6 @@
-// Command ndbg-infer runs a LLaMA-architecture model with ndbg's engine.
+// Command ndbg-infer runs ndbg's neural debugger and its engine.
 //
+//	ndbg-infer [predict] --program FILE --call EXPR --action ACTION [--compare] [--model DIR]
 //	ndbg-infer [generate] --model DIR --prompt TEXT [--max-tokens N]
 //	           [--temperature T --top-k K --top-p P --seed S] [--threads N]
 //
@@ -18,6 +19,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
@@ -31,7 +33,8 @@ type mode struct {
 
 func modes() []mode {
 	return []mode{
-		{"generate", "continue a prompt (default mode)", runGenerate},
+		{"generate", "continue a prompt (default mode without --program)", runGenerate},
+		{"predict", "predict the debugger state after an action (default mode with --program)", runPredict},
 	}
 }
 
@@ -45,6 +48,11 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ms := modes()
 	m := ms[0] // generate
+	for _, a := range args {
+		if a == "--program" || a == "-program" || strings.HasPrefix(a, "--program=") || strings.HasPrefix(a, "-program=") {
+			m = ms[1] // predict
+		}
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "help", "-h", "--help", "-help":

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// runPredict is the single-shot prediction:
+//
+//	ndbg-infer --program FILE --call EXPR --action ACTION
+//	           [--actions A1,A2,...] [--state JSON] [--compare]
+//	           [--model DIR | --backend real] [sampling flags]
+//
+// It starts a session at the call (or at --state), applies --actions, then
+// predicts the state after ACTION and prints it as JSON. --compare runs the
+// real debugger along and adds its state and what matches.
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	program := fs.String("program", "", "the Python file (required; - reads stdin)")
+	call := fs.String("call", "", "the entry call, e.g. 'f(3, [1, 2])' (required)")
+	action := fs.String("action", "step_into", "the action to predict: step_into, step_over, step_return, continue[:L,...], breakpoint:L, inv_step_into, inv_step_over, inv_step_return, inv_breakpoint:L, inv_continue[:L,...]")
+	before := fs.String("actions", "", "actions to apply first, separated by spaces or semicolons")
+	state := fs.String("state", "", "start from this state (JSON: event, line, locals, value) instead of the call")
+	compare := fs.Bool("compare", false, "also run the real debugger and show its state and the match")
+	backend := fs.String("backend", "neural", "neural or real")
+	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
+	threads := fs.Int("threads", 0, "compute threads (0: one per core)")
+	var sp sample.Params
+	fs.Float64Var(&sp.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
+	fs.IntVar(&sp.TopK, "top-k", 0, "top-k (0: off)")
+	fs.Float64Var(&sp.TopP, "top-p", 1, "top-p (1: off)")
+	fs.Uint64Var(&sp.Seed, "seed", 1, "sampling seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *program == "" || *call == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("need --program and --call")
+	}
+	src, err := readSource(*program)
+	if err != nil {
+		return err
+	}
+	act, err := ndbg.ParseAction(*action)
+	if err != nil {
+		return err
+	}
+	var pre []ndbg.Action
+	for _, f := range strings.FieldsFunc(*before, func(r rune) bool { return r == ' ' || r == ';' }) {
+		a, err := ndbg.ParseAction(f)
+		if err != nil {
+			return err
+		}
+		pre = append(pre, a)
+	}
+	var b ndbg.Backend
+	switch *backend {
+	case "real":
+		b = ndbg.Real(trace.Limits{})
+	case "neural":
+		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		b = ndbg.Neural(m, sp)
+	default:
+		return fmt.Errorf("--backend %q: want neural or real", *backend)
+	}
+	start := func(b ndbg.Backend) (*ndbg.Session, error) {
+		if *state == "" {
+			return ndbg.Start(ctx, b, src, *call)
+		}
+		st, err := ndbg.UnmarshalState([]byte(*state))
+		if err != nil {
+			return nil, err
+		}
+		entry, _, _ := strings.Cut(*call, "(")
+		return ndbg.StartAt(ctx, b, src, strings.TrimSpace(entry), st)
+	}
+	predicted, err := runActions(ctx, start, b, pre, act)
+	if err != nil {
+		return err
+	}
+	if !*compare {
+		_, err = fmt.Fprintf(stdout, "%s\n", stateJSON(predicted))
+		return err
+	}
+	if *state != "" {
+		return errors.New("--compare needs a real run: use --call (and --actions) without --state")
+	}
+	real, err := runActions(ctx, start, ndbg.Real(trace.Limits{}), pre, act)
+	if err != nil {
+		return fmt.Errorf("real run: %w", err)
+	}
+	m := ndbg.Compare(predicted, real)
+	_, err = fmt.Fprintf(stdout, `{"predicted":%s,"real":%s,"match":{"all":%t,"event":%t,"line":%t,"locals":%t,"value":%t}}`+"\n",
+		stateJSON(predicted), stateJSON(real), m.All, m.Event, m.Line, m.Locals, m.Value)
+	return err
+}
+
+// runActions starts a session, applies pre, and returns the state after a
+// (nil when the program ran past its end).
+func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error), b ndbg.Backend, pre []ndbg.Action, a ndbg.Action) (*ndbg.State, error) {
+	s, err := start(b)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	for i, p := range pre {
+		if _, err := s.Do(ctx, p); err != nil {
+			return nil, fmt.Errorf("--actions %d (%v): %w", i+1, p, err)
+		}
+	}
+	st, err := s.Do(ctx, a)
+	if errors.Is(err, ndbg.ErrFinished) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// stateJSON prints a state, or {"event":"end"} for the end of the program.
+func stateJSON(st *ndbg.State) string {
+	if st == nil {
+		return `{"event":"end"}`
+	}
+	return string(ndbg.MarshalState(*st))
+}
+
+func readSource(path string) (string, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the program: %w", err)
+	}
+	return string(data), nil
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const sumSource = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
+
+func TestPredictReal(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte(sumSource), 0o644))
+	runJSON := func(args ...string) map[string]any {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), args, &out, &errb)
+		require.Equal(t, 0, code, errb.String())
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
+		return v
+	}
+	st := runJSON("--program", prog, "--call", "f([1, 2])", "--backend", "real", "--actions", "step_into step_over", "--action", "breakpoint:4")
+	require.Equal(t, "line", st["event"])
+	require.EqualValues(t, 4, st["line"])
+	require.Equal(t, map[string]any{"xs": "[1, 2]", "total": "0", "x": "1"}, st["locals"])
+
+	cmp := runJSON("--program", prog, "--call", "f([1, 2])", "--backend", "real", "--action", "step_return", "--compare")
+	require.Equal(t, "3", cmp["real"].(map[string]any)["value"])
+	require.Equal(t, true, cmp["match"].(map[string]any)["all"])
+
+	end := runJSON("--program", prog, "--call", "f([])", "--backend", "real", "--action", "continue")
+	require.Equal(t, "end", end["event"])
+
+	for _, bad := range [][]string{
+		{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "jump"},
+		{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "breakpoint:1000"},
+		{"--program", prog, "--call", "g(1)", "--backend", "real"},
+		{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "inv_step_into"},
+		{"--program", filepath.Join(t.TempDir(), "missing.py"), "--call", "f(1)", "--backend", "real"},
+	} {
+		var out, errb bytes.Buffer
+		require.Equal(t, 1, run(context.Background(), bad, &out, &errb), "%v", bad)
+		require.NotEmpty(t, errb.String())
+	}
+}
