@@ -318,7 +318,10 @@ func (t *Tokenizer) SpecialTokens() map[string]int {
 
 // Encode returns the token ids of text. Added tokens are matched first
 // (special ones included), the rest is pre-tokenized and BPE-encoded.
-// Invalid UTF-8 is encoded byte by byte like any other bytes.
+// Invalid UTF-8 (which Hugging Face cannot take) is encoded as bytes too,
+// so Decode(Encode(s)) is s with invalid sequences replaced by U+FFFD.
+// Bytes missing from the vocabulary (possible only in incomplete
+// vocabularies) become unk_token or are dropped, as in Hugging Face.
 func (t *Tokenizer) Encode(text string) []int {
 	ids := make([]int, 0, len(text)/3+4)
 	return t.AppendEncode(ids, text)
@@ -359,7 +362,6 @@ func (t *Tokenizer) appendEncode(ids []int, text string, skipSpecial bool) []int
 type encoder struct {
 	t   *Tokenizer
 	ids []int
-	buf []byte
 }
 
 // preTokenize applies pre-tokenizer steps from step on and encodes the
@@ -395,8 +397,8 @@ func (e *encoder) word(w string) {
 	t := e.t
 	ids, ok := t.cache.get(w)
 	if !ok {
-		if id, found := t.rawToID[w]; found && t.ignoreMerges {
-			ids = []int32{int32(id)}
+		if id, found := t.rawToID[w]; t.ignoreMerges && found {
+			ids = []int32{int32(id)} // ignore_merges: a word in the vocabulary is one token
 		} else {
 			ids = t.bpe(w)
 		}
@@ -416,7 +418,7 @@ func (t *Tokenizer) bpe(w string) []int32 {
 		if id < 0 {
 			id = t.unkID
 			if id < 0 {
-				continue // HF drops bytes it cannot represent when there is no unk
+				continue // HF drops bytes it cannot represent when there is no unk (fuse_unk is not modelled)
 			}
 		}
 		syms = append(syms, id)
