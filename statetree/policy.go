@@ -259,6 +259,22 @@ type KindStats struct {
 	HorizonSum int64 // total horizon
 	MaxHorizon int
 	Single     int // steps with horizon 0 (the very next or previous state)
+	// Hist counts horizons in power-of-two buckets: 0, 1, 2-3, 4-7, ...,
+	// 64 and more in the last.
+	Hist [HistBuckets]int
+}
+
+// HistBuckets is the number of horizon buckets in KindStats.Hist.
+const HistBuckets = 8
+
+// bucket is the Hist bucket of horizon h.
+func bucket(h int) int {
+	b := 0
+	for h > 0 && b < HistBuckets-1 {
+		h >>= 1
+		b++
+	}
+	return b
 }
 
 // Stats aggregate samples: counts and horizons by action kind.
@@ -280,6 +296,7 @@ func (st *Stats) Add(x *Sample) {
 		if h == 0 {
 			k.Single++
 		}
+		k.Hist[bucket(h)]++
 		if step.State == nil || step.Action.Kind.Inverse() && x.Positions[i+1] == 0 {
 			k.Ended++
 		}
@@ -290,15 +307,24 @@ func (st *Stats) Add(x *Sample) {
 func (st *Stats) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d trajectories, %d steps (%.2f per trajectory)\n", st.Trajectories, st.Steps, float64(st.Steps)/float64(max(st.Trajectories, 1)))
-	fmt.Fprintf(&b, "%-16s %8s %6s %9s %9s %9s %9s\n", "action", "steps", "share", "mean hor", "max hor", "hor=0", "end/start")
+	fmt.Fprintf(&b, "%-16s %8s %6s %9s %9s %9s %9s   %s\n", "action", "steps", "share", "mean hor", "max hor", "hor=0", "end/start",
+		"horizon histogram 0|1|2-3|4-7|8-15|16-31|32-63|64+ (%)")
 	for k := 1; k < numKinds; k++ {
 		ks := st.ByKind[k]
 		if ks.Count == 0 {
 			continue
 		}
 		c := float64(ks.Count)
-		fmt.Fprintf(&b, "%-16s %8d %5.1f%% %9.1f %9d %8.1f%% %8.1f%%\n", dsl.ActionKind(k), ks.Count,
+		fmt.Fprintf(&b, "%-16s %8d %5.1f%% %9.1f %9d %8.1f%% %8.1f%%  ", dsl.ActionKind(k), ks.Count,
 			100*c/float64(st.Steps), float64(ks.HorizonSum)/c, ks.MaxHorizon, 100*float64(ks.Single)/c, 100*float64(ks.Ended)/c)
+		for i, h := range ks.Hist {
+			sep := "|"
+			if i == 0 {
+				sep = " "
+			}
+			fmt.Fprintf(&b, "%s%.0f", sep, 100*float64(h)/c)
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
 }

@@ -92,6 +92,18 @@ func TestSampleIsConsistent(t *testing.T) {
 	}
 	require.Equal(t, stats.ByKind[dsl.StepInto].Count, stats.ByKind[dsl.StepInto].Single)
 	require.Equal(t, stats.ByKind[dsl.InvStepInto].Count, stats.ByKind[dsl.InvStepInto].Single)
+	for k := dsl.StepInto; k <= dsl.InvContinue; k++ {
+		ks := stats.ByKind[k]
+		total := 0
+		for _, h := range ks.Hist {
+			total += h
+		}
+		require.Equal(t, ks.Count, total, "%s", k)
+		require.Equal(t, ks.Single, ks.Hist[0], "%s", k)
+	}
+	for h, want := range map[int]int{0: 0, 1: 1, 2: 2, 3: 2, 4: 3, 63: 6, 64: 7, 1000: 7, 32: 6} {
+		require.Equal(t, want, bucket(h), "horizon %d", h)
+	}
 	require.Greater(t, stats.ByKind[dsl.Breakpoint].HorizonSum, int64(stats.ByKind[dsl.Breakpoint].Count), "breakpoints should jump")
 }
 
