@@ -22,6 +22,13 @@ import (
 // dslTokenizer is the GPT-2-style code tokenizer of the tokenizer tests
 // with every DSL special token added (it has CWM's already).
 func dslTokenizer(t testing.TB) *tokenizer.Tokenizer {
+	tok, err := tokenizer.Parse(dslTokenizerJSON(t))
+	require.NoError(t, err)
+	return tok
+}
+
+// dslTokenizerJSON is dslTokenizer's tokenizer.json.
+func dslTokenizerJSON(t testing.TB) []byte {
 	data, err := os.ReadFile("tokenizer/testdata/code-gpt2.tokenizer.json")
 	require.NoError(t, err)
 	var j map[string]any
@@ -42,9 +49,7 @@ func dslTokenizer(t testing.TB) *tokenizer.Tokenizer {
 	j["added_tokens"] = added
 	data, err = json.Marshal(j)
 	require.NoError(t, err)
-	tok, err := tokenizer.Parse(data)
-	require.NoError(t, err)
-	return tok
+	return data
 }
 
 // randomModel is a small random-weight model over the DSL tokenizer: its
