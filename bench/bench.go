@@ -68,7 +68,13 @@ type Result struct {
 	DecodeTokS  float64 // generated tokens per second
 	PrefillGF   float64 // GFLOP/s of the prefill matrix products
 	DecodeGBs   float64 // GB/s of weights read while decoding
-	Machine     Machine
+	// CPUShare is the process's CPU time over wall time × threads during
+	// the measurements: well below 1 when other processes took the cores
+	// (the figures then understate the engine). Idle pool threads block
+	// rather than spin, so serial stretches lower it a little even on an
+	// idle machine.
+	CPUShare float64
+	Machine  Machine
 }
 
 // BandwidthFraction is decode GB/s over the measured bandwidth.
@@ -142,6 +148,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	}
 	r := Result{Params: cfg.Params(), Backend: m.Backend().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
+	cpu0, wall0 := processCPU(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
 		s := m.NewSession()
 		t0 := time.Now()
@@ -165,6 +172,9 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 		if rep == 0 || d < bestDecode {
 			bestDecode = d
 		}
+	}
+	if threads, ok := m.Backend().(interface{ Threads() int }); ok {
+		r.CPUShare = (processCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads.Threads())
 	}
 	r.PrefillTokS = float64(o.Prefill) / bestPrefill.Seconds()
 	r.DecodeTokS = float64(o.Decode) / bestDecode.Seconds()
@@ -192,9 +202,9 @@ func argmax(x []float32) int {
 }
 
 func (r Result) line() string {
-	return fmt.Sprintf("%s %v t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f)",
+	return fmt.Sprintf("%s %v t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",
 		r.Model, r.DType, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
-		r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(), r.Machine.Bandwidth)
+		r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(), r.Machine.Bandwidth, 100*r.CPUShare)
 }
 
 // WriteTable prints machines and results as a Markdown table.
@@ -204,12 +214,13 @@ func WriteTable(w io.Writer, machines []Machine, rs []Result) error {
 	for _, m := range machines {
 		fmt.Fprintf(&b, "| %d | %.1f | %.1f |\n", m.Threads, m.Bandwidth, m.FMAPeak)
 	}
-	b.WriteString("\n| model | params | weights | threads | prefill tok/s | prefill GFLOP/s | % FMA peak | decode tok/s | decode GB/s | % bandwidth |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| model | params | weights | threads | prefill tok/s | prefill GFLOP/s | % FMA peak | decode tok/s | decode GB/s | % bandwidth | CPU share |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %.0fM | %v %.0f MB | %d | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% |\n",
+		fmt.Fprintf(&b, "| %s | %.0fM | %v %.0f MB | %d | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.0f%% |\n",
 			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Threads,
-			r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction())
+			r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(),
+			100*r.CPUShare)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
