@@ -39,8 +39,9 @@ type Job struct {
 
 // Requests queued ahead in the interpreter, so it never waits for Go
 // between programs: at most pipeWindow of them and, beyond the first,
-// pipeBytes of request text (less than a pipe's buffer, so a write never
-// blocks on an interpreter that is itself blocked writing results).
+// pipeBytes of request text in all (half a pipe's buffer, so a write never
+// blocks on an interpreter that is itself blocked writing results). JSON
+// escaping can grow a request, hence the margin.
 const (
 	pipeWindow = 16
 	pipeBytes  = 32 << 10
@@ -129,7 +130,7 @@ func (b *Batch) RunAll(ctx context.Context, jobs []Job, fn func(i int, res *Resu
 		for _, f := range queue {
 			bytes += f.size
 		}
-		for next < len(jobs) && len(queue) < pipeWindow && (len(queue) == 0 || bytes < pipeBytes) {
+		for next < len(jobs) && len(queue) < pipeWindow {
 			j := jobs[next]
 			if j.Prog == nil {
 				if len(queue) > 0 {
@@ -142,8 +143,11 @@ func (b *Batch) RunAll(ctx context.Context, jobs []Job, fn func(i int, res *Resu
 				done = next
 				continue
 			}
+			size := len(j.Prog.Source) + len(j.Call) + 200 // JSON escaping aside
+			if len(queue) > 0 && bytes+size > pipeBytes {
+				break
+			}
 			b.nextID++
-			size := len(j.Prog.Source) + len(j.Call) + 200
 			if err := b.p.send(b.nextID, j.Prog, j.Call, b.lim, time.Now().Add(b.lim.Timeout+killGrace)); err != nil {
 				if len(queue) == 0 {
 					if ferr := finish(next, nil, err); ferr != nil {
