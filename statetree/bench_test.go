@@ -63,3 +63,32 @@ func BenchmarkSample(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkTraceBuildSample is one pass of the data pipeline over the
+// CRUXEval dev items in one goroutine: trace (one trace.Batch), Build, four
+// sampled trajectories per program, Encode. Tracing dominates.
+func BenchmarkTraceBuildSample(b *testing.B) {
+	progs := cruxPrograms(b)
+	s, err := NewSampler(DefaultParams())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	var tokens float64
+	for i := 0; i < b.N; i++ {
+		for _, tr := range realTrees(b, progs) {
+			for j := 0; j < 4; j++ {
+				x, err := s.Sample(tr, rng)
+				if err != nil {
+					b.Fatal(err)
+				}
+				text, err := x.Trajectory.Encode()
+				if err != nil {
+					b.Fatal(err)
+				}
+				tokens += dslTokens(text)
+			}
+		}
+	}
+	b.ReportMetric(tokens/b.Elapsed().Seconds()*60/1e6, "Mtok/min")
+}
