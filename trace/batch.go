@@ -40,8 +40,7 @@ type Job struct {
 // Requests queued ahead in the interpreter, so it never waits for Go
 // between programs: at most pipeWindow of them and, beyond the first,
 // pipeBytes of request text in all (half a pipe's buffer, so a write never
-// blocks on an interpreter that is itself blocked writing results). JSON
-// escaping can grow a request, hence the margin.
+// blocks on an interpreter that is itself blocked writing results).
 const (
 	pipeWindow = 16
 	pipeBytes  = 32 << 10
@@ -143,12 +142,16 @@ func (b *Batch) RunAll(ctx context.Context, jobs []Job, fn func(i int, res *Resu
 				done = next
 				continue
 			}
-			size := len(j.Prog.Source) + len(j.Call) + 200 // JSON escaping aside
+			req, err := encodeRequest(b.nextID+1, j.Prog, j.Call, b.lim)
+			if err != nil {
+				return err // cannot happen: the request holds strings and numbers
+			}
+			size := len(req)
 			if len(queue) > 0 && bytes+size > pipeBytes {
 				break
 			}
 			b.nextID++
-			if err := b.p.send(b.nextID, j.Prog, j.Call, b.lim, time.Now().Add(b.lim.Timeout+killGrace)); err != nil {
+			if err := b.p.send(req, time.Now().Add(b.lim.Timeout+killGrace)); err != nil {
 				if len(queue) == 0 {
 					if ferr := finish(next, nil, err); ferr != nil {
 						return ferr

@@ -238,20 +238,30 @@ func (p *proc) died(readErr error) error {
 	return &Error{Kind: ErrCrash, Msg: fmt.Sprintf("interpreter died (%s): %s", state, tail)}
 }
 
-// send queues one program in the tracer; deadline bounds a blocked write.
-func (p *proc) send(id int, prog *dsl.Program, call string, lim Limits, deadline time.Time) error {
-	req, err := json.Marshal(request{
+// encodeRequest writes one request line (HTML characters unescaped, so a
+// request grows little beyond its source).
+func encodeRequest(id int, prog *dsl.Program, call string, lim Limits) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(request{
 		ID: id, Source: prog.Source, Entry: prog.Entry, Call: call,
 		Timeout: lim.Timeout.Seconds(), MaxEvents: lim.MaxEvents,
 		MaxBytes: lim.MaxOutputBytes, MaxStdout: lim.MaxStdout,
 	})
 	if err != nil {
-		return fmt.Errorf("trace: encode request: %w", err)
+		return nil, fmt.Errorf("trace: encode request: %w", err)
 	}
+	return buf.Bytes(), nil // Encode ends it with '\n'
+}
+
+// send queues one encoded request in the tracer; deadline bounds a blocked
+// write.
+func (p *proc) send(req []byte, deadline time.Time) error {
 	if err := p.req.SetWriteDeadline(deadline); err != nil {
 		return fmt.Errorf("trace: request deadline: %w", err)
 	}
-	if _, err := p.req.Write(append(req, '\n')); err != nil {
+	if _, err := p.req.Write(req); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			p.kill()
 			return &Error{Kind: ErrTimeout, Msg: "killed: the tracer stopped reading requests"}
@@ -281,8 +291,12 @@ func (p *proc) recv(ctx context.Context, id int, deadline time.Time) (*Result, e
 
 // run traces one program.
 func (p *proc) run(ctx context.Context, id int, prog *dsl.Program, call string, lim Limits) (*Result, error) {
+	req, err := encodeRequest(id, prog, call, lim)
+	if err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(lim.Timeout + killGrace)
-	if err := p.send(id, prog, call, lim, deadline); err != nil {
+	if err := p.send(req, deadline); err != nil {
 		return nil, err
 	}
 	return p.recv(ctx, id, deadline)
