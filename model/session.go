@@ -18,8 +18,9 @@ const maxChunk = 256
 // concurrently; a single Session may not.
 type Session struct {
 	m     *Model
-	cache *Cache
-	last  []float32 // logits after the last token, nil before any
+	cache  *Cache
+	tokens []int     // the tokens in the cache, in order
+	last   []float32 // logits after the last token, nil before any
 
 	// activations, sized for up to cap tokens
 	cap                         int
@@ -42,6 +43,10 @@ func (m *Model) NewSession() *Session {
 // Len returns the number of tokens in the session's cache.
 func (s *Session) Len() int { return s.cache.Len() }
 
+// Tokens returns the tokens the session has consumed. The slice must not
+// be modified; it is valid until the next Forward or Truncate.
+func (s *Session) Tokens() []int { return s.tokens[:s.cache.Len()] }
+
 // Model returns the session's model.
 func (s *Session) Model() *Model { return s.m }
 
@@ -55,7 +60,7 @@ func (s *Session) Last() []float32 { return s.last }
 // computing a long prefix once and forking per step or per user costs no
 // recomputation.
 func (s *Session) Fork() *Session {
-	f := &Session{m: s.m, cache: s.cache.Fork()}
+	f := &Session{m: s.m, cache: s.cache.Fork(), tokens: append([]int(nil), s.Tokens()...)}
 	if s.last != nil {
 		f.last = append([]float32(nil), s.last...)
 	}
@@ -71,6 +76,7 @@ func (s *Session) Truncate(n int) error {
 	if err := s.cache.Truncate(n); err != nil {
 		return err
 	}
+	s.tokens = s.tokens[:n]
 	s.last = nil
 	return nil
 }
@@ -142,6 +148,7 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 		}
 		done += n
 	}
+	s.tokens = append(s.tokens[:start], tokens...)
 	s.last = out[len(out)-c.Vocab:]
 	return out, nil
 }

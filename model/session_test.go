@@ -93,6 +93,9 @@ func TestForkSharesPrefixAndDiverges(t *testing.T) {
 	assert.Equal(t, want(b), rb)
 	assert.Equal(t, want(b), rp)
 	assert.Equal(t, len(prefix)+len(a), fa.Len())
+	assert.Equal(t, append(append([]int(nil), prefix...), a...), fa.Tokens())
+	assert.Equal(t, append(append([]int(nil), prefix...), b...), fb.Tokens())
+	assert.Equal(t, append(append([]int(nil), prefix...), b...), base.Tokens())
 }
 
 func TestTruncateRollsBack(t *testing.T) {
@@ -103,6 +106,7 @@ func TestTruncateRollsBack(t *testing.T) {
 	first := decodeAll(t, s, toks)
 	require.NoError(t, s.Truncate(33))
 	assert.Nil(t, s.Last())
+	assert.Equal(t, toks[:33], s.Tokens())
 	again := decodeAll(t, s, toks[33:])
 	assert.Equal(t, first[33:], again)
 
@@ -143,6 +147,7 @@ func TestForwardErrorsLeaveSessionUnchanged(t *testing.T) {
 	_, err = s.Forward(ctx, []int{1, 2}, false)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, 10, s.Len())
+	assert.Equal(t, seq(10, 256), s.Tokens())
 
 	// Exactly filling the context is fine.
 	_, err = s.Forward(context.Background(), seq(54, 256), false)
