@@ -17,7 +17,7 @@ const maxChunk = 256
 // buffers and the logits of its last token. Sessions of one Model may run
 // concurrently; a single Session may not.
 type Session struct {
-	m     *Model
+	m      *Model
 	cache  *Cache
 	tokens []int     // the tokens in the cache, in order
 	last   []float32 // logits after the last token, nil before any
