@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,4 +169,23 @@ func TestNilProgramsAndNoGoroutineLeak(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	require.LessOrEqual(t, after, before, "goroutines left running")
+}
+
+// Requests and results larger than a pipe's buffer stream without
+// deadlock, queued or not.
+func TestRunAllBigPrograms(t *testing.T) {
+	b := NewBatch(testLimits(t))
+	defer b.Close()
+	src := "S = '" + strings.Repeat("<a&b>", 30000) + "'\ndef f(n):\n    return S * n\n"
+	p := program(t, src, "f")
+	jobs := []Job{{p, "f(1)"}, {p, "f(2)"}, {p, "f(3)"}, {p, "f(1)"}}
+	n := 0
+	err := b.RunAll(context.Background(), jobs, func(i int, res *Result, err error) error {
+		require.NoError(t, err)
+		assert.Len(t, res.Return, 150000*[]int{1, 2, 3, 1}[i]+2)
+		n++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 4, n)
 }
