@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/progen"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -426,4 +427,20 @@ func TestConformanceCRUXEval(t *testing.T) {
 	}
 	agreed, differ := conform(t, progs, 6, 6)
 	t.Logf("%d programs: %d commands as pdb, %d documented differences", len(progs), agreed, differ)
+}
+
+// TestConformanceGenerated checks programs of every progen family, the
+// kind the training data is made of.
+func TestConformanceGenerated(t *testing.T) {
+	var progs []testProgram
+	for _, fam := range progen.Families() {
+		for seed := uint64(1); seed <= 6; seed++ {
+			g, err := progen.Generate(seed, []string{fam})
+			require.NoError(t, err)
+			progs = append(progs, testProgram{fmt.Sprintf("%s/%d", fam, seed), g.Source, g.Entry, g.Call})
+		}
+	}
+	agreed, differ := conform(t, progs, 8, 8)
+	t.Logf("%d programs: %d commands as pdb, %d documented differences", len(progs), agreed, differ)
+	require.Greater(t, agreed, 1000)
 }
