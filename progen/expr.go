@@ -31,9 +31,17 @@ func (g *gen) choose(cands []cand) (string, string) {
 			if n < c.w {
 				// Comprehensions inside loops make traces quadratic: rarer.
 				if !(g.loop > 0 && compTags[c.tag] && g.chance(0.75)) {
-					if s := c.f(); s != "" && (c.tag == "lit" || c.tag == "stmt" || g.usesVar(s)) {
+					before := g.miss
+					s := c.f()
+					if c.tag == "stmt" || c.tag == "lit" {
+						if s != "" {
+							return s, c.tag
+						}
+					} else if s != "" && g.miss == before && g.usesVar(s) {
 						return s, c.tag
 					}
+					// Rejected: forget the misses of what was thrown away.
+					g.miss = before
 				}
 				total -= c.w
 				cands = append(cands[:i:i], cands[i+1:]...)
@@ -83,10 +91,15 @@ func (g *gen) two(t string, d int) (string, string) {
 	return a, g.literal(t)
 }
 
-// subVar is like sub but insists on a variable when there is one.
+// subVar is like sub but insists on a variable when there is one. Without
+// one, a string or collection subject becomes a literal and counts as a
+// miss, which makes choose reject the expression ("[1, 2].index(x)").
 func (g *gen) subVar(t string, d int) string {
 	if v := g.someVar(t); v != nil {
 		return v.name
+	}
+	if t == tStr || mutable(t) {
+		g.miss++
 	}
 	return g.sub(t, d)
 }
@@ -223,6 +236,9 @@ func (g *gen) pred(v *variable) string {
 			g.use("str.startswith")
 			return n + ".startswith(" + otherChar() + ")"
 		case 5:
+			if v.char {
+				return n + " == " + otherChar()
+			}
 			return fmt.Sprintf("len(%s) > %d", n, g.between(0, 3))
 		default:
 			return n + " == " + otherChar()
@@ -248,7 +264,11 @@ func (g *gen) mapOn(v *variable, out string) string {
 	n := v.name
 	switch {
 	case v.t == tInt && out == tInt:
-		return pick(g, []string{n + " * 2", n + " + 1", n + " - 1", n + " % 3", "abs(" + n + ")", "-" + n, n + " * " + n, n + " // 2", n + " + " + fmt.Sprint(g.between(1, 9))})
+		sq := n + " * " + n
+		if g.grows() {
+			sq = n + " * 3" // squaring each iteration explodes
+		}
+		return pick(g, []string{n + " * 2", n + " + 1", n + " - 1", n + " % 3", "abs(" + n + ")", "-" + n, sq, n + " // 2", n + " + " + fmt.Sprint(g.between(1, 9))})
 	case v.t == tStr && out == tStr:
 		if v.char {
 			if g.grows() {
@@ -266,10 +286,8 @@ func (g *gen) mapOn(v *variable, out string) string {
 		}
 		return pick(g, []string{"len(" + n + ")", n + ".count(" + g.charExpr() + ")", n + ".find(" + g.charExpr() + ")"})
 	case v.t == tInt && out == tStr:
-		if g.loop > 0 {
-			return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", "f'<{" + n + "}>'"})
-		}
-		return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", g.litStr() + " * " + n, "f'<{" + n + "}>'"})
+		// Never "'-' * n": n may be int('74960').
+		return pick(g, []string{"str(" + n + ")", "str(" + n + " * 2)", "f'<{" + n + "}>'", "str(" + n + ").zfill(3)"})
 	case v.t == tInt && out == tLI:
 		return pick(g, []string{"[" + n + ", " + n + " * 2]", "[" + n + "] * 2", "list(range(" + n + " % 4))", "[" + n + ", -" + n + "]"})
 	case v.t == tLI && out == tInt:
@@ -379,7 +397,11 @@ func (g *gen) cands(t string, d int) []cand {
 		// A ternary over mutable values may alias a variable.
 		add("ternary", 1, func() string {
 			a, b := g.two(t, d-1)
-			return paren(a) + " if " + paren(g.expr(tBool, d-1)) + " else " + paren(b)
+			cond := g.expr(tBool, d-1)
+			if !g.usesVar(cond) {
+				return ""
+			}
+			return paren(a) + " if " + paren(cond) + " else " + paren(b)
 		})
 	}
 	anyColl := func() string {

@@ -71,6 +71,8 @@ type gen struct {
 	safe   []safeIndex
 	focus  *variable // comprehension or lambda variable the expression should use
 	budget int       // statements left for the current function
+	// miss counts subjects that had to be literals (see subVar).
+	miss int
 	// pendingAcc is an accumulator the next loop's body must update.
 	pendingAcc *variable
 	retT       string   // return type of the function being generated

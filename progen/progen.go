@@ -145,6 +145,9 @@ func generate(seed uint64, fam *family) *Program {
 // functions do.
 func (g *gen) returnExpr() string {
 	e := g.expr(g.retT, 2)
+	for try := 0; try < 3 && !g.usesVar(e); try++ {
+		e = g.expr(g.retT, 2)
+	}
 	if vs := g.varsOf(g.retT); len(vs) > 0 && g.chance(0.6) {
 		// The most recently bound variable is most often the result.
 		e = vs[len(vs)-1].name

@@ -767,26 +767,26 @@ func (g *gen) catches(exc string) bool {
 // risky is an assignment right-hand side that may raise exc.
 func (g *gen) risky(t string) (rhs, exc, typ string) {
 	type r struct {
-		t, exc string
-		f      func() string
+		t, exc, need string
+		f            func() string
 	}
 	opts := []r{
-		{tInt, "ValueError", func() string { return "int(" + g.subVar(tStr, 0) + ")" }},
-		{tInt, "ValueError", func() string { return g.subVar(tLI, 0) + ".index(" + g.small(tInt) + ")" }},
-		{tInt, "ValueError", func() string { return g.subVar(tStr, 0) + ".index(" + g.charExpr() + ")" }},
-		{tInt, "ZeroDivisionError", func() string {
+		{tInt, "ValueError", tStr, func() string { return "int(" + g.subVar(tStr, 0) + ")" }},
+		{tInt, "ValueError", tLI, func() string { return g.subVar(tLI, 0) + ".index(" + g.small(tInt) + ")" }},
+		{tInt, "ValueError", tStr, func() string { return g.subVar(tStr, 0) + ".index(" + g.charExpr() + ")" }},
+		{tInt, "ZeroDivisionError", tInt, func() string {
 			return paren(g.sub(tInt, 1)) + " " + pick(g, []string{"//", "%"}) + " " + g.subVar(tInt, 0)
 		}},
-		{tInt, "IndexError", func() string { return g.subVar(tLI, 0) + "[" + g.small(tInt) + "]" }},
-		{tStr, "IndexError", func() string { return g.subVar(tStr, 0) + "[" + g.small(tInt) + "]" }},
-		{tFloat, "ValueError", func() string { return "float(" + g.subVar(tStr, 0) + ")" }},
+		{tInt, "IndexError", tLI, func() string { return g.subVar(tLI, 0) + "[" + g.small(tInt) + "]" }},
+		{tStr, "IndexError", tStr, func() string { return g.subVar(tStr, 0) + "[" + g.small(tInt) + "]" }},
+		{tFloat, "ValueError", tStr, func() string { return "float(" + g.subVar(tStr, 0) + ")" }},
 	}
 	for _, dv := range g.vars(func(v *variable) bool { return isDict(v.t) && !isList(valT(v.t)) }) {
-		opts = append(opts, r{valT(dv.t), "KeyError", func() string { return dv.name + "[" + g.sub(keyT(dv.t), 0) + "]" }})
+		opts = append(opts, r{valT(dv.t), "KeyError", "", func() string { return dv.name + "[" + g.sub(keyT(dv.t), 0) + "]" }})
 	}
 	for _, s := range g.funcs {
 		if s.raises != "" {
-			opts = append(opts, r{s.ret, s.raises, func() string {
+			opts = append(opts, r{s.ret, s.raises, "", func() string {
 				a := make([]string, len(s.params))
 				for i, p := range s.params {
 					a[i] = s.arg(i, g.sub(p, 0))
@@ -799,7 +799,10 @@ func (g *gen) risky(t string) (rhs, exc, typ string) {
 	var ok []r
 	for _, o := range opts {
 		if t == "" || o.t == t {
-			ok = append(ok, o)
+			// The subject must be a variable: "[].index(3)" says nothing.
+			if o.need == "" || len(g.varsOf(o.need)) > 0 {
+				ok = append(ok, o)
+			}
 		}
 	}
 	if len(ok) == 0 {
