@@ -130,27 +130,38 @@ func (s *Sampler) full(logits []float32, mask *Mask) (int, error) {
 	invT := float32(1 / s.p.Temperature)
 	w := s.scratch(len(logits))
 	var z float64
-	each(logits, mask, func(i int, v float32) {
-		e := expScaled(v, maxv, invT)
-		w[i] = e
-		z += float64(e)
-	})
+	if mask == nil { // the common case, without a call per token
+		for i, v := range logits {
+			e := expScaled(v, maxv, invT)
+			w[i] = e
+			z += float64(e)
+		}
+	} else {
+		clear(w)
+		each(logits, mask, func(i int, v float32) {
+			e := expScaled(v, maxv, invT)
+			w[i] = e
+			z += float64(e)
+		})
+	}
 	if !(z > 0) || math.IsInf(z, 0) {
 		return 0, ErrNoToken
 	}
+	// Disallowed tokens have weight 0, so one plain scan finds the draw.
 	u := s.rng.Float64() * z
 	var acc float64
 	found, last := -1, -1
-	each(logits, mask, func(i int, _ float32) {
-		if found >= 0 || w[i] == 0 {
-			return
+	for i, e := range w {
+		if e == 0 {
+			continue
 		}
 		last = i
-		acc += float64(w[i])
+		acc += float64(e)
 		if acc > u {
 			found = i
+			break
 		}
-	})
+	}
 	if found < 0 { // rounding left u just above the sum
 		found = last
 	}
@@ -393,11 +404,19 @@ func each(logits []float32, mask *Mask, fn func(i int, v float32)) {
 
 func maxAllowed(logits []float32, mask *Mask) (float32, bool) {
 	m := float32(math.Inf(-1))
-	each(logits, mask, func(i int, v float32) {
-		if v > m {
-			m = v
+	if mask == nil {
+		for _, v := range logits {
+			if v > m {
+				m = v
+			}
 		}
-	})
+	} else {
+		each(logits, mask, func(i int, v float32) {
+			if v > m {
+				m = v
+			}
+		})
+	}
 	return m, !math.IsInf(float64(m), -1)
 }
 
