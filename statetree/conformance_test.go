@@ -222,12 +222,11 @@ func sameState(tr *Tree, pos int, s bdbStop) bool {
 	if e.Kind.String() != s.Event || e.Line != s.Line || e.Depth != s.Depth || callsUpTo(tr, pos) != s.Calls {
 		return false
 	}
-	if (e.Kind == dsl.Return || e.Kind == dsl.Exception) && !strings.Contains(s.Value, " at 0x") && e.Value != s.Value {
+	if (e.Kind == dsl.Return || e.Kind == dsl.Exception) && !sameRepr(e.Value, s.Value) {
 		return false
 	}
 	if e.Kind == dsl.Call || e.Kind == dsl.Line {
-		// The same names and reprs (unless the tracer cut them or they show
-		// addresses). Not the same order: CPython 3.11 keeps one f_locals
+		// The same names and reprs. Not the same order: CPython 3.11 keeps one f_locals
 		// dict per frame and inserts a name when a read first sees it, so
 		// the order depends on which events were read; the tracer reads
 		// them all, bdb only its stops.
@@ -240,12 +239,18 @@ func sameState(tr *Tree, pos int, s bdbStop) bool {
 		}
 		for _, l := range e.Locals {
 			r, ok := want[l.Name]
-			if !ok || l.Repr != r && len(r) <= dsl.MaxRepr && !strings.Contains(r, " at 0x") {
+			if !ok || !sameRepr(l.Repr, r) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+// sameRepr compares the tracer's repr with bdb's full one: the tracer
+// bounds reprs with dsl.TruncateRepr, and addresses differ between runs.
+func sameRepr(traced, full string) bool {
+	return traced == dsl.TruncateRepr(full) || strings.Contains(full, " at 0x")
 }
 
 // mismatch is one command where the tree and bdb disagree.
