@@ -83,7 +83,8 @@
 // CPython's bdb.Bdb, the engine under pdb, on hand-written programs
 // (loops, recursion, helpers, generators, yield from, comprehensions,
 // lambdas, caught and uncaught exceptions, early returns, closures,
-// classes, with) and the CRUXEval dev items, with systematic and random
+// classes, with), the CRUXEval dev items and programs of every progen
+// family, with systematic and random
 // sessions of step, next, return, break+continue and continue with several
 // breakpoints, and compares every stop (event, line, depth, number of calls
 // so far, locals, return value) with the tree. Apart from the following deliberate

@@ -49,9 +49,11 @@ type Tree struct {
 // call of prog's entry, starting with the entry's call event at depth 0.
 // The tree ends with the entry's return event; events after it (GeneratorExit
 // in generators the entry left suspended, thrown as its frame is freed) are
-// dropped, as CWM's trace ends when the entry's scope is left. Build checks that depths and frames nest as CPython produces them (a call
-// goes one level deeper, an event after a return is in the caller or is a
-// sibling call) and that every line lies in the program.
+// dropped, as CWM's trace ends when the entry's scope is left. Build checks
+// that depths and frames nest as CPython produces them (a call goes one
+// level deeper, an event after a return is in the caller or is a sibling
+// call) and that every line lies in the program. The tree keeps events (not
+// a copy): the caller must not modify them afterwards.
 func Build(prog *dsl.Program, events []trace.Event) (*Tree, error) {
 	if prog == nil {
 		return nil, errors.New("statetree: nil program")
