@@ -58,6 +58,9 @@ type engine interface {
 	apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error)
 	// edited is called after the current state's locals were changed.
 	edited(ctx context.Context, traj *dsl.Trajectory) error
+	// stack returns the call-event lines of the frames on the call stack,
+	// outermost first; nil when unknown.
+	stack() []int
 	fork() engine
 	close()
 }
@@ -179,6 +182,17 @@ func (s *Session) current() *dsl.State {
 		return s.traj.Steps[n-1].State
 	}
 	return &s.traj.Start
+}
+
+// Stack returns the def lines (call-event lines) of the frames on the call
+// stack, outermost first, the current frame last; nil when the backend
+// cannot know (a neural session after a jump: the text does not say how
+// deep a breakpoint hit is).
+func (s *Session) Stack() []int {
+	if s.Finished() {
+		return nil
+	}
+	return slices.Clone(s.eng.stack())
 }
 
 // Finished reports whether the program has run past its end.

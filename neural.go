@@ -191,7 +191,7 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: pc.prefix.Fork(), text: pc.text,
 		mask: sample.NewMask(b.m.eng.Config().Vocab)}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
-		e.stack = []int{first.Line} // the entry's call: the stack is known
+		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
 	full, err := (&dsl.Trajectory{Program: prog, Start: first}).Encode()
 	if err != nil {
@@ -213,7 +213,7 @@ type neuralEngine struct {
 	text    string // the trajectory text the model has read (with pending)
 	pending []int  // tokens of text not yet fed to sess
 	frameAt int    // sess length where the current state's frame starts
-	stack   []int  // call lines of the frames on the stack; nil after a jump (unknown)
+	calls   []int  // call lines of the frames on the stack; nil after a jump (unknown)
 	mask    *sample.Mask
 }
 
@@ -257,7 +257,7 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	from := *lastState(traj)
-	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.stack, Dots: dots(traj)})
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(traj)})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
@@ -317,21 +317,21 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 func (e *neuralEngine) track(from dsl.State, a dsl.Action, st *dsl.State) {
 	leaving := from.Event == dsl.Return
 	switch {
-	case e.stack == nil:
+	case e.calls == nil:
 	case a.Kind == dsl.StepInto || a.Kind == dsl.StepOver || a.Kind == dsl.StepReturn:
-		if leaving && len(e.stack) > 0 {
-			e.stack = e.stack[:len(e.stack)-1]
+		if leaving && len(e.calls) > 0 {
+			e.calls = e.calls[:len(e.calls)-1]
 		}
 		if st.Event == dsl.Call && (leaving || a.Kind == dsl.StepInto) {
-			e.stack = append(e.stack, st.Line)
+			e.calls = append(e.calls, st.Line)
 		}
-		if len(e.stack) == 0 {
-			e.stack = nil
+		if len(e.calls) == 0 {
+			e.calls = nil
 		}
 	default:
-		e.stack = nil
+		e.calls = nil
 	}
-	st.Depth = len(e.stack) - 1 // -1: unknown
+	st.Depth = len(e.calls) - 1 // -1: unknown
 }
 
 func lastState(traj *dsl.Trajectory) *dsl.State {
@@ -397,9 +397,9 @@ func (e *neuralEngine) fork() engine {
 	f := *e
 	f.sess = e.sess.Fork()
 	f.pending = append([]int(nil), e.pending...)
-	f.stack = append([]int(nil), e.stack...)
-	if e.stack == nil {
-		f.stack = nil
+	f.calls = append([]int(nil), e.calls...)
+	if e.calls == nil {
+		f.calls = nil
 	}
 	f.mask = sample.NewMask(e.m.eng.Config().Vocab)
 	smp, err := sample.New(e.smp.Params())
@@ -410,6 +410,8 @@ func (e *neuralEngine) fork() engine {
 }
 
 func (e *neuralEngine) close() {}
+
+func (e *neuralEngine) stack() []int { return e.calls }
 
 // constraint adapts a matcher to the sampler's hook.
 type constraint struct{ m *constrain.Matcher }

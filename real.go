@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/statetree"
@@ -73,7 +74,25 @@ func (e *realEngine) edited(context.Context, *dsl.Trajectory) error {
 }
 
 func (e *realEngine) fork() engine { f := *e; return &f }
-func (e *realEngine) close()       {}
+
+// stack walks back from the current state to the call event of each
+// enclosing frame.
+func (e *realEngine) stack() []int {
+	if e.pos >= e.tree.End() {
+		return nil
+	}
+	var lines []int
+	d := e.tree.Depth(e.pos)
+	for j := e.pos; j >= 0 && d >= 0; j-- {
+		if ev := e.tree.Event(j); ev.Depth == d && ev.Kind == dsl.Call {
+			lines = append(lines, ev.Line)
+			d--
+		}
+	}
+	slices.Reverse(lines)
+	return lines
+}
+func (e *realEngine) close() {}
 
 // RealStates returns every state of a real run of call, in execution order,
 // and the run's outcome: what `ndbg trace` shows.

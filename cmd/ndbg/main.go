@@ -27,6 +27,7 @@ func commands() []command {
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 		{"data", "generate programs, trace them and write DSL trajectory shards", runData},
 		{"tokenize", "turn data shards into token files for train/train.py", runTokenize},
+		{"debug", "an interactive debugger (pdb-like) that predicts states", runDebug},
 	}
 }
 
