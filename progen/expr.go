@@ -14,7 +14,7 @@ type cand struct {
 }
 
 // compTags are the constructs that run a frame per element.
-var compTags = map[string]bool{"listcomp": true, "genexp": true, "any_all": true, "map_filter": true, "dictcomp": true, "setcomp": true, "zip": true, "enumerate": true}
+var compTags = map[string]bool{"sorted": true, "listcomp": true, "genexp": true, "any_all": true, "map_filter": true, "dictcomp": true, "setcomp": true, "zip": true, "enumerate": true}
 
 // choose picks among cands by weight, trying others when one does not apply.
 func (g *gen) choose(cands []cand) (string, string) {

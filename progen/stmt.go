@@ -196,6 +196,10 @@ func (g *gen) assign() bool {
 	if rhs == v.name {
 		return false
 	}
+	if g.loop > 0 && (v.t == tStr || mutable(v.t)) && selfRef(v, rhs) && !strings.HasPrefix(rhs, v.name+"[") && !strings.HasPrefix(rhs, v.name+".") {
+		// "s = s + s" or "xs = xs + [f(xs)]" each iteration doubles.
+		return false
+	}
 	if mutable(v.t) && g.mayAlias(rhs) {
 		return false
 	}
@@ -244,7 +248,7 @@ func (g *gen) listMut() bool {
 	m := pick(g, []string{"append", "append", "append", "pop", "insert", "sort", "reverse", "remove", "extend", "setitem", "del", "pop0", "sortkey", "clear"})
 	switch m {
 	case "append":
-		g.emit("%s.append(%s)", n, g.expr(et, 1))
+		g.emit("%s.append(%s)", n, g.notFrom(v, func() string { return g.expr(et, 1) }, et))
 	case "pop":
 		if g.chance(0.5) {
 			g.emit("if %s:", n)
@@ -954,4 +958,27 @@ func (g *gen) mayAlias(rhs string) bool {
 		return true
 	}
 	return strings.Contains(rhs, ".get(") && !strings.HasSuffix(rhs, ")")
+}
+
+// selfRef reports whether expression e mentions v.
+func selfRef(v *variable, e string) bool {
+	for _, id := range identifiers(e) {
+		if id == v.name {
+			return true
+		}
+	}
+	return false
+}
+
+// notFrom builds a value to put into v with gen, avoiding expressions made
+// from v itself inside loops ("lines.append(”.join(lines))" doubles each
+// iteration); it falls back to a small value of type t.
+func (g *gen) notFrom(v *variable, gen func() string, t string) string {
+	for range 3 {
+		e := gen()
+		if g.loop == 0 || !selfRef(v, e) {
+			return e
+		}
+	}
+	return g.small(t)
 }
