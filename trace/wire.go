@@ -101,8 +101,8 @@ var statuses = map[string]bool{
 
 // decodeResult decodes and validates one result line.
 func decodeResult(data []byte) (*wireResult, error) {
-	var w wireResult
-	if err := decodeStrict(data, &w); err != nil {
+	w, err := parseResult(data)
+	if err != nil {
 		return nil, fmt.Errorf("result: %w", err)
 	}
 	if w.T != "result" {
@@ -125,7 +125,7 @@ func decodeResult(data []byte) (*wireResult, error) {
 			return nil, fmt.Errorf("result: event %d: %w", i, err)
 		}
 	}
-	return &w, nil
+	return w, nil
 }
 
 func (e *wireEvent) check() error {

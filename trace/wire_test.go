@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"strings"
 	"testing"
@@ -165,5 +166,45 @@ func TestUnchangedLocalsAreShared(t *testing.T) {
 			assert.ErrorIs(t, err, ErrProtocol, name)
 		}
 		assert.Error(t, err, name)
+	}
+}
+
+var parserSeeds = []string{
+	goodResult,
+	`{"t": "result", "id": -0, "status": "raised", "events": [{"e": 1, "l": 1, "d": 0, "f": 1, "n": "f", "a": [], "u": [], "r": "\ud83d\ude00\ud800x\u00e9\/\b\f\n\r\t\"\\"}], "ret": null, "exc": {"type": "E", "msg": "m", "line": 3}, "stdout": "", "stdout_trunc": true, "msg": "", "line": 0}`,
+	` { "exc" : { } , "ret" : "\u0000" } `,
+}
+
+// FuzzParseResultMatchesJSON: the hand-written parser accepts only what
+// encoding/json (strict) accepts, with the same values; on the tracer's own
+// output both accept.
+func FuzzParseResultMatchesJSON(f *testing.F) {
+	for _, s := range parserSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, err := parseResult(data)
+		if err != nil {
+			return
+		}
+		var ref wireResult
+		require.NoError(t, decodeStrict(data, &ref), "parseResult accepted what encoding/json rejects")
+		require.Equal(t, ref, *fast)
+	})
+}
+
+func TestParseResultAgreesOnTracerOutput(t *testing.T) {
+	b := NewBatch(testLimits(t))
+	defer b.Close()
+	// Through the real tracer: escapes, astral characters, lone surrogates.
+	res, err := b.Run(context.Background(), program(t, "def f(s):\n    t = s + '\\ud800'\n    return t\n", "f"), `f("\U0001f600 é \\ \" \n \x00")`)
+	require.NoError(t, err)
+	assert.Equal(t, `'😀 é \\ " \n \x00\ud800'`, res.Return)
+	for _, seed := range parserSeeds {
+		fast, err := parseResult([]byte(seed))
+		require.NoError(t, err)
+		var ref wireResult
+		require.NoError(t, decodeStrict([]byte(seed), &ref))
+		require.Equal(t, ref, *fast)
 	}
 }
