@@ -276,7 +276,7 @@ func (s *scanner) array(elem func() error) error {
 }
 
 func (s *scanner) strings() ([]string, error) {
-	out := []string{}
+	out := make([]string, 0, 8)
 	err := s.array(func() error {
 		v, err := s.str()
 		out = append(out, v)
@@ -286,7 +286,7 @@ func (s *scanner) strings() ([]string, error) {
 }
 
 func (s *scanner) ints() ([]int, error) {
-	out := []int{}
+	out := make([]int, 0, 4)
 	err := s.array(func() error {
 		v, err := s.integer()
 		out = append(out, v)

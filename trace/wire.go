@@ -41,8 +41,8 @@ type wireEvent struct {
 	F int      `json:"f"` // frame (invocation id)
 	N string   `json:"n"` // co_name
 	A []string `json:"a"` // locals: name, repr, name, repr, ...
-	U []int    `json:"u"` // indices of locals whose repr is unchanged since the frame's last event (sent as "")
-	R *string  `json:"r"` // value (return, exception only)
+	U []int    `json:"u,omitempty"` // indices of locals whose repr is unchanged since the frame's last event (sent as "")
+	R *string  `json:"r,omitempty"` // value (return, exception only)
 }
 
 type wireExc struct {
