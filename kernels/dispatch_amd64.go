@@ -13,6 +13,10 @@ const gemvMaxN = 3
 // runs on the calling goroutine alone.
 const gemvSerialBytes = 128 << 10
 
+// gemmPanelBytes is the size of one K block of all x panels, meant to stay in
+// L2 while the weight groups stream past.
+const gemmPanelBytes = 256 << 10
+
 func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
@@ -168,7 +172,7 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	// K is taken in blocks of kc so that one block of every panel (n·kc
 	// floats) stays in L2 and one block of a weight group (mr·kc) in L1
 	// while the tiles accumulate in acc.
-	kc := max(64, min(K, (256<<10)/(4*off/K))) &^ 1
+	kc := max(64, min(K, gemmPanelBytes/(4*off/K))) &^ 1
 	groups := (R + mr - 1) / mr
 	grain := max(1, groups/(8*p.Threads()))
 	p.For(groups, grain, func(lo, hi int) {
