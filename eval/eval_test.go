@@ -1,0 +1,286 @@
+package eval
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/tokenizer"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// devItems returns the first n CRUXEval dev items, or skips the test.
+func devItems(t *testing.T, n int) []Item {
+	path, err := FindCRUXEval(".")
+	if err != nil {
+		t.Skip(err)
+	}
+	items, err := LoadItems(path)
+	require.NoError(t, err)
+	require.NotEmpty(t, items)
+	return items[:min(n, len(items))]
+}
+
+// TestRealSanity: the real debugger graded against itself must be right
+// every time, in next-state exact match and on CRUXEval-O and -I. It checks
+// the harness end to end against real execution.
+func TestRealSanity(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	gen, err := Generated(99, 8, []string{"mixed", "strings", "lists"})
+	require.NoError(t, err)
+	dev := devItems(t, 12)
+	items := append(gen, dev...)
+	be := Real(trace.Limits{Timeout: 2 * time.Second, MaxEvents: 5000})
+
+	res, err := NextState(ctx, NextConfig{Items: items, Backend: be, Workers: 2, MaxPairs: 24})
+	require.NoError(t, err)
+	require.Equal(t, len(items), res.Programs, "skipped: %v", res.Skipped)
+	require.Greater(t, res.All.N, 200)
+	require.Greater(t, res.Inverse.N, 10, "the policy draws inverse actions")
+	assert.Equal(t, res.All.N, res.All.State, "misses: %+v", res.Misses)
+	assert.Equal(t, res.All.LocalN, res.All.Locals)
+	assert.Equal(t, res.All.ValueN, res.All.Value)
+	assert.Zero(t, res.All.Errors)
+	assert.Len(t, res.ByAction, 10, "every action kind is drawn")
+
+	every, err := NextState(ctx, NextConfig{Items: gen[:3], Backend: be, Workers: 2, Mode: "every", MaxPairs: 60})
+	require.NoError(t, err)
+	require.Greater(t, every.All.N, 100)
+	assert.Equal(t, every.All.N, every.All.State)
+
+	crux, err := CRUXEval(ctx, CruxConfig{Items: dev, Backend: be, Scorer: &Scorer{}, Workers: 2})
+	require.NoError(t, err)
+	for _, s := range Strategies() {
+		p := crux.Scores[s]
+		require.NotNil(t, p, s)
+		assert.Equal(t, len(dev), p.Items)
+		assert.Equal(t, 100.0, p.Pass1, "%s: %+v", s, crux.PerItem)
+	}
+}
+
+// TestScorer: right predictions pass, wrong and hostile ones fail, within
+// the limit, without side effects.
+func TestScorer(t *testing.T) {
+	ctx := context.Background()
+	s := &Scorer{Timeout: 1500 * time.Millisecond}
+	code := "def f(xs):\n    return sorted(xs)[::-1]\n"
+	ok := func(pred string) bool {
+		t.Helper()
+		r, err := s.CheckOutput(ctx, code, "[3, 2, 1]", pred)
+		require.NoError(t, err)
+		return r
+	}
+	assert.True(t, ok("[3, 2, 1]"))
+	assert.True(t, ok("[3,2,1]"), "any expression equal to the output")
+	assert.False(t, ok("[1, 2, 3]"))
+	assert.False(t, ok("[3, 2, 1"), "a syntax error")
+	assert.False(t, ok("0) or (True"), "a prediction cannot rewrite the assertion")
+
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "pwned")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "keep"), nil, 0o644))
+	defer func() {
+		_, err := os.Stat(filepath.Join(dir, "keep"))
+		assert.NoError(t, err, "os.remove must not run")
+	}()
+	assert.False(t, ok("__import__('os').system('touch "+marker+"')"))
+	assert.False(t, ok("__import__('subprocess').run(['touch', '"+marker+"'])"))
+	assert.False(t, ok("__import__('os').remove('"+filepath.Join(dir, "keep")+"')"))
+	_, err := os.Stat(marker)
+	assert.True(t, os.IsNotExist(err), "os.system must not run")
+
+	start := time.Now()
+	assert.False(t, ok("[x for x in iter(int, 1)]"), "an infinite loop")
+	assert.Less(t, time.Since(start), 4*time.Second, "killed at the limit")
+	start = time.Now()
+	assert.False(t, ok("bytearray(8 << 30)"), "a memory bomb")
+	assert.Less(t, time.Since(start), 4*time.Second)
+
+	in := func(args []Arg) bool {
+		t.Helper()
+		r, err := s.CheckInput(ctx, code, "f", args, "[3, 2, 1]")
+		require.NoError(t, err)
+		return r
+	}
+	assert.True(t, in([]Arg{{Repr: "[1, 3, 2]"}}))
+	assert.True(t, in([]Arg{{Kind: Keyword, Name: "xs", Repr: "(2, 1, 3)"}}))
+	assert.False(t, in([]Arg{{Repr: "[1, 2]"}}))
+	assert.False(t, in([]Arg{{Repr: "[1, 3, 2]), print(("}}), "an argument is one expression")
+	assert.False(t, in(nil), "a missing argument")
+	assert.Equal(t, "f([1], *(2,), k=3, **{})", Call("f", []Arg{{Repr: "[1]"}, {Kind: Star, Repr: "(2,)"}, {Kind: Keyword, Name: "k", Repr: "3"}, {Kind: StarStar, Repr: "{}"}}))
+}
+
+func TestSignatureAndCallArgs(t *testing.T) {
+	prog, err := dsl.NewProgram("def g(a):\n    return a\n\ndef f(a, b=(1, ','),\n      *rest, k: int = 2, **kw):\n    if a:\n        return g(a)\n    return b\n", "f")
+	require.NoError(t, err)
+	sig, err := signature(prog)
+	require.NoError(t, err)
+	require.Equal(t, []param{{name: "a"}, {name: "b"}, {name: "rest", kind: Star}, {name: "k", kind: Keyword}, {name: "kw", kind: StarStar}}, sig)
+	assert.Equal(t, []int{7, 8}, returnLines(prog))
+
+	locals := []dsl.Local{{Name: "a", Repr: "1"}, {Name: "b", Repr: "2"}, {Name: "k", Repr: "3"}, {Name: "rest", Repr: "(4,)"}, {Name: "kw", Repr: "{'z': 5}"}, {Name: "tmp", Repr: "0"}}
+	assert.Equal(t, "f(1, 2, *(4,), k=3, **{'z': 5})", Call("f", callArgs(sig, locals)))
+	assert.Equal(t, "f(b=2, k=3)", Call("f", callArgs(sig, []dsl.Local{{Name: "b", Repr: "2"}, {Name: "k", Repr: "3"}})),
+		"after a missing parameter, keywords")
+
+	slash, err := dsl.NewProgram("def f(a, /, b):\n    pass\n", "f")
+	require.NoError(t, err)
+	sig, err = signature(slash)
+	require.NoError(t, err)
+	assert.Equal(t, "f(1, 2)", Call("f", callArgs(sig, []dsl.Local{{Name: "a", Repr: "1"}, {Name: "b", Repr: "2"}})))
+	assert.Equal(t, []int{2}, returnLines(slash), "no return: the last line")
+}
+
+func TestCompare(t *testing.T) {
+	a := &dsl.State{Event: dsl.Line, Line: 3, Locals: []dsl.Local{{Name: "x", Repr: "1"}, {Name: "it", Repr: "<list_iterator object at 0x7f00>"}}}
+	b := &dsl.State{Event: dsl.Line, Line: 3, Locals: []dsl.Local{{Name: "it", Repr: "<list_iterator object at 0x7fab>"}, {Name: "x", Repr: "1"}}}
+	o := compare(a, b, false)
+	assert.True(t, o.state && o.event && o.line && o.locals && o.hasLocals && !o.hasValue)
+	c := &dsl.State{Event: dsl.Line, Line: 3, Locals: []dsl.Local{{Name: "x", Repr: "2"}}}
+	o = compare(a, c, false)
+	assert.True(t, !o.state && o.event && o.line && !o.locals)
+	o = compare(&dsl.State{Event: dsl.Return, Line: 4, Value: "3"}, &dsl.State{Event: dsl.Return, Line: 4, Value: "4"}, false)
+	assert.True(t, !o.state && o.event && o.hasValue && !o.value)
+	o = compare(nil, nil, false)
+	assert.True(t, o.state)
+	o = compare(nil, nil, true)
+	assert.False(t, o.state, "an error is never right")
+	o = compare(a, nil, false)
+	assert.False(t, o.state || o.event || o.line)
+}
+
+// TestReport writes a report and decodes its charts.
+func TestReport(t *testing.T) {
+	n := &NextResult{Backend: "real", Setting: Setting, Mode: "policy", Items: 2, Programs: 2,
+		Skipped: map[string]int{}, ByAction: map[string]*Tally{}, ByHorizon: map[string]map[string]*Tally{}}
+	add := func(a, bucket string, state bool) {
+		o := outcome{state: state, event: true, line: state, hasLocals: true, locals: state}
+		tallyOf(n.ByAction, a).add(o)
+		if n.ByHorizon[a] == nil {
+			n.ByHorizon[a] = map[string]*Tally{}
+		}
+		tallyOf(n.ByHorizon[a], bucket).add(o)
+		n.All.add(o)
+		n.Forward.add(o)
+	}
+	add("step_into", "0", true)
+	add("step_into", "0", false)
+	add("breakpoint", "4-7", false)
+	add("breakpoint", "16-31", true)
+	n.Misses = []Miss{{Item: "x", Action: "step_into", From: "line 2 {a: '|'}", Want: "end", Got: "line 3 {}"}}
+	s := &Summary{Model: "random", Backend: "neural", Next: n, Crux: &CruxResult{Items: 1, Samples: 1,
+		Scores: map[string]*Pass{StepReturn: {Items: 1, Samples: 1, Correct: 1, Pass1: 100}, Inverse: {Items: 1, Samples: 1, Pass1: 0}}}}
+	dir := t.TempDir()
+	require.NoError(t, s.WriteReport(dir))
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	for _, want := range []string{"| step_into | 2 | 50.0 (1/2)", "horizon.png", "actions.png", "cruxeval.png", "| O | step_return | 100.0", "| I | inverse | 0.0", `\|`} {
+		assert.Contains(t, string(md), want)
+	}
+	for _, name := range []string{"horizon.png", "actions.png", "cruxeval.png"} {
+		f, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		img, err := png.Decode(bytes.NewReader(f))
+		require.NoError(t, err, name)
+		assert.Equal(t, 960, img.Bounds().Dx())
+		// Coloured (series) pixels exist: something was plotted.
+		coloured := 0
+		for y := 0; y < img.Bounds().Dy(); y += 2 {
+			for x := 0; x < img.Bounds().Dx(); x += 2 {
+				r, g, b, _ := img.At(x, y).RGBA()
+				if r != g || g != b {
+					coloured++
+				}
+			}
+		}
+		assert.Greater(t, coloured, 100, name)
+	}
+	js, err := s.JSON()
+	require.NoError(t, err)
+	var back map[string]any
+	require.NoError(t, json.Unmarshal(js, &back))
+	assert.Equal(t, "random", back["model"])
+}
+
+// randomModel is a random-weight tiny model over a tokenizer with the DSL
+// tokens (as neural_test.go in the root package builds it).
+func randomModel(t *testing.T, seed uint64) *ndbg.Model {
+	data, err := os.ReadFile("../tokenizer/testdata/code-gpt2.tokenizer.json")
+	require.NoError(t, err)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(data, &j))
+	added := j["added_tokens"].([]any)
+	have := map[string]bool{}
+	for _, a := range added {
+		have[a.(map[string]any)["content"].(string)] = true
+	}
+	next := len(j["model"].(map[string]any)["vocab"].(map[string]any))
+	for _, s := range dsl.SpecialTokens() {
+		if !have[s.Text] {
+			added = append(added, map[string]any{"id": next, "content": s.Text, "single_word": false,
+				"lstrip": false, "rstrip": false, "normalized": false, "special": true})
+			next++
+		}
+	}
+	j["added_tokens"] = added
+	data, err = json.Marshal(j)
+	require.NoError(t, err)
+	tok, err := tokenizer.Parse(data)
+	require.NoError(t, err)
+	cfg, err := model.Preset("tiny")
+	require.NoError(t, err)
+	cfg.Vocab = tok.VocabSize()
+	cfg.Context = 2048
+	cfg.Windows = nil
+	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
+	require.NoError(t, err)
+	m, err := ndbg.OpenModel(eng, tok, "", "random")
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+// TestNeuralRandom: a small run with a random model completes; its scores
+// are whatever they are (near 0), and every prediction is accounted for.
+func TestNeuralRandom(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
+	defer cancel()
+	m := randomModel(t, 7)
+	gen, err := Generated(99, 3, []string{"mixed"})
+	require.NoError(t, err)
+	be := Neural(m, sample.Params{})
+	res, err := NextState(ctx, NextConfig{Items: gen, Backend: be, Workers: 2, MaxPairs: 6})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Programs)
+	require.Equal(t, 18, res.All.N)
+	assert.Equal(t, res.All.N, res.Forward.N+res.Inverse.N)
+	assert.Equal(t, "neural", res.Backend)
+
+	dev := devItems(t, 2)
+	crux, err := CRUXEval(ctx, CruxConfig{Items: dev, Backend: Neural(m, sample.Params{Temperature: 1}), Scorer: &Scorer{},
+		Strategies: []string{StepReturn, Inverse}, Samples: 2, Workers: 2})
+	require.NoError(t, err)
+	for _, s := range []string{StepReturn, Inverse} {
+		p := crux.Scores[s]
+		assert.Equal(t, 4, p.Samples, s)
+		assert.False(t, math.IsNaN(p.Pass1))
+		assert.GreaterOrEqual(t, p.Pass1, 0.0)
+	}
+	s := &Summary{Model: m.Name(), Backend: be.Name(), Next: res, Crux: crux}
+	require.NoError(t, s.WriteReport(t.TempDir()))
+}

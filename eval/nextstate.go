@@ -1,0 +1,498 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"regexp"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dataset"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/statetree"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// NextConfig configures the next-state evaluation.
+type NextConfig struct {
+	Items   []Item
+	Backend Backend
+	// Workers is the number of items evaluated in parallel, each with its
+	// own tracer and sessions (default GOMAXPROCS).
+	Workers int
+	// Mode chooses the (state, action) pairs: "policy" (default) samples
+	// trajectories with the training data's policy (statetree.DefaultParams)
+	// and takes each of their steps; "every" takes every state with each
+	// line-free action (the three steps and their inverses).
+	Mode string
+	// Trajectories sampled per item in policy mode (default 4).
+	Trajectories int
+	// MaxPairs caps the pairs per item (default 32), evenly spread.
+	MaxPairs int
+	// Limits bound each traced program (defaults as ndbg data: 2 s, 5000
+	// events).
+	Limits trace.Limits
+	// Progress, when set, is called after each item (from one goroutine).
+	Progress func(done, total int)
+}
+
+// Tally counts exact matches over a set of predictions. A component counts
+// only where the real next state has it: locals at call and line states,
+// the value at return and exception states; event and line always (the
+// end of the program counts as its own event "end" with no line).
+type Tally struct {
+	N      int `json:"n"`
+	State  int `json:"state"` // whole state right
+	Event  int `json:"event"`
+	Line   int `json:"line"`
+	LocalN int `json:"locals_n"`
+	Locals int `json:"locals"`
+	ValueN int `json:"value_n"`
+	Value  int `json:"value"`
+	Errors int `json:"errors"` // the backend failed (counted as wrong)
+}
+
+func (t *Tally) add(o outcome) {
+	t.N++
+	t.State += b2i(o.state)
+	t.Event += b2i(o.event)
+	t.Line += b2i(o.line)
+	if o.hasLocals {
+		t.LocalN++
+		t.Locals += b2i(o.locals)
+	}
+	if o.hasValue {
+		t.ValueN++
+		t.Value += b2i(o.value)
+	}
+	t.Errors += b2i(o.err)
+}
+
+func (t *Tally) merge(u *Tally) {
+	t.N += u.N
+	t.State += u.State
+	t.Event += u.Event
+	t.Line += u.Line
+	t.LocalN += u.LocalN
+	t.Locals += u.Locals
+	t.ValueN += u.ValueN
+	t.Value += u.Value
+	t.Errors += u.Errors
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// pct is 100*a/b, or NaN when b is 0.
+func pct(a, b int) float64 {
+	if b == 0 {
+		return nan()
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// Miss is one wrong prediction, kept as an example for the report.
+type Miss struct {
+	Item    string `json:"item"`
+	Action  string `json:"action"`
+	Horizon int    `json:"horizon"`
+	From    string `json:"from"`
+	Want    string `json:"want"`
+	Got     string `json:"got"`
+}
+
+// NextResult is the next-state evaluation's outcome.
+type NextResult struct {
+	Backend  string `json:"backend"`
+	Setting  string `json:"setting"`
+	Mode     string `json:"mode"`
+	Items    int    `json:"items"`
+	Programs int    `json:"programs"` // items traced and evaluated
+	// Skipped counts items that could not be traced, by reason.
+	Skipped map[string]int `json:"skipped"`
+	// Forward and Inverse total the forward and inverse actions; All both.
+	All      Tally             `json:"all"`
+	Forward  Tally             `json:"forward"`
+	Inverse  Tally             `json:"inverse"`
+	ByAction map[string]*Tally `json:"by_action"`
+	// ByHorizon is per action kind, per horizon bucket (dataset.Bucket:
+	// 0, 1, 2-3, 4-7, ...: the number of states skipped).
+	ByHorizon  map[string]map[string]*Tally `json:"by_horizon"`
+	Misses     []Miss                       `json:"misses"`
+	ElapsedSec float64                      `json:"elapsed_s"`
+}
+
+// Setting describes how the neural backend is prompted in NextState.
+const Setting = "one action from a real state: the session starts at the real state (ndbg.StartAt, no earlier history), takes the action, and its state is compared with the real next state (statetree)"
+
+// maxMisses bounds the examples kept.
+const maxMisses = 20
+
+// pair is one (state, action) to predict.
+type pair struct {
+	pos, next int
+	action    dsl.Action
+	horizon   int
+}
+
+// NextState measures next-state exact match: each item is traced for real,
+// (state, action) pairs are drawn over its state tree, and the backend
+// predicts each pair's next state from the real state.
+func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
+	if cfg.Backend == nil {
+		return nil, errors.New("eval: no backend")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = "policy"
+	}
+	if cfg.Mode != "policy" && cfg.Mode != "every" {
+		return nil, fmt.Errorf("eval: unknown pair mode %q (want policy or every)", cfg.Mode)
+	}
+	if cfg.Trajectories <= 0 {
+		cfg.Trajectories = 4
+	}
+	if cfg.MaxPairs <= 0 {
+		cfg.MaxPairs = 32
+	}
+	if cfg.Limits.Timeout <= 0 {
+		cfg.Limits.Timeout = 2 * time.Second
+	}
+	if cfg.Limits.MaxEvents <= 0 {
+		cfg.Limits.MaxEvents = 5000
+	}
+	smp, err := statetree.NewSampler(statetree.DefaultParams())
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	start := time.Now()
+	res := &NextResult{Backend: cfg.Backend.Name(), Setting: Setting, Mode: cfg.Mode, Items: len(cfg.Items),
+		Skipped: map[string]int{}, ByAction: map[string]*Tally{}, ByHorizon: map[string]map[string]*Tally{}}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	out := make(chan *itemResult)
+	go func() {
+		defer close(jobs)
+		for i := range cfg.Items {
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := trace.NewBatch(cfg.Limits)
+			defer b.Close()
+			for i := range jobs {
+				r := evalItem(ctx, &cfg, smp, b, i)
+				select {
+				case out <- r:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	byItem := make([]*itemResult, len(cfg.Items))
+	done := 0
+	var firstErr error
+	for r := range out {
+		byItem[r.i] = r
+		done++
+		if r.err != nil && firstErr == nil {
+			firstErr = r.err
+			cancel()
+		}
+		if cfg.Progress != nil {
+			cfg.Progress(done, len(cfg.Items))
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Merge in item order, so the result does not depend on scheduling.
+	for _, r := range byItem {
+		if r.skip != "" {
+			res.Skipped[r.skip]++
+			continue
+		}
+		res.Programs++
+		for _, o := range r.outcomes {
+			kind := o.action.Kind
+			name := kind.String()
+			tallyOf(res.ByAction, name).add(o)
+			h := res.ByHorizon[name]
+			if h == nil {
+				h = map[string]*Tally{}
+				res.ByHorizon[name] = h
+			}
+			tallyOf(h, dataset.Bucket(o.horizon)).add(o)
+			res.All.add(o)
+			if kind.Inverse() {
+				res.Inverse.add(o)
+			} else {
+				res.Forward.add(o)
+			}
+			if !o.state && len(res.Misses) < maxMisses {
+				res.Misses = append(res.Misses, Miss{Item: r.id, Action: o.action.String(), Horizon: o.horizon,
+					From: describe(&o.from), Want: describe(o.want), Got: describe(o.got)})
+			}
+		}
+	}
+	res.ElapsedSec = time.Since(start).Seconds()
+	return res, nil
+}
+
+func tallyOf(m map[string]*Tally, k string) *Tally {
+	t := m[k]
+	if t == nil {
+		t = &Tally{}
+		m[k] = t
+	}
+	return t
+}
+
+// itemResult is one item's predictions.
+type itemResult struct {
+	i        int
+	id       string
+	skip     string // why the item was not evaluated
+	err      error  // a failure that stops the evaluation (cancellation)
+	outcomes []outcome
+}
+
+// outcome is one prediction compared with the truth.
+type outcome struct {
+	action                      dsl.Action
+	horizon                     int
+	from                        dsl.State
+	want, got                   *dsl.State
+	state, event, line          bool
+	hasLocals, locals, hasValue bool
+	value, err                  bool
+}
+
+// evalItem traces item i, draws its pairs and predicts each.
+func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, b *trace.Batch, i int) *itemResult {
+	it := &cfg.Items[i]
+	r := &itemResult{i: i, id: it.ID}
+	prog, err := dsl.NewProgram(it.Source, it.Entry)
+	if err != nil {
+		r.skip = "program"
+		return r
+	}
+	tr, err := b.Run(ctx, prog, it.Call)
+	if ctx.Err() != nil {
+		r.err = ctx.Err()
+		return r
+	}
+	switch {
+	case err != nil:
+		r.skip = "trace"
+		return r
+	case tr.Truncated:
+		r.skip = "trace_truncated"
+		return r
+	}
+	tree, err := statetree.Build(prog, tr.Events)
+	if err != nil {
+		r.skip = "statetree"
+		return r
+	}
+	pairs, err := drawPairs(cfg, smp, tree, uint64(i))
+	if err != nil {
+		r.err = err
+		return r
+	}
+	run, err := cfg.Backend.Open(ctx, it)
+	if err != nil {
+		if ctx.Err() != nil {
+			r.err = ctx.Err()
+			return r
+		}
+		r.skip = "backend_open"
+		return r
+	}
+	defer run.Close()
+	for _, p := range pairs {
+		from := tree.State(p.pos)
+		var want *dsl.State
+		if p.next < tree.End() {
+			s := tree.State(p.next)
+			want = &s
+		}
+		got, err := predict(ctx, run, p, from)
+		if ctx.Err() != nil {
+			r.err = ctx.Err()
+			return r
+		}
+		o := compare(want, got, err != nil)
+		o.action, o.horizon, o.from = p.action, p.horizon, from
+		r.outcomes = append(r.outcomes, o)
+	}
+	return r
+}
+
+// predict opens a session at the pair's state and applies its action; nil
+// means the program ran past its end.
+func predict(ctx context.Context, run Runner, p pair, from dsl.State) (*dsl.State, error) {
+	s, err := run.At(ctx, p.pos, from)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	st, err := s.Do(ctx, p.action)
+	if errors.Is(err, ndbg.ErrFinished) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// drawPairs picks the item's (state, action) pairs, reproducibly from its
+// index.
+func drawPairs(cfg *NextConfig, smp *statetree.Sampler, tree *statetree.Tree, i uint64) ([]pair, error) {
+	var pairs []pair
+	switch cfg.Mode {
+	case "every":
+		kinds := []dsl.ActionKind{dsl.StepInto, dsl.StepOver, dsl.StepReturn, dsl.InvStepInto, dsl.InvStepOver, dsl.InvStepReturn}
+		for pos := 0; pos < tree.End(); pos++ {
+			for _, k := range kinds {
+				a := dsl.Action{Kind: k}
+				next, err := tree.Apply(pos, a)
+				if err != nil {
+					continue // an inverse action at the first state
+				}
+				pairs = append(pairs, pair{pos, next, a, statetree.Horizon(pos, next)})
+			}
+		}
+	default:
+		rng := rand.New(rand.NewPCG(i, 0xe7a1))
+		for range cfg.Trajectories {
+			s, err := smp.Sample(tree, rng)
+			if err != nil {
+				return nil, fmt.Errorf("eval: %w", err)
+			}
+			for j, st := range s.Trajectory.Steps {
+				pairs = append(pairs, pair{s.Positions[j], s.Positions[j+1], st.Action, s.Horizons[j]})
+			}
+		}
+	}
+	if len(pairs) <= cfg.MaxPairs {
+		return pairs, nil
+	}
+	kept := make([]pair, cfg.MaxPairs)
+	for j := range kept {
+		kept[j] = pairs[j*len(pairs)/cfg.MaxPairs]
+	}
+	return kept, nil
+}
+
+// addr matches the memory address in reprs such as "<list_iterator object
+// at 0x7f...>": it differs from run to run, so it is not compared.
+var addr = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
+
+func norm(s string) string { return addr.ReplaceAllString(s, " at 0x?") }
+
+// compare grades a prediction. Locals are compared as a set of (name,
+// repr): CPython's f_locals order depends on when it is read (3.11), so
+// order is not part of the state. Memory addresses in reprs are ignored.
+func compare(want, got *dsl.State, failed bool) outcome {
+	var o outcome
+	o.want, o.got, o.err = want, got, failed
+	if want == nil {
+		o.event = got == nil && !failed
+		o.line, o.state = o.event, o.event
+		return o
+	}
+	o.hasLocals = want.Event == dsl.Call || want.Event == dsl.Line
+	o.hasValue = !o.hasLocals
+	if got == nil {
+		return o
+	}
+	o.event = got.Event == want.Event
+	o.line = got.Line == want.Line
+	if o.hasLocals {
+		o.locals = sameLocals(want.Locals, got.Locals)
+	} else {
+		o.value = norm(want.Value) == norm(got.Value)
+	}
+	o.state = o.event && o.line && (o.locals || o.value)
+	return o
+}
+
+func sameLocals(a, b []dsl.Local) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := make(map[string]string, len(a))
+	for _, l := range a {
+		m[l.Name] = norm(l.Repr)
+	}
+	for _, l := range b {
+		r, ok := m[l.Name]
+		if !ok || r != norm(l.Repr) {
+			return false
+		}
+		delete(m, l.Name)
+	}
+	return len(m) == 0
+}
+
+// describe writes a state for a reader: "line 5 {x: 1}" or "return 3".
+func describe(s *dsl.State) string {
+	if s == nil {
+		return "end"
+	}
+	switch s.Event {
+	case dsl.Call, dsl.Line:
+		txt := fmt.Sprintf("%s %d {", s.Event, s.Line)
+		for i, l := range s.Locals {
+			if i > 0 {
+				txt += ", "
+			}
+			txt += l.Name + ": " + l.Repr
+		}
+		return txt + "}"
+	default:
+		return fmt.Sprintf("%s %d %s", s.Event, s.Line, s.Value)
+	}
+}
+
+// sortedKeys returns a map's keys in order (bucket order for horizons).
+func sortedKeys[V any](m map[string]V, cmp func(a, b string) int) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, cmp)
+	return keys
+}
+
+func nan() float64 { return math.NaN() }
