@@ -16,6 +16,9 @@ type variable struct {
 	nonneg bool // an int known to be >= 0
 	char   bool // a str known to hold exactly one character
 	noMut  bool // a helper's parameter: the caller's object must not change
+	// deps are the variables this one's value was computed from, so that
+	// a value derived from an accumulator is not fed back into it.
+	deps []*variable
 }
 
 // safeIndex says container[index + off] cannot raise here: the index comes

@@ -3,6 +3,7 @@ package progen
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -177,7 +178,7 @@ func (g *gen) decl() bool {
 	}
 	name := g.fresh(t)
 	g.emit("%s = %s", name, rhs)
-	g.bind(name, t)
+	g.noteDeps(g.bind(name, t), rhs)
 	g.use("assign")
 	return true
 }
@@ -196,7 +197,7 @@ func (g *gen) assign() bool {
 	if rhs == v.name {
 		return false
 	}
-	if g.loop > 0 && (v.t == tStr || mutable(v.t)) && selfRef(v, rhs) && !strings.HasPrefix(rhs, v.name+"[") && !strings.HasPrefix(rhs, v.name+".") {
+	if g.loop > 0 && (v.t == tStr || mutable(v.t)) && g.selfRef(v, rhs) && !strings.HasPrefix(rhs, v.name+"[") && !strings.HasPrefix(rhs, v.name+".") {
 		// "s = s + s" or "xs = xs + [f(xs)]" each iteration doubles.
 		return false
 	}
@@ -204,6 +205,7 @@ func (g *gen) assign() bool {
 		return false
 	}
 	g.emit("%s = %s", v.name, rhs)
+	g.noteDeps(v, rhs)
 	g.use("reassign")
 	return true
 }
@@ -960,14 +962,39 @@ func (g *gen) mayAlias(rhs string) bool {
 	return strings.Contains(rhs, ".get(") && !strings.HasSuffix(rhs, ")")
 }
 
-// selfRef reports whether expression e mentions v.
-func selfRef(v *variable, e string) bool {
+// selfRef reports whether expression e mentions v or a variable computed
+// from v.
+func (g *gen) selfRef(v *variable, e string) bool {
 	for _, id := range identifiers(e) {
-		if id == v.name {
+		if u := g.varNamed(id); u != nil && dependsOn(u, v, 0) {
 			return true
 		}
 	}
 	return false
+}
+
+func dependsOn(u, v *variable, depth int) bool {
+	if u == v {
+		return true
+	}
+	if depth > 8 {
+		return false
+	}
+	for _, d := range u.deps {
+		if dependsOn(d, v, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// noteDeps records that u was computed from the variables named in e.
+func (g *gen) noteDeps(u *variable, e string) {
+	for _, id := range identifiers(e) {
+		if w := g.varNamed(id); w != nil && w != u && !slices.Contains(u.deps, w) {
+			u.deps = append(u.deps, w)
+		}
+	}
 }
 
 // notFrom builds a value to put into v with gen, avoiding expressions made
@@ -976,7 +1003,7 @@ func selfRef(v *variable, e string) bool {
 func (g *gen) notFrom(v *variable, gen func() string, t string) string {
 	for range 3 {
 		e := gen()
-		if g.loop == 0 || !selfRef(v, e) {
+		if g.loop == 0 || !g.selfRef(v, e) {
 			return e
 		}
 	}
