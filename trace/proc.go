@@ -141,9 +141,10 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 	}
 	p.readers.Add(1)
 	go p.read()
+	started := p // p is the named result: a failed return sets it to nil before deferred calls run
 	defer func() {
 		if err != nil {
-			p.kill()
+			started.kill()
 		}
 	}()
 	data, err := p.next(ctx, time.Now().Add(startTimeout))
