@@ -27,6 +27,7 @@ func commands() []command {
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 		{"data", "generate programs, trace them and write DSL trajectory shards", runData},
 		{"tokenize", "turn data shards into token files for train/train.py", runTokenize},
+		{"eval", "next-state exact match and CRUXEval-O/-I pass@1 of a model (or of the real debugger)", runEval},
 		{"debug", "an interactive debugger (pdb-like) that predicts states", runDebug},
 	}
 }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/eval"
+	"github.com/ndbg/ndbg/progen"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// runEval is `ndbg eval`: next-state exact match on held-out generated
+// programs and/or CRUXEval-style items, and CRUXEval-O/-I pass@1 (package
+// eval), with a JSON summary and an optional Markdown report with charts.
+func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	modelDir := fs.String("model", "", "model directory (default: the model embedded in the binary)")
+	backend := fs.String("backend", "neural", "neural (the model) or real (the real debugger grades itself: a sanity check, must score 100%)")
+	n := fs.Int("n", 50, "held-out generated programs for next-state evaluation (0: none)")
+	seed := fs.Uint64("seed", 99, "progen master seed of the generated programs (use one never used for training)")
+	fams := fs.String("families", "", "comma-separated progen families (default all: "+strings.Join(progen.Families(), ",")+")")
+	items := fs.String("items", "", "CRUXEval-style JSONL (code, input, output, id; entry f(<input>)); 'dev' finds "+eval.CRUXEvalRel+" above the working directory")
+	tasks := fs.String("tasks", "next,cruxeval", "what to run: next (next-state exact match), cruxeval (on --items with outputs)")
+	mode := fs.String("pairs", "policy", "next-state pairs: policy (the training policy's trajectories) or every (every state, six step actions)")
+	traj := fs.Int("traj", 4, "trajectories sampled per program (policy pairs)")
+	maxPairs := fs.Int("max-pairs", 32, "cap on next-state pairs per program")
+	strategies := fs.String("strategies", strings.Join(eval.Strategies(), ","), "CRUXEval strategies")
+	samples := fs.Int("samples", 1, "CRUXEval samples per item and strategy (1: greedy pass@1; more: sampled, unbiased pass@1)")
+	temp := fs.Float64("temperature", 0.2, "sampling temperature when --samples > 1")
+	topP := fs.Float64("top-p", 0.95, "nucleus sampling when --samples > 1")
+	sampleSeed := fs.Uint64("sample-seed", 1, "seed of sample 0 (sample k uses seed+k)")
+	maxSteps := fs.Int("max-steps", 200, "cap on step_over actions of the steps strategy")
+	workers := fs.Int("workers", 2, "programs evaluated in parallel (sessions over one model)")
+	threads := fs.Int("threads", 0, "CPU threads of the model (default all cores)")
+	reportDir := fs.String("report", "", "write DIR/report.md and PNG charts")
+	jsonFile := fs.String("json", "", "write the JSON summary to FILE instead of stdout")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	doNext, doCrux := false, false
+	for _, t := range splitList(*tasks) {
+		switch t {
+		case "next":
+			doNext = true
+		case "cruxeval":
+			doCrux = true
+		default:
+			return fmt.Errorf("unknown task %q (want next, cruxeval)", t)
+		}
+	}
+
+	lim := trace.Limits{Timeout: 2 * time.Second, MaxEvents: 5000}
+	var be eval.Backend
+	modelName := "real debugger"
+	switch *backend {
+	case "real":
+		be = eval.Real(lim)
+	case "neural":
+		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
+		if errors.Is(err, ndbg.ErrNoDefaultModel) {
+			return fmt.Errorf("%w\n(the default model is not trained yet: give --model DIR, or run --backend real for the harness's sanity check)", err)
+		}
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		modelName = m.Name()
+		if modelName == "" {
+			modelName = *modelDir
+		}
+		p := sample.Params{Seed: *sampleSeed}
+		if *samples > 1 {
+			p.Temperature, p.TopP = *temp, *topP
+		}
+		be = eval.Neural(m, p)
+	default:
+		return fmt.Errorf("unknown --backend %q (want neural or real)", *backend)
+	}
+
+	var gen, crux []eval.Item
+	if doNext && *n > 0 {
+		var err error
+		if gen, err = eval.Generated(*seed, *n, splitList(*fams)); err != nil {
+			return err
+		}
+	}
+	if *items != "" {
+		path := *items
+		if path == "dev" {
+			wd, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("working directory: %w", err)
+			}
+			if path, err = eval.FindCRUXEval(wd); err != nil {
+				return err
+			}
+		}
+		var err error
+		if crux, err = eval.LoadItems(path); err != nil {
+			return err
+		}
+	}
+	if doCrux && len(crux) == 0 && !doNext {
+		return errors.New("the cruxeval task needs --items FILE (or --items dev)")
+	}
+
+	sum := &eval.Summary{Model: modelName, Backend: be.Name(), Args: args}
+	if py, err := trace.FindPython(ctx); err == nil {
+		sum.Python = py
+	}
+	if doNext && len(gen)+len(crux) > 0 {
+		res, err := eval.NextState(ctx, eval.NextConfig{Items: append(gen, crux...), Backend: be, Workers: *workers,
+			Mode: *mode, Trajectories: *traj, MaxPairs: *maxPairs, Limits: lim, Progress: evalProgress(stderr, "next-state")})
+		if err != nil {
+			return err
+		}
+		sum.Next = res
+		fmt.Fprintf(stderr, "next-state exact match: %.1f%% forward (%d), %.1f%% inverse (%d), %.1f%% all, %.0fs\n",
+			pctOf(res.Forward.State, res.Forward.N), res.Forward.N, pctOf(res.Inverse.State, res.Inverse.N), res.Inverse.N,
+			pctOf(res.All.State, res.All.N), res.ElapsedSec)
+	}
+	if doCrux && len(crux) > 0 {
+		withOut := crux[:0:0]
+		for _, it := range crux {
+			if it.Output != "" {
+				withOut = append(withOut, it)
+			}
+		}
+		res, err := eval.CRUXEval(ctx, eval.CruxConfig{Items: withOut, Backend: be, Scorer: &eval.Scorer{Python: sum.Python},
+			Strategies: splitList(*strategies), Samples: *samples, MaxSteps: *maxSteps, Workers: *workers,
+			Progress: evalProgress(stderr, "cruxeval")})
+		if err != nil {
+			return err
+		}
+		sum.Crux = res
+		for _, s := range eval.Strategies() {
+			if p := res.Scores[s]; p != nil {
+				fmt.Fprintf(stderr, "cruxeval %-11s pass@1 %5.1f%% (%d/%d predictions)\n", s, p.Pass1, p.Correct, p.Samples)
+			}
+		}
+	}
+	if *reportDir != "" {
+		if err := sum.WriteReport(*reportDir); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "report: %s/report.md\n", *reportDir)
+	}
+	js, err := sum.JSON()
+	if err != nil {
+		return err
+	}
+	if *jsonFile != "" {
+		if err := os.WriteFile(*jsonFile, js, 0o644); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
+		return nil
+	}
+	_, err = stdout.Write(js)
+	return err
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func pctOf(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// evalProgress reports progress on stderr at most every five seconds.
+func evalProgress(w io.Writer, what string) func(done, total int) {
+	var last time.Time
+	return func(done, total int) {
+		if done < total && time.Since(last) < 5*time.Second {
+			return
+		}
+		last = time.Now()
+		fmt.Fprintf(w, "ndbg eval: %s %d/%d\n", what, done, total)
+	}
+}
