@@ -42,6 +42,18 @@ async function encode(tokPath, inPath, outPath) {
   fs.writeFileSync(outPath, JSON.stringify({ ids, decoded }));
 }
 
+// byteLevelChars returns GPT-2's bytes_to_unicode table: the character
+// standing for each byte value 0..255.
+function byteLevelChars() {
+  const chars = [];
+  let n = 0;
+  for (let b = 0; b < 256; b++) {
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    chars.push(String.fromCodePoint(printable ? b : 256 + n++));
+  }
+  return chars;
+}
+
 function preTokenizer(pattern) {
   if (pattern === 'gpt2') {
     return { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true };
@@ -116,7 +128,11 @@ async function train(args) {
   const vocab = {};
   let next = 0;
   for (const s of opts.special) vocab[s] = next++;
-  const alphabet = byteLevelAlphabet().slice().sort((a, b) => a.codePointAt(0) - b.codePointAt(0));
+  // Bytes in byte order, so that byte b has id k + b.
+  const alphabet = byteLevelChars();
+  if (alphabet.slice().sort().join('') !== byteLevelAlphabet().slice().sort().join('')) {
+    throw new Error('byte-level alphabet differs from the library');
+  }
   for (const c of alphabet) vocab[c] = next++;
   const merges = [];
   for (const m of trained.model.merges) {
