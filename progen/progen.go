@@ -49,7 +49,14 @@ func FamilyDoc(name string) string {
 
 // Generate returns the program for seed, from one of the named families
 // (all of them when names is empty), chosen by the seed.
-func Generate(seed uint64, names []string) (*Program, error) {
+func Generate(seed uint64, names []string) (p *Program, err error) {
+	defer func() {
+		// The generator has no known failure; should one appear, it is
+		// an error for this seed, not a crash of the caller.
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("progen: internal error at seed %d: %v", seed, r)
+		}
+	}()
 	all := families()
 	fams := all
 	if len(names) > 0 {
