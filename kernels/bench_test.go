@@ -128,8 +128,21 @@ func BenchmarkMatMulGEMV(b *testing.B) {
 // BenchmarkMatMulGEMM is prefill: dst (n × Rows) = x (n × Cols) · Wᵀ.
 // Reports GFLOP/s (2·n·Rows·Cols per product) and the percentage of the FMA
 // peak measured in the same process.
+//
+// BF16dot is BF16 weights on kernels.Fast() (x rounded to BF16, VDPBF16PS)
+// where the CPU has AVX-512 BF16; the others use kernels.MatMul (Native).
 func BenchmarkMatMulGEMM(b *testing.B) {
-	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+	type variant struct {
+		name string
+		dt   kernels.DType
+		be   kernels.Backend
+	}
+	vs := []variant{{"F32", kernels.F32, kernels.Native()}, {"BF16", kernels.BF16, kernels.Native()}}
+	if f := kernels.Fast(); f != kernels.Native() {
+		vs = append(vs, variant{"BF16dot", kernels.BF16, f})
+	}
+	for _, v := range vs {
+		dt, be := v.dt, v.be
 		sh := benchShapes[0]
 		w := benchMat(sh.rows, sh.cols, dt)
 		for _, n := range []int{4, 64, 128, 256, 512} {
@@ -139,7 +152,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 			}
 			dst := make([]float32, n*sh.rows)
 			for _, th := range []int{1, 2} {
-				b.Run(fmt.Sprintf("%v/n=%d/%dx%d/threads=%d", dt, n, sh.rows, sh.cols, th), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/n=%d/%dx%d/threads=%d", v.name, n, sh.rows, sh.cols, th), func(b *testing.B) {
 					peak := refPeak[th]()
 					peakCPU := refPeakCPU()
 					p := kernels.NewPool(th)
@@ -149,7 +162,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 					start, c0 := time.Now(), cpuTime()
 					for b.Loop() {
 						t0 := time.Now()
-						if err := kernels.MatMul(p, dst, x, n, w); err != nil {
+						if err := be.MatMul(p, dst, x, n, w); err != nil {
 							b.Fatal(err)
 						}
 						fastest = min(fastest, time.Since(t0))

@@ -38,10 +38,15 @@ func init() {
 	} else if hasAVX2FMA {
 		native = Backend{isaAVX2}
 	}
+	fast = native
+	if hasAVX512BF {
+		fast = Backend{isaAVX512BF16}
+	}
 }
 
-// native is the best backend of this CPU; set once by init.
-var native = Generic()
+// native and fast are the best exact and the fastest backend of this CPU;
+// set once by init from the CPU features.
+var native, fast = Generic(), Generic()
 
 func supportedISAs() []isa {
 	var l []isa
@@ -50,6 +55,9 @@ func supportedISAs() []isa {
 	}
 	if hasAVX512F {
 		l = append(l, isaAVX512)
+	}
+	if hasAVX512BF {
+		l = append(l, isaAVX512BF16)
 	}
 	return l
 }

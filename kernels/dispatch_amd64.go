@@ -21,10 +21,12 @@ func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
 		matMulGeneric(p, dst, x, n, w)
-	case n >= 2 && n <= 4 && b.isa == isaAVX512:
+	case n >= 2 && n <= 4 && b.isa >= isaAVX512:
 		b.gemvBatch(p, dst, x, n, w)
 	case n <= gemvMaxN:
 		b.gemv(p, dst, x, n, w)
+	case b.isa == isaAVX512BF16 && w.DType == BF16:
+		b.gemmBF16Dot(p, dst, x, n, w)
 	default:
 		b.gemm(p, dst, x, n, w)
 	}
@@ -50,7 +52,7 @@ func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 			if w.DType == BF16 {
 				wr := w.BF16[lo*K : hi*K]
 				if kv > 0 {
-					if b.isa == isaAVX512 {
+					if b.isa >= isaAVX512 {
 						gemvBF16AVX512(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
 					} else {
 						gemvBF16AVX2(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
@@ -66,7 +68,7 @@ func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 			} else {
 				wr := w.F32[lo*K : hi*K]
 				if kv > 0 {
-					if b.isa == isaAVX512 {
+					if b.isa >= isaAVX512 {
 						gemvF32AVX512(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
 					} else {
 						gemvF32AVX2(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
@@ -225,6 +227,100 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 }
 
+// gemmBF16Dot is gemm for BF16 weights with x rounded to BF16 as well:
+// x is packed as BF16 column pairs and VDPBF16PS does two columns per
+// instruction (an odd last column is added in float32).
+func (b Backend) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
+	K, R := w.Cols, w.Rows
+	const mr, nr = 12, 32
+	P := K / 2
+	type panel struct{ i0, width, off, wo int }
+	var panels []panel
+	off, wo := 0, 0
+	for i0 := 0; i0 < n; {
+		width := nr
+		if n-i0 <= nr/2 {
+			width = nr / 2
+		}
+		panels = append(panels, panel{i0, width, off, wo})
+		off += width * P * 2
+		wo += width
+		i0 += width
+	}
+	xp := make([]uint16, max(off, 1))
+	xlast := make([]float32, wo) // the odd last column, when K is odd
+	p.For(len(panels), 1, func(lo, hi int) {
+		for _, pn := range panels[lo:hi] {
+			for i := range min(pn.width, n-pn.i0) {
+				xr := x[(pn.i0+i)*K : (pn.i0+i+1)*K]
+				for c := range P {
+					o := pn.off + (c*pn.width+i)*2
+					xp[o] = F32ToBF16(xr[2*c])
+					xp[o+1] = F32ToBF16(xr[2*c+1])
+				}
+				if K&1 != 0 {
+					xlast[pn.wo+i] = xr[K-1]
+				}
+			}
+		}
+	})
+	kc := max(32, min(P, gemmPanelBytes/(4*wo)))
+	groups := (R + mr - 1) / mr
+	grain := max(1, groups/(8*p.Threads()))
+	p.For(groups, grain, func(lo, hi int) {
+		acc := make([]float32, len(panels)*12*32)
+		for g := lo; g < hi; g++ {
+			j0 := g * mr
+			rows := min(mr, R-j0)
+			wb := w.BF16[j0*K : (j0+rows)*K]
+			if rows < mr { // the kernel reads mr rows: pad with zeros
+				pad := make([]uint16, mr*K)
+				copy(pad, wb)
+				wb = pad
+			}
+			if P == 0 {
+				clear(acc)
+			}
+			for c0 := 0; c0 < P; c0 += kc {
+				kl := min(kc, P-c0)
+				a := 0
+				if c0 > 0 {
+					a = 1
+				}
+				for pi, pn := range panels {
+					xs := xp[pn.off+c0*pn.width*2:]
+					out := acc[pi*12*32:]
+					if pn.width == nr {
+						gemmBF16DotAVX512(kl, &xs[0], &wb[2*c0], K, &out[0], a)
+					} else {
+						gemmBF16DotAVX512Half(kl, &xs[0], &wb[2*c0], K, &out[0], a)
+					}
+				}
+			}
+			for pi, pn := range panels {
+				out := acc[pi*12*32 : pi*12*32+mr*pn.width]
+				if K&1 != 0 {
+					xl := xlast[pn.wo : pn.wo+pn.width]
+					for j := range mr {
+						wv := BF16ToF32(wb[j*K+K-1])
+						o := out[j*pn.width : (j+1)*pn.width]
+						for i := range o {
+							o[i] += xl[i] * wv
+						}
+					}
+				}
+				cols := min(pn.width, n-pn.i0)
+				for i := range cols {
+					d := dst[(pn.i0+i)*R+j0 : (pn.i0+i)*R+j0+rows]
+					for j := range d {
+						d[j] = out[j*pn.width+i]
+					}
+				}
+			}
+		}
+	})
+}
+
 // gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
 // j < mr, i < nr (adding to out when acc), with the full-width kernel when
 // full, else the half-width one.
@@ -234,9 +330,9 @@ func (b Backend) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 
 		a = 1
 	}
 	switch {
-	case wb == nil && b.isa == isaAVX512 && full:
+	case wb == nil && b.isa >= isaAVX512 && full:
 		gemmF32AVX512(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil && b.isa == isaAVX512:
+	case wb == nil && b.isa >= isaAVX512:
 		gemmF32AVX512Half(k, &xp[0], &wf[0], ldw, &out[0], a)
 	case wb == nil && full:
 		gemmF32AVX2(k, &xp[0], &wf[0], ldw, &out[0], a)
@@ -352,7 +448,7 @@ func (b Backend) dotRows(dst, x, m []float32, stride int) {
 		dotRowsGo(dst, x, m, stride)
 		return
 	}
-	if b.isa == isaAVX512 {
+	if b.isa >= isaAVX512 {
 		gemvF32AVX512(&dst[0], &x[0], &m[0], len(dst), kv, stride)
 	} else {
 		gemvF32AVX2(&dst[0], &x[0], &m[0], len(dst), kv, stride)

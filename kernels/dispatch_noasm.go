@@ -15,7 +15,7 @@ func (b Backend) add(dst, x, y []float32)                    { addGo(dst, x, y) 
 func (b Backend) sumSquares(x []float32) float32             { return sumSquaresGo(x) }
 func (b Backend) mulScaled(dst, x, w []float32, s float32)   { mulScaledGo(dst, x, w, s) }
 
-var native = Generic()
+var native, fast = Generic(), Generic()
 
 func (b Backend) dotRows(dst, x, m []float32, stride int)  { dotRowsGo(dst, x, m, stride) }
 func (b Backend) axpyRows(dst, a, m []float32, stride int) { axpyRowsGo(dst, a, m, stride) }

@@ -260,4 +260,66 @@ e("")
 half("gemmF32AVX512Half", "Z", 64, rows512, True, "hf512", 0)
 half("gemmF32AVX2Half", "Y", 32, rows256, True, "hf256", 0)
 half("gemmBF16AVX2Half", "Y", 32, rows256, False, "hb256", 0)
+
+def vdpbf16ps(dst, src1, src2):
+    # EVEX.512.F3.0F38.W0 52 /r: dst.f32[i] += src1.bf16[2i]·src2.bf16[2i] +
+    # src1.bf16[2i+1]·src2.bf16[2i+1]. The Go assembler has no mnemonic for
+    # AVX512_BF16, so the bytes are written out (checked with objdump).
+    R = (~(dst >> 3)) & 1; Rp = (~(dst >> 4)) & 1
+    B = (~(src2 >> 3)) & 1; X = (~(src2 >> 4)) & 1
+    p0 = R << 7 | X << 6 | B << 5 | Rp << 4 | 0b0010
+    p1 = ((~src1) & 0xF) << 3 | 1 << 2 | 0b10
+    p2 = 0b10 << 5 | ((~(src1 >> 4)) & 1) << 3
+    modrm = 0b11 << 6 | (dst & 7) << 3 | (src2 & 7)
+    e("\t// VDPBF16PS Z%d, Z%d, Z%d (Z%d += Z%d · Z%d)" % (src2, src1, dst, dst, src1, src2))
+    e("\t" + "; ".join("BYTE $0x%02x" % b for b in [0x62, p0, p1, p2, 0x52, modrm]))
+
+def dotkernel(name, nvec, label):
+    e("// func %s(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc int)" % name)
+    e("// AVX-512 BF16 tile, 12 weight rows × %d x rows, over k2 column pairs:" % (16 * nvec))
+    e("// x is packed as BF16 pairs, xp[(c*%d+i)*2+h] = bf16(x[i, 2c+h]), and each" % (16 * nvec))
+    e("// weight pair is broadcast as one dword, so one VDPBF16PS does two columns.")
+    e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
+    e("\tMOVQ k2+0(FP), CX")
+    e("\tMOVQ xp+8(FP), DX")
+    e("\tMOVQ w+16(FP), R8")
+    e("\tMOVQ ldw+24(FP), BX")
+    e("\tMOVQ out+32(FP), DI")
+    e("\tSHLQ $1, BX")
+    e("\tLEAQ (BX)(BX*2), AX")
+    e("\tLEAQ (R8)(AX*1), R9")
+    e("\tLEAQ (R9)(AX*1), R10")
+    e("\tLEAQ (R10)(AX*1), R11")
+    nacc = 12 * nvec
+    zero(nacc, "Z")
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_store" % label)
+    e("%s_loop:" % label)
+    for v in range(nvec):
+        e("\tVMOVUPS %d(DX), Z%d" % (64 * v, 24 + v))
+    for j, (b, ix) in enumerate(rows512):
+        t = 26 + j % 6
+        e("\tVPBROADCASTD (%s)%s, Z%d" % (b, ix, t))
+        for v in range(nvec):
+            vdpbf16ps(nvec * j + v, 24 + v, t)
+    for r in ("R8", "R9", "R10", "R11"):
+        e("\tADDQ $4, %s" % r)
+    e("\tADDQ $%d, DX" % (64 * nvec))
+    e("\tDECQ CX")
+    e("\tJNZ %s_loop" % label)
+    e("%s_store:" % label)
+    e("\tMOVQ acc+40(FP), AX")
+    e("\tTESTQ AX, AX")
+    e("\tJEQ %s_put" % label)
+    for r in range(nacc):
+        e("\tVADDPS %d(DI), Z%d, Z%d" % (64 * r, r, r))
+    e("%s_put:" % label)
+    for r in range(nacc):
+        e("\tVMOVUPS Z%d, %d(DI)" % (r, 64 * r))
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e("")
+
+dotkernel("gemmBF16DotAVX512", 2, "d512")
+dotkernel("gemmBF16DotAVX512Half", 1, "dh512")
 print("\n".join(L))

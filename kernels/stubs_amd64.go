@@ -72,3 +72,9 @@ func gemv4F32AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows
 
 //go:noescape
 func gemv4BF16AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemmBF16DotAVX512(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc int)
+
+//go:noescape
+func gemmBF16DotAVX512Half(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc int)

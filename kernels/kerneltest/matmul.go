@@ -62,6 +62,14 @@ func randMat(r *rand.Rand, rows, cols int, dt kernels.DType) *kernels.Mat {
 	return w
 }
 
+// MatMulTolerance is implemented by backends whose MatMul is less precise
+// than float32 arithmetic (BF16 activations, TF32 on a GPU): MatMulNMSE
+// gives the NMSE bound for weights of dtype dt, used instead of the limits
+// above. kernels.Backend implements it.
+type MatMulTolerance interface {
+	MatMulNMSE(dt kernels.DType) float64
+}
+
 // TestMatMul checks dst = x · Wᵀ over MatMulCases, F32 and BF16 weights, on
 // 1 and 3 threads, with guard regions, overwriting garbage in dst, and
 // NaN/Inf propagation; and that bad sizes are errors that leave dst alone.
@@ -73,6 +81,9 @@ func TestMatMul(t *testing.T, impl Ops) {
 		limit := LimitF32
 		if dt == kernels.BF16 {
 			limit = LimitBF16
+		}
+		if tol, ok := impl.(MatMulTolerance); ok {
+			limit = tol.MatMulNMSE(dt)
 		}
 		for _, c := range MatMulCases {
 			for pi, p := range pools {
