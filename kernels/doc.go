@@ -34,9 +34,12 @@
 // float32 exactly in registers (a BF16 value is the upper half of a float32)
 // and multiplied with float32 activations, so a BF16 product differs from
 // the float64 reference on the same BF16 weights only by float32 rounding
-// (the conformance limit is the F32 one, NMSE ≤ 1e-7). VDPBF16PS would double the BF16 FLOP rate but needs x
-// rounded to BF16 too (8-bit mantissa: about 2e-3 relative error per
-// product); it is not used (the Go assembler also lacks its mnemonic).
+// (the conformance limit is the F32 one, NMSE ≤ 1e-7). VDPBF16PS doubles
+// the BF16 FLOP rate but needs x rounded to BF16 too (8-bit mantissa: about
+// 2e-3 relative error per product, NMSE ≈ 3e-6 on a product): Native does
+// not use it; the opt-in backend Fast (avx512bf16) does, for BF16 products
+// with n > 4, on CPUs with AVX-512 BF16 (its bytes are hand-encoded: the Go
+// assembler has no AVX512_BF16 mnemonics).
 // Softmax and SwiGLU use a vectorized exp with relative error ≤ 2e-7.
 //
 // # Sizes
