@@ -245,7 +245,7 @@ func (g *gen) helper(name string, raises bool) *sig {
 		}
 		if raises {
 			exc := "ValueError"
-			cond := g.expr(tBool, 1)
+			cond := g.cond(1)
 			g.emit("if %s:", cond)
 			g.block(func() {
 				msg := pyStr(pick(g, []string{"invalid", "negative value", "empty input", "bad input"}))

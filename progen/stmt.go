@@ -428,10 +428,10 @@ func (g *gen) lambdaDecl() bool {
 }
 
 func (g *gen) ifStmt() bool {
-	g.emit("if %s:", g.expr(tBool, 2))
+	g.emit("if %s:", g.cond(2))
 	g.block(func() { g.body(g.between(1, 2)) })
 	if g.chance(0.25) {
-		g.emit("elif %s:", g.expr(tBool, 2))
+		g.emit("elif %s:", g.cond(2))
 		g.block(func() { g.body(1) })
 		g.use("elif")
 	}
@@ -446,7 +446,7 @@ func (g *gen) ifStmt() bool {
 
 func (g *gen) loopExit() bool {
 	if g.noCont || g.chance(0.5) {
-		g.emit("if %s:", g.expr(tBool, 1))
+		g.emit("if %s:", g.cond(1))
 		g.block(func() {
 			if g.chance(0.3) {
 				g.stmts(1)
@@ -456,7 +456,7 @@ func (g *gen) loopExit() bool {
 		g.use("break")
 		return true
 	}
-	g.emit("if %s:", g.expr(tBool, 1))
+	g.emit("if %s:", g.cond(1))
 	g.block(func() { g.emit("continue") })
 	g.use("continue")
 	return true
@@ -466,7 +466,7 @@ func (g *gen) earlyReturn() bool {
 	if g.retT == "" {
 		return false
 	}
-	cond := g.expr(tBool, 1)
+	cond := g.cond(1)
 	if !g.usesVar(cond) {
 		return false
 	}
@@ -753,7 +753,7 @@ func (g *gen) whileStmt() bool {
 		v.frozen++
 		cond := ""
 		if g.chance(0.5) {
-			cond = " and " + paren(g.expr(tBool, 1))
+			cond = " and " + paren(g.cond(1))
 		}
 		g.emit("while %s < %d%s:", k, g.between(2, 5), cond)
 		g.block(func() {
@@ -899,7 +899,7 @@ func (g *gen) typeOfDictGet(rhs string) string {
 // explicit raise under a condition or an operation that may fail.
 func (g *gen) raiseStmt() bool {
 	if g.chance(0.5) {
-		cond := g.expr(tBool, 1)
+		cond := g.cond(1)
 		exc := pick(g, []string{"ValueError", "KeyError", "TypeError", "RuntimeError"})
 		msg := pyStr(pick(g, []string{"invalid input", "bad value", "not found", "empty", "too many"}))
 		if a := g.someVar(pick(g, []string{tInt, tStr})); a != nil && g.chance(0.5) {
@@ -1008,4 +1008,14 @@ func (g *gen) notFrom(v *variable, gen func() string, t string) string {
 		}
 	}
 	return g.small(t)
+}
+
+// cond is a condition for if, elif, while and raise: one that reads a
+// variable when any can ("if False:" tests nothing).
+func (g *gen) cond(d int) string {
+	c := g.expr(tBool, d)
+	for try := 0; try < 4 && !g.usesVar(c); try++ {
+		c = g.expr(tBool, d)
+	}
+	return c
 }
