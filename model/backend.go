@@ -91,9 +91,10 @@ func (c *CPU) SwiGLU(dst, gu []float32, n, ffn int) {
 }
 
 // Attention implements Backend. Work is split over (query, KV head)
-// pairs; each pair walks its visible keys block by block once for all the
-// query heads that share that KV head (GQA), computes their scores, a
-// numerically stable softmax per head, and the weighted sums of values.
+// pairs; each pair walks its visible keys block by block for the query
+// heads that share that KV head (GQA): scores of a block's keys in one
+// strided DotRows call per head, a numerically stable softmax per head, and
+// the weighted sum of values in one AxpyRows call per block and head.
 func (c *CPU) Attention(dst, q []float32, a AttentionSpec, kv *Cache) {
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
@@ -120,31 +121,28 @@ func (c *CPU) Attention(dst, q []float32, a AttentionSpec, kv *Cache) {
 			for p := first; p <= pos; {
 				ks := kv.span(a.Layer, 0, p)
 				end := min(pos+1, (p/blockLen+1)*blockLen)
-				for j := p; j < end; j++ {
-					r := (j % blockLen) * kvDim
-					krow := ks[r+koff : r+koff+hd]
-					for k := 0; k < group; k++ {
-						h := g*group + k
-						scores[k*width+j-first] = c.k.Dot(qrow[h*hd:(h+1)*hd], krow) * scale
-					}
+				rows := ks[(p%blockLen)*kvDim+koff:]
+				for k := 0; k < group; k++ {
+					h := g*group + k
+					sc := scores[k*width+p-first : k*width+end-first]
+					c.k.DotRows(sc, qrow[h*hd:(h+1)*hd], rows, kvDim)
 				}
 				p = end
 			}
 			for k := 0; k < group; k++ {
-				c.k.Softmax(scores[k*width : k*width+span])
+				row := scores[k*width : k*width+span]
+				c.k.Scale(row, scale)
+				c.k.Softmax(row)
 				h := g*group + k
 				clear(dst[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd])
 			}
 			for p := first; p <= pos; {
 				vs := kv.span(a.Layer, 1, p)
 				end := min(pos+1, (p/blockLen+1)*blockLen)
-				for j := p; j < end; j++ {
-					r := (j % blockLen) * kvDim
-					vrow := vs[r+koff : r+koff+hd]
-					for k := 0; k < group; k++ {
-						h := g*group + k
-						c.k.Axpy(dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+j-first], vrow)
-					}
+				rows := vs[(p%blockLen)*kvDim+koff:]
+				for k := 0; k < group; k++ {
+					h := g*group + k
+					c.k.AxpyRows(dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+p-first:k*width+end-first], rows, kvDim)
 				}
 				p = end
 			}
