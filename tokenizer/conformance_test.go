@@ -70,7 +70,8 @@ func llama3Path(t testing.TB) string {
 		t.Skip("Llama-3 tokenizer.json not cached and npm absent")
 	}
 	cmd := exec.Command("sh", "oracle/fetch-llama3.sh", cacheDir())
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if _, statErr := os.Stat(p); statErr != nil {
 		t.Skipf("cannot fetch the Llama-3 tokenizer: %v\n%s", err, out)
 	}
 	return p
