@@ -198,3 +198,24 @@ func TestConformanceRegenerate(t *testing.T) {
 	}
 	checkAgainst(t, dir)
 }
+
+// TestCWMVocabulary checks the ids neural-debugger.md gives for CWM.
+func TestCWMVocabulary(t *testing.T) {
+	tk := loadVariant(t, "testdata", "llama3-cwm")
+	assert.Equal(t, 128256, tk.VocabSize())
+	want := map[string]int{"<|begin_of_text|>": 128000, "<|end_of_text|>": 128001}
+	for id, s := range cwmTokens {
+		want[s] = id
+	}
+	for s, id := range want {
+		got, ok := tk.TokenID(s)
+		require.True(t, ok, s)
+		assert.Equal(t, id, got, s)
+		assert.True(t, tk.IsSpecial(id), s)
+		assert.Equal(t, []int{id}, tk.Encode(s))
+	}
+	assert.Len(t, tk.SpecialTokens(), 256)
+	for id := 0; id < 128000; id++ {
+		require.NotEmpty(t, tk.TokenBytes(id), "id %d", id)
+	}
+}
