@@ -393,8 +393,9 @@ func (g *gen) cands(t string, d int) []cand {
 	add("lit", 1, func() string { return g.literal(t) })
 	add("", 3, func() string { return g.callHelper(t, d) })
 	add("", 4, func() string { return g.safeElem(t) })
-	if !mutable(t) {
-		// A ternary over mutable values may alias a variable.
+	if !mutable(t) && t != tBool {
+		// A ternary over mutable values may alias a variable; over bools
+		// it is "True if c else False".
 		add("ternary", 1, func() string {
 			a, b := g.two(t, d-1)
 			cond := g.expr(tBool, d-1)
@@ -569,7 +570,7 @@ func (g *gen) cands(t string, d int) []cand {
 		add("not", 2, func() string { return "not " + paren(g.expr(tBool, d-1)) })
 		add("and_or", 2, func() string {
 			a, b := g.expr(tBool, d-1), g.expr(tBool, d-1)
-			if a == b {
+			if a == b || !g.usesVar(a) || !g.usesVar(b) {
 				return ""
 			}
 			return paren(a) + " " + pick(g, []string{"and", "or"}) + " " + paren(b)
