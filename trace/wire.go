@@ -35,12 +35,12 @@ type wireHello struct {
 
 // wireEvent is one event; Kind numbers are dsl.Event's.
 type wireEvent struct {
-	E int      `json:"e"` // kind
-	L int      `json:"l"` // line
-	D int      `json:"d"` // depth
-	F int      `json:"f"` // frame (invocation id)
-	N string   `json:"n"` // co_name
-	A []string `json:"a"` // locals: name, repr, name, repr, ...
+	E int      `json:"e"`           // kind
+	L int      `json:"l"`           // line
+	D int      `json:"d"`           // depth
+	F int      `json:"f"`           // frame (invocation id)
+	N string   `json:"n"`           // co_name
+	A []string `json:"a"`           // locals: name, repr, name, repr, ...
 	U []int    `json:"u,omitempty"` // indices of locals whose repr is unchanged since the frame's last event (sent as "")
 	R *string  `json:"r,omitempty"` // value (return, exception only)
 }
