@@ -33,6 +33,9 @@ func FindPython(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("trace: find python3: %w", err)
 	}
+	if isELF(path) {
+		return path, nil // a real interpreter, not a shim script
+	}
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "-S", "-c", "import sys; sys.stdout.write(sys.executable)").Output()
@@ -44,6 +47,18 @@ func FindPython(ctx context.Context) (string, error) {
 		return path, nil
 	}
 	return exe, nil
+}
+
+// isELF reports whether path (symbolic links followed) is an ELF binary.
+func isELF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var magic [4]byte
+	_, err = io.ReadFull(f, magic[:])
+	return err == nil && string(magic[:]) == "\x7fELF"
 }
 
 // capBuffer keeps the first cap bytes written to it; safe for concurrent use.

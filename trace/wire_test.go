@@ -208,3 +208,13 @@ func TestParseResultAgreesOnTracerOutput(t *testing.T) {
 		require.Equal(t, ref, *fast)
 	}
 }
+
+func TestFindPythonResolvesShims(t *testing.T) {
+	py, err := FindPython(context.Background())
+	if err != nil {
+		t.Skip(err)
+	}
+	assert.True(t, isELF(py), "%s is not an interpreter binary", py)
+	assert.False(t, isELF("/etc/passwd"))
+	assert.False(t, isELF("/nonexistent"))
+}
