@@ -29,6 +29,9 @@ type Options struct {
 	// LargePrefill and LargeDecode, when > 0, replace Prefill and Decode
 	// for models over a billion parameters, whose every pass takes seconds.
 	LargePrefill, LargeDecode int
+	// Fast also measures BF16 models with kernels.Fast (BF16 activations
+	// in BF16 products, model.NewCPUFast), as extra rows.
+	Fast bool
 	// Progress, when set, receives a line per finished measurement.
 	Progress io.Writer
 }
@@ -102,10 +105,26 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 			}
 			mo.Reps = 1
 		}
+		type variant struct {
+			dt   kernels.DType
+			fast bool
+		}
+		var variants []variant
 		for _, dt := range o.DTypes {
+			variants = append(variants, variant{dt, false})
+			if o.Fast && dt == kernels.BF16 {
+				variants = append(variants, variant{dt, true})
+			}
+		}
+		for _, v := range variants {
+			dt := v.dt
 			backends := make([]*model.CPU, len(o.Threads))
 			for i, t := range o.Threads {
-				backends[i] = model.NewCPU(t)
+				if v.fast {
+					backends[i] = model.NewCPUFast(t)
+				} else {
+					backends[i] = model.NewCPU(t)
+				}
 			}
 			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Backend: backends[0], Context: mo.Prefill + mo.Decode + 1})
 			if err != nil {
@@ -202,8 +221,8 @@ func argmax(x []float32) int {
 }
 
 func (r Result) line() string {
-	return fmt.Sprintf("%s %v t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",
-		r.Model, r.DType, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
+	return fmt.Sprintf("%s %v %s t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",
+		r.Model, r.DType, r.Backend, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
 		r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(), r.Machine.Bandwidth, 100*r.CPUShare)
 }
 
@@ -214,11 +233,11 @@ func WriteTable(w io.Writer, machines []Machine, rs []Result) error {
 	for _, m := range machines {
 		fmt.Fprintf(&b, "| %d | %.1f | %.1f |\n", m.Threads, m.Bandwidth, m.FMAPeak)
 	}
-	b.WriteString("\n| model | params | weights | threads | prefill tok/s | prefill GFLOP/s | % FMA peak | decode tok/s | decode GB/s | % bandwidth | CPU share |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n| model | params | weights | kernels | threads | prefill tok/s | prefill GFLOP/s | % FMA peak | decode tok/s | decode GB/s | % bandwidth | CPU share |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %.0fM | %v %.0f MB | %d | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.0f%% |\n",
-			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Threads,
+		fmt.Fprintf(&b, "| %s | %.0fM | %v %.0f MB | %s | %d | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.0f%% |\n",
+			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Backend, r.Threads,
 			r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(),
 			100*r.CPUShare)
 	}

@@ -87,11 +87,11 @@ func BenchmarkPrefill(b *testing.B) {
 // TestRunTable runs the measurement end to end on the tiny preset.
 func TestRunTable(t *testing.T) {
 	o := Options{Models: []string{"tiny"}, DTypes: []kernels.DType{kernels.BF16}, Threads: []int{1, 2},
-		Prefill: 16, Decode: 4, Reps: 1}
+		Prefill: 16, Decode: 4, Reps: 1, Fast: true}
 	machines := []Machine{{Threads: 1, Bandwidth: 10, FMAPeak: 100}, {Threads: 2, Bandwidth: 20, FMAPeak: 200}}
 	rs, err := Run(context.Background(), o, machines)
 	require.NoError(t, err)
-	require.Len(t, rs, 2)
+	require.Len(t, rs, 4) // native and fast kernels, 1 and 2 threads
 	for _, r := range rs {
 		assert.Greater(t, r.DecodeTokS, 0.0)
 		assert.Greater(t, r.PrefillTokS, 0.0)

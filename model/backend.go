@@ -52,9 +52,17 @@ type CPU struct {
 }
 
 // NewCPU returns a CPU backend running on threads threads (≤ 0: one per
-// core) with the fastest kernels the CPU supports.
+// core) with the fastest kernels the CPU supports that keep activations in
+// float32 (kernels.Native).
 func NewCPU(threads int) *CPU {
 	return &CPU{k: kernels.Native(), pool: kernels.NewPool(threads)}
+}
+
+// NewCPUFast is NewCPU with kernels.Fast: on CPUs with AVX-512 BF16, matrix
+// products with BF16 weights round the activations to BF16 as well (about
+// twice the prefill FLOP rate, NMSE ≤ 1e-5 per product instead of 1e-7).
+func NewCPUFast(threads int) *CPU {
+	return &CPU{k: kernels.Fast(), pool: kernels.NewPool(threads)}
 }
 
 // NewCPUWith returns a CPU backend using the given kernels implementation

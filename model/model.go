@@ -54,6 +54,9 @@ type Options struct {
 	// Context, when > 0, caps the longest sequence below the config's, to
 	// save the RoPE table and bound the cache.
 	Context int
+	// FastBF16 makes the default CPU backend NewCPUFast: BF16 products
+	// round activations to BF16 (faster prefill, slightly less exact).
+	FastBF16 bool
 }
 
 // Source yields named tensors; *weights.Checkpoint and *weights.File
@@ -253,7 +256,11 @@ func newModel(cfg Config, embed, head *kernels.Mat, norm []float32, layers []lay
 	m := &Model{cfg: cfg, embed: embed, head: head, norm: norm, layers: layers,
 		rope: newRopeTable(&cfg, cfg.Context), be: opts.Backend}
 	if m.be == nil {
-		m.be = NewCPU(opts.Threads)
+		if opts.FastBF16 {
+			m.be = NewCPUFast(opts.Threads)
+		} else {
+			m.be = NewCPU(opts.Threads)
+		}
 		m.ownBE = true
 	}
 	return m

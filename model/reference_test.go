@@ -96,22 +96,28 @@ func checkReferenceDir(t *testing.T, root string) {
 				tol = 1e-3
 			}
 			for _, threads := range []int{1, 2} {
-				checkReference(t, dir, threads, tol)
+				checkReference(t, dir, Options{Threads: threads}, tol)
 			}
+			// BF16 activations in BF16 products stay within the BF16 limit
+			// (F32 checkpoints are unaffected and keep theirs).
+			checkReference(t, dir, Options{Threads: 2, FastBF16: true}, tol)
 		})
 	}
 }
 
-func checkReference(t *testing.T, dir string, threads int, tol float64) {
+func checkReference(t *testing.T, dir string, opts Options, tol float64) {
 	ref := readReference(t, dir)
-	m, err := Load(context.Background(), dir, Options{Threads: threads})
+	threads := opts.Threads
+	m, err := Load(context.Background(), dir, opts)
 	require.NoError(t, err)
 	defer m.Close()
 	V := m.Config().Vocab
 	require.Equal(t, len(ref.tokens)*V, len(ref.logits))
 	s := m.NewSession()
 	var worst float64
-	defer func() { t.Logf("%s threads %d: worst NMSE %.3g (limit %g)", filepath.Base(dir), threads, worst, tol) }()
+	defer func() {
+		t.Logf("%s threads %d %s: worst NMSE %.3g (limit %g)", filepath.Base(dir), threads, m.Backend().Name(), worst, tol)
+	}()
 	check := func(pos int, got []float32) {
 		want := ref.logits[pos*V : (pos+1)*V]
 		e := nmse(got, want)

@@ -26,6 +26,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.LargePrefill, "large-prefill", o.LargePrefill, "prompt tokens for models over 1B parameters")
 	fs.IntVar(&o.LargeDecode, "large-decode", o.LargeDecode, "decode steps for models over 1B parameters")
 	fs.IntVar(&o.Reps, "reps", o.Reps, "repetitions (best kept)")
+	fs.BoolVar(&o.Fast, "fast", false, "also measure BF16 models with BF16 activations in the products (kernels.Fast)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

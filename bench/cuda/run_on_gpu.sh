@@ -1,0 +1,67 @@
+#!/bin/bash
+# Runs the CUDA checks and benchmarks on the GPU machine, which has no Go:
+# the binaries are built beforehand on a machine with Go and the CUDA
+# headers (see cuda/README.md) and carried in .cudabin/:
+#
+#   .cudabin/cuda.test    go test -tags cuda -c -o .cudabin/cuda.test ./cuda/
+#   .cudabin/cuda-bench   go build -tags cuda -o .cudabin/cuda-bench ./bench/cuda
+#
+# One device command may run 10 minutes, so the work is split in stages,
+# each meant for its own call:
+#
+#   bash bench/cuda/run_on_gpu.sh test     conformance, kernel checks, logits vs CPU  (~1 min)
+#   bash bench/cuda/run_on_gpu.sh bench    kernel + end-to-end benchmarks, 1.8b and 32b (~3-5 min)
+#   bash bench/cuda/run_on_gpu.sh torch    PyTorch eager and compiled, same presets     (~5-8 min)
+#   bash bench/cuda/run_on_gpu.sh quick    test, then bench and torch eager on 1.8b only
+#
+# Results land in $OUT: env.log, test.log, bench.log, bench.json, torch.log,
+# torch.json (at most 8 files come back from a call).
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+BIN=${BIN:-.cudabin}
+STAGE=${1:-quick}
+MODELS=${MODELS:-1.8b,32b}
+{
+	date -u
+	nvidia-smi || echo "nvidia-smi failed: no GPU driver?"
+	ldconfig -p | grep -E 'libcuda\.so' || echo "no libcuda.so in ldconfig"
+} >"$OUT/env.log" 2>&1
+if ! nvidia-smi >/dev/null 2>&1; then
+	echo "no GPU here: gorgonia.org/cu would exit at start-up; stopping" | tee -a "$OUT/env.log"
+	exit 1
+fi
+rc=0
+
+stage_test() {
+	timeout 280 "$BIN/cuda.test" -test.v -test.timeout 270s >"$OUT/test.log" 2>&1 || rc=1
+	grep -E '^(--- |FAIL|PASS|ok)|NMSE|panic|Error' "$OUT/test.log" | tail -80
+}
+
+stage_bench() {
+	timeout "${1:-560}" "$BIN/cuda-bench" -models "$2" -prefill 512 -decode 32 -json "$OUT/bench.json" \
+		>"$OUT/bench.log" 2>&1 || rc=1
+	cat "$OUT/bench.log"
+}
+
+stage_torch() {
+	PYTHONUNBUFFERED=1 timeout "${1:-560}" python3 bench/cuda/torch_bench.py --models "$2" --modes "$3" \
+		--prefill 512 --decode 32 --json "$OUT/torch.json" >"$OUT/torch.log" 2>&1 || rc=1
+	tail -30 "$OUT/torch.log"
+}
+
+case "$STAGE" in
+test) stage_test ;;
+bench) stage_bench 560 "$MODELS" ;;
+torch) stage_torch 560 "$MODELS" eager,compiled ;;
+quick)
+	stage_test
+	stage_bench 150 1.8b
+	stage_torch 150 1.8b eager
+	;;
+*)
+	echo "usage: $0 test|bench|torch|quick" >&2
+	exit 2
+	;;
+esac
+exit $rc
