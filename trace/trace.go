@@ -36,7 +36,7 @@ type Limits struct {
 	// limit but lives here so that one value configures a run.
 	Python string
 	// HashSeed is PYTHONHASHSEED for the child, so set iteration order is
-	// reproducible; default "0".
+	// reproducible; default "0" ("random" restores Python's default).
 	HashSeed string
 
 	// onStart, when set (by tests), receives the child's process group id.
