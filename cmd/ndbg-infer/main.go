@@ -89,6 +89,7 @@ func usage(w io.Writer, ms []mode) {
 type engineFlags struct {
 	model, tokenizer string
 	threads, context int
+	fastBF16         bool
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
@@ -96,6 +97,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.tokenizer, "tokenizer", "", "tokenizer.json (default: DIR/tokenizer.json)")
 	fs.IntVar(&e.threads, "threads", 0, "compute threads (0: one per core)")
 	fs.IntVar(&e.context, "context", 0, "cap the context length (0: the model's)")
+	fs.BoolVar(&e.fastBF16, "fast-bf16", false, "round activations to BF16 in BF16 matrix products (faster prefill)")
 }
 
 // load opens the model and, when one is found, its tokenizer (nil
@@ -104,7 +106,7 @@ func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokeni
 	if e.model == "" {
 		return nil, nil, errors.New("--model is required")
 	}
-	m, err := model.Load(ctx, e.model, model.Options{Threads: e.threads, Context: e.context})
+	m, err := model.Load(ctx, e.model, model.Options{Threads: e.threads, Context: e.context, FastBF16: e.fastBF16})
 	if err != nil {
 		return nil, nil, err
 	}
