@@ -7,4 +7,9 @@ require (
 	github.com/x448/float16 v0.8.4
 )
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	github.com/google/uuid v1.1.1 // indirect
+	github.com/pkg/errors v0.9.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	gorgonia.org/cu v0.9.6 // indirect
+)

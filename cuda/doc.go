@@ -1,0 +1,23 @@
+// Package cuda runs the dense ops of the inference engine on an NVIDIA GPU
+// through the CUDA driver API (gorgonia.org/cu), with kernels of its own
+// (kernels/cuda/*.cu, compiled to PTX for sm_80 and sm_90 and embedded), so
+// no cuBLAS or CUDA runtime library is needed on the target: only the
+// driver's libcuda.so.1.
+//
+// Everything that touches the driver is behind the "cuda" build tag:
+// gorgonia.org/cu calls cuInit in its package init and exits the process
+// when there is no GPU, so a binary that merely links it cannot start on a
+// machine without one. The default build holds only this file and the CPU
+// references in ref.go, which the tagged tests compare the kernels against.
+//
+// Backend implements model.Backend: weights are uploaded once, on first
+// use, and stay on the device; activations travel per op, because
+// model.Backend hands over host slices (see README.md for the whole-forward
+// design that removes those copies).
+//
+// Build with
+//
+//	go build -tags cuda ./...
+//
+// after installing the CUDA headers (cuda.h) and libcuda.so (see README.md).
+package cuda

@@ -1,0 +1,184 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/ndbg/ndbg/kernels"
+)
+
+// Ops adapts the backend's kernels to kerneltest.Ops (the interface of
+// package kernels), so the implementation-agnostic conformance suite runs
+// against the GPU. Every call copies its operands to the device and back;
+// it is for checking, not for speed. The pool argument is ignored. Calls
+// without an error result record the first failure, which Err returns,
+// and leave NaN in their outputs.
+type Ops struct {
+	b *Backend
+}
+
+// Ops returns the kerneltest adapter of b.
+func (b *Backend) Ops() *Ops { return &Ops{b: b} }
+
+// Err returns and clears the first error recorded since the last call.
+func (o *Ops) Err() error {
+	o.b.mu.Lock()
+	defer o.b.mu.Unlock()
+	err := o.b.err
+	o.b.err = nil
+	return err
+}
+
+// MatMul implements kerneltest.Ops.
+func (o *Ops) MatMul(_ *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) error {
+	return o.b.MatMul(dst, x, n, w)
+}
+
+// run uploads the inputs, launches, and downloads out (the last operand
+// named by outIdx), recording failures.
+func (o *Ops) run(what string, out []float32, ins [][]float32, outIdx int, launch func(ptrs []devPtr) error) {
+	if len(out) == 0 {
+		return
+	}
+	err := o.b.d.do(func() error {
+		bufs := make([]buffer, len(ins))
+		defer func() {
+			for i := range bufs {
+				_ = bufs[i].free()
+			}
+		}()
+		ptrs := make([]devPtr, len(ins))
+		for i, in := range ins {
+			b, err := alloc(int64(4*len(in)), what)
+			if err != nil {
+				return err
+			}
+			bufs[i] = b
+			ptrs[i] = b.ptr
+			if err := upload(b.ptr, in, what); err != nil {
+				return err
+			}
+		}
+		if err := launch(ptrs); err != nil {
+			return err
+		}
+		if err := syncDevice(what); err != nil {
+			return err
+		}
+		return download(out, ptrs[outIdx], what)
+	})
+	if err != nil {
+		fillNaN(out)
+		o.b.fail(fmt.Errorf("cuda: %s: %w", what, err))
+	}
+}
+
+const threads = 256
+
+// Dot implements kerneltest.Ops as a one-row dot_rows_1.
+func (o *Ops) Dot(a, b []float32) float32 {
+	n := min(len(a), len(b))
+	out := []float32{0}
+	if n == 0 {
+		return 0
+	}
+	o.run("dot", out, [][]float32{a[:n], b[:n], out}, 2, func(p []devPtr) error {
+		return o.b.d.launch("dot_rows_1", grid1(1), [3]int{32, 1, 1}, 0, p[2], p[0], p[1], 1, n, n)
+	})
+	return out[0]
+}
+
+// Axpy implements kerneltest.Ops.
+func (o *Ops) Axpy(dst []float32, a float32, x []float32) {
+	n := min(len(dst), len(x))
+	dst = dst[:n]
+	o.run("axpy", dst, [][]float32{dst, x[:n]}, 0, func(p []devPtr) error {
+		return o.b.d.launch("axpy_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[0], a, p[1], n)
+	})
+}
+
+// Scale implements kerneltest.Ops.
+func (o *Ops) Scale(x []float32, a float32) {
+	n := len(x)
+	o.run("scale", x, [][]float32{x}, 0, func(p []devPtr) error {
+		return o.b.d.launch("scale_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[0], a, n)
+	})
+}
+
+// Add implements kerneltest.Ops.
+func (o *Ops) Add(dst, a, b []float32) {
+	n := min(len(dst), len(a), len(b))
+	dst = dst[:n]
+	o.run("add", dst, [][]float32{a[:n], b[:n], dst}, 2, func(p []devPtr) error {
+		return o.b.d.launch("add_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[2], p[0], p[1], n)
+	})
+}
+
+// RMSNorm implements kerneltest.Ops.
+func (o *Ops) RMSNorm(dst, x, weight []float32, eps float32) {
+	n := min(len(dst), len(x), len(weight))
+	dst = dst[:n]
+	o.run("rmsnorm", dst, [][]float32{x[:n], weight[:n]}, 0, func(p []devPtr) error {
+		return o.b.d.launch("rmsnorm_1", grid1(1), [3]int{threads, 1, 1}, 0, p[0], p[0], p[1], n, eps)
+	})
+}
+
+// Softmax implements kerneltest.Ops.
+func (o *Ops) Softmax(x []float32) {
+	n := len(x)
+	o.run("softmax", x, [][]float32{x}, 0, func(p []devPtr) error {
+		return o.b.d.launch("softmax_1", grid1(1), [3]int{threads, 1, 1}, 0, p[0], n)
+	})
+}
+
+// SwiGLU implements kerneltest.Ops.
+func (o *Ops) SwiGLU(dst, gate, up []float32) {
+	n := min(len(dst), len(gate), len(up))
+	dst = dst[:n]
+	o.run("swiglu", dst, [][]float32{gate[:n], up[:n], dst}, 2, func(p []devPtr) error {
+		return o.b.d.launch("swiglu_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[2], p[0], p[1], n)
+	})
+}
+
+// rowsFitting is how many of want rows of width elements, stride apart,
+// fit in m elements (package kernels' rule).
+func rowsFitting(want, stride, width, m int) int {
+	if stride < 0 || want <= 0 || width > m {
+		return 0
+	}
+	if stride == 0 {
+		return want
+	}
+	return min(want, (m-width)/stride+1)
+}
+
+// DotRows implements kerneltest.Ops.
+func (o *Ops) DotRows(dst, x, m []float32, stride int) {
+	rows := rowsFitting(len(dst), stride, len(x), len(m))
+	if rows == 0 {
+		return
+	}
+	dst = dst[:rows]
+	if len(x) == 0 {
+		clear(dst)
+		return
+	}
+	span := (rows-1)*stride + len(x)
+	o.run("dot_rows", dst, [][]float32{x, m[:span], dst}, 2, func(p []devPtr) error {
+		return o.b.d.launch("dot_rows_1", grid1(ceilDiv(rows, 8)), [3]int{256, 1, 1}, 0, p[2], p[0], p[1], rows, len(x), stride)
+	})
+}
+
+// AxpyRows implements kerneltest.Ops.
+func (o *Ops) AxpyRows(dst, a, m []float32, stride int) {
+	rows := rowsFitting(len(a), stride, len(dst), len(m))
+	if rows == 0 || len(dst) == 0 {
+		return
+	}
+	width := len(dst)
+	span := (rows-1)*stride + width
+	o.run("axpy_rows", dst, [][]float32{dst, a[:rows], m[:span]}, 0, func(p []devPtr) error {
+		return o.b.d.launch("axpy_rows_1", grid1(ceilDiv(width, threads)), [3]int{threads, 1, 1}, 0, p[0], p[1], p[2], rows, width, stride)
+	})
+}
