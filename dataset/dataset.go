@@ -176,7 +176,8 @@ func ProgramSeed(seed uint64, i int) uint64 {
 }
 
 // Run makes the dataset described by cfg and returns its stats (also
-// written to OutDir/stats.json). When ctx is cancelled it stops, keeps the
+// written to OutDir/stats.json), replacing the shards of an earlier run in
+// OutDir. When ctx is cancelled it stops, keeps the
 // shards already complete, writes their stats and returns ctx's error with
 // them.
 func Run(ctx context.Context, cfg Config) (*Stats, error) {
@@ -210,6 +211,16 @@ func Run(ctx context.Context, cfg Config) (*Stats, error) {
 	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	// Shards of an earlier run in the same directory would mix with these.
+	old, err := filepath.Glob(filepath.Join(cfg.OutDir, "shard-*.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	for _, f := range append(old, filepath.Join(cfg.OutDir, "stats.json")) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("dataset: %w", err)
+		}
 	}
 	start := time.Now()
 

@@ -50,6 +50,12 @@ func TestRunEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	st, err := Run(context.Background(), Config{N: 24, Seed: 7, OutDir: dir, ShardPrograms: 10, Trajectories: 3, Workers: 2})
 	require.NoError(t, err)
+	// A second, smaller run into the same directory replaces the first.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "shard-00009.jsonl"), []byte("stale\n"), 0o644))
+	files, _ := filepath.Glob(filepath.Join(dir, "shard-*.jsonl"))
+	require.Len(t, files, 4)
+	st, err = Run(context.Background(), Config{N: 24, Seed: 7, OutDir: dir, ShardPrograms: 10, Trajectories: 3, Workers: 2})
+	require.NoError(t, err)
 	recs, files := readShards(t, dir)
 	require.Len(t, files, 3)
 	require.Equal(t, 3, st.Shards)
