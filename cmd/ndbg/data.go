@@ -87,13 +87,17 @@ func progress(w io.Writer, total int) func(int, *dataset.Stats) {
 			return
 		}
 		last = now
-		rate := float64(s.Bytes) / bytesPerToken / max(s.ElapsedSec, 1e-3) * 60
+		tok, approx := float64(s.Tokens), ""
+		if !s.TokensCounted {
+			tok, approx = float64(s.Bytes)/bytesPerToken, "~"
+		}
+		rate := tok / max(s.ElapsedSec, 1e-3) * 60
 		fails := 0
 		for _, v := range s.Failures {
 			fails += v
 		}
-		msg := fmt.Sprintf("%d/%d programs, %d trajectories, %.1f MB, ~%.2fM tok/min, %d failed, %.0fs",
-			done, total, s.Trajectories, float64(s.Bytes)/1e6, rate/1e6, fails, s.ElapsedSec)
+		msg := fmt.Sprintf("%d/%d programs, %d trajectories, %.1f MB, %s%.2fM tok/min, %d failed, %.0fs",
+			done, total, s.Trajectories, float64(s.Bytes)/1e6, approx, rate/1e6, fails, s.ElapsedSec)
 		if tty {
 			const width = 30
 			k := width * done / max(total, 1)
