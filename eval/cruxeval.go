@@ -20,7 +20,9 @@ const (
 	// BreakpointReturn: run to a return line of f (breakpoint, or continue
 	// with a breakpoint on each return line when f has several), then
 	// step_over to f's return event (step_over rather than step_into, so a
-	// return expression that calls a helper is not entered).
+	// return expression that calls a helper is not entered). Where the
+	// backend knows the stop is in a nested call of f (State.Depth > 0),
+	// it runs on to the next stop.
 	BreakpointReturn = "breakpoint"
 	// Steps: step_over from the call until f returns (at most MaxSteps).
 	Steps = "steps"
@@ -295,19 +297,23 @@ func forward(ctx context.Context, s *ndbg.Session, prog *dsl.Program, strat stri
 		if len(lines) > 1 {
 			a.Kind = dsl.Continue
 		}
-		st, err := s.Do(ctx, a)
-		if err != nil {
-			return st, err
-		}
-		for range 8 {
-			if st.Event == dsl.Return {
-				return st, nil
-			}
-			if st, err = s.StepOver(ctx); err != nil {
+		// A stop in a nested activation of f (recursion, when the depth is
+		// known: the real debugger) is not the answer: run on to the next.
+		for range 16 {
+			st, err := s.Do(ctx, a)
+			if err != nil {
 				return st, err
 			}
+			for i := 0; i < 8 && st.Event != dsl.Return; i++ {
+				if st, err = s.StepOver(ctx); err != nil {
+					return st, err
+				}
+			}
+			if st.Event != dsl.Return || st.Depth <= 0 {
+				return st, nil
+			}
 		}
-		return st, nil
+		return dsl.State{}, errors.New("eval: f's outermost return not reached")
 	default: // Steps
 		for range maxSteps {
 			st, err := s.StepOver(ctx)

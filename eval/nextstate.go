@@ -136,6 +136,9 @@ type NextResult struct {
 // Setting describes how the neural backend is prompted in NextState.
 const Setting = "one action from a real state: the session starts at the real state (ndbg.StartAt, no earlier history), takes the action, and its state is compared with the real next state (statetree)"
 
+// RealSetting describes how the real backend reaches the state.
+const RealSetting = "the real session is brought to the state by step_into actions from the entry's call, takes the action, and its state is compared with the real next state of an independent trace (statetree)"
+
 // maxMisses bounds the examples kept.
 const maxMisses = 20
 
@@ -179,7 +182,11 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	start := time.Now()
-	res := &NextResult{Backend: cfg.Backend.Name(), Setting: Setting, Mode: cfg.Mode, Items: len(cfg.Items),
+	setting := Setting
+	if cfg.Backend.Name() == "real" {
+		setting = RealSetting
+	}
+	res := &NextResult{Backend: cfg.Backend.Name(), Setting: setting, Mode: cfg.Mode, Items: len(cfg.Items),
 		Skipped: map[string]int{}, ByAction: map[string]*Tally{}, ByHorizon: map[string]map[string]*Tally{}}
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -136,12 +136,15 @@ func (ch *Chart) PNG() ([]byte, error) {
 	n := max(len(ch.X), 1)
 	slot := float64(x1-x0) / float64(n)
 	xOf := func(i int) int { return x0 + int(slot*(float64(i)+0.5)) }
+	stagger := false // labels wider than their slot alternate between two rows
+	for _, lbl := range ch.X {
+		stagger = stagger || textWidth(lbl, 1) > int(slot)-4
+	}
 	for i, lbl := range ch.X {
 		x := xOf(i)
 		c.line(x, y0, x, y0+5, 1, black)
-		// Long labels are drawn on two rows, alternating, so they do not overlap.
 		off := 10
-		if textWidth(lbl, 1) > int(slot) && i%2 == 1 {
+		if stagger && i%2 == 1 {
 			off = 22
 		}
 		c.text(x-textWidth(lbl, 1)/2, y0+off, lbl, 1, black)

@@ -71,23 +71,30 @@ func (s *Summary) Charts() map[string]*Chart {
 			}
 		}
 		xs := sortedKeys(buckets, bucketCmp)
-		hor := &Chart{Title: "Next-state exact match by horizon", XLabel: "horizon (states skipped)", YLabel: "exact match %", X: xs}
-		for _, a := range actionOrder() {
-			h := n.ByHorizon[a]
-			if h == nil {
-				continue
-			}
-			ser := Series{Name: a}
-			for _, b := range xs {
-				v := math.NaN()
-				if t := h[b]; t != nil {
-					v = pct(t.State, t.N)
+		for _, part := range []struct {
+			file, title string
+			inverse     bool
+		}{{"horizon-forward.png", "forward", false}, {"horizon-inverse.png", "inverse", true}} {
+			hor := &Chart{Title: "Next-state exact match by horizon: " + part.title + " actions", XLabel: "horizon (states skipped)", YLabel: "exact match %", X: xs}
+			for k := dsl.StepInto; k <= dsl.InvContinue; k++ {
+				h := n.ByHorizon[k.String()]
+				if h == nil || k.Inverse() != part.inverse {
+					continue
 				}
-				ser.Values = append(ser.Values, v)
+				ser := Series{Name: k.String()}
+				for _, b := range xs {
+					v := math.NaN()
+					if t := h[b]; t != nil {
+						v = pct(t.State, t.N)
+					}
+					ser.Values = append(ser.Values, v)
+				}
+				hor.Series = append(hor.Series, ser)
 			}
-			hor.Series = append(hor.Series, ser)
+			if len(hor.Series) > 0 {
+				out[part.file] = hor
+			}
 		}
-		out["horizon.png"] = hor
 
 		var groups []string
 		var tallies []*Tally
@@ -235,8 +242,10 @@ func (s *Summary) Markdown(charts map[string]*Chart) string {
 			}
 			b.WriteString("\n")
 		}
-		if charts["horizon.png"] != nil {
-			b.WriteString("\n![exact match by horizon](horizon.png)\n")
+		for _, f := range []string{"horizon-forward.png", "horizon-inverse.png"} {
+			if charts[f] != nil {
+				fmt.Fprintf(&b, "\n![exact match by horizon](%s)\n", f)
+			}
 		}
 		if len(n.Misses) > 0 {
 			b.WriteString("\n### Examples of wrong predictions\n\n| item | action | horizon | from | want | got |\n|---|---|---|---|---|---|\n")
