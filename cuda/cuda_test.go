@@ -222,22 +222,20 @@ func TestSmallKernels(t *testing.T) {
 				_ = bufs[i].free()
 			}
 		}()
-		up := func(bytes int) (devPtr, error) {
+		var allocErr error
+		up := func(bytes int) devPtr {
 			bb, err := alloc(int64(bytes), "test")
+			if err != nil && allocErr == nil {
+				allocErr = err
+			}
 			bufs = append(bufs, bb)
-			return bb.ptr, err
+			return bb.ptr
 		}
-		xp, _ := up(4 * len(gotX))
-		cp, _ := up(4 * len(cos))
-		sp, _ := up(4 * len(sin))
-		tp, _ := up(2 * len(table.BF16))
-		ip, _ := up(4 * len(ids))
-		ep, _ := up(4 * len(gotEmb))
-		lp, _ := up(4 * len(logits))
-		ap, _ := up(4 * 3)
-		mp, err := up(4 * len(mask))
-		if err != nil {
-			return err
+		xp, cp, sp := up(4*len(gotX)), up(4*len(cos)), up(4*len(sin))
+		tp, ip, ep := up(2*len(table.BF16)), up(4*len(ids)), up(4*len(gotEmb))
+		lp, ap, mp := up(4*len(logits)), up(4*3), up(4*len(mask))
+		if allocErr != nil {
+			return allocErr
 		}
 		for _, e := range []error{upload(xp, gotX, "x"), upload(cp, cos, "cos"), upload(sp, sin, "sin"),
 			upload(tp, table.BF16, "table"), upload(ip, ids, "ids"), upload(lp, logits, "logits"), upload(mp, mask, "mask")} {
