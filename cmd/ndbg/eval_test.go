@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+)
+
+// TestEvalCommand: the real debugger graded by `ndbg eval` scores 100%,
+// with a report and a JSON summary; a build without a default model says so.
+func TestEvalCommand(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.jsonl")
+	require.NoError(t, os.WriteFile(items, []byte(
+		`{"code": "def f(xs):\n    ys = []\n    for x in xs:\n        if x % 2:\n            return ys\n        ys.append(x * 2)\n    return ys", "input": "[2, 4, 5, 6]", "output": "[4, 8]", "id": "a"}`+"\n"+
+			`{"code": "def f(s, n=1):\n    return s * n", "input": "'ab', n=2", "output": "'abab'", "id": "b"}`+"\n"), 0o644))
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"eval", "--backend", "real", "--n", "3", "--families", "strings",
+		"--items", items, "--report", filepath.Join(dir, "r")}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	var sum struct {
+		Next struct {
+			Programs int `json:"programs"`
+			All      struct{ N, State int }
+		} `json:"next_state"`
+		Crux struct {
+			Scores map[string]struct {
+				Pass1 float64 `json:"pass_at_1"`
+			}
+		} `json:"cruxeval"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &sum), out.String())
+	assert.Equal(t, 5, sum.Next.Programs)
+	assert.Positive(t, sum.Next.All.N)
+	assert.Equal(t, sum.Next.All.N, sum.Next.All.State)
+	require.Len(t, sum.Crux.Scores, 4)
+	for s, p := range sum.Crux.Scores {
+		assert.Equal(t, 100.0, p.Pass1, s)
+	}
+	assert.FileExists(t, filepath.Join(dir, "r", "report.md"))
+	assert.FileExists(t, filepath.Join(dir, "r", "actions.png"))
+	assert.Contains(t, errb.String(), "cruxeval inverse")
+
+	if m, err := ndbg.Open(context.Background(), ndbg.Options{}); errors.Is(err, ndbg.ErrNoDefaultModel) {
+		errb.Reset()
+		assert.Equal(t, 1, run(context.Background(), []string{"eval", "--n", "1"}, &out, &errb))
+		assert.Contains(t, errb.String(), "no embedded default model")
+		assert.Contains(t, errb.String(), "--model DIR")
+	} else if err == nil {
+		m.Close()
+	}
+	errb.Reset()
+	assert.Equal(t, 1, run(context.Background(), []string{"eval", "--backend", "nope"}, &out, &errb))
+	assert.Contains(t, errb.String(), "unknown --backend")
+}
