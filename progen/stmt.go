@@ -121,6 +121,7 @@ func (g *gen) stmt() {
 	add(w.dictMut, func() string { return ok(g.dictMut()) })
 	add(w.setMut, func() string { return ok(g.setMut()) })
 	add(w.lambda, func() string { return ok(g.lambdaDecl()) })
+	add(1, func() string { return ok(g.swap()) })
 	add(w.raise, func() string { return ok(g.raiseStmt()) })
 	if nested {
 		add(w.ifs, func() string { return ok(g.ifStmt()) })
@@ -1018,4 +1019,33 @@ func (g *gen) cond(d int) string {
 		c = g.expr(tBool, d)
 	}
 	return c
+}
+
+// swap is a tuple assignment between two variables of one type:
+// "a, b = b, a" or, for ints, "a, b = b, a + b".
+func (g *gen) swap() bool {
+	for _, t := range []string{tInt, tStr} {
+		vs := g.vars(func(v *variable) bool { return v.t == t && v.frozen == 0 && !v.ro })
+		if len(vs) < 2 {
+			continue
+		}
+		a := pick(g, vs)
+		b := pick(g, vs)
+		if a == b {
+			continue
+		}
+		switch {
+		case t == tInt && g.chance(0.5):
+			g.emit("%s, %s = %s, %s + %s", a.name, b.name, b.name, a.name, b.name)
+		case t == tInt && g.chance(0.5):
+			g.emit("%s, %s = %s, %s %% %d", a.name, b.name, b.name, a.name, g.between(2, 5))
+		default:
+			g.emit("%s, %s = %s, %s", a.name, b.name, b.name, a.name)
+		}
+		g.noteDeps(a, b.name)
+		g.noteDeps(b, a.name)
+		g.use("tuple_assign")
+		return true
+	}
+	return false
 }
