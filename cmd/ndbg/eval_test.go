@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/weights"
 )
 
 // TestEvalCommand: the real debugger graded by `ndbg eval` scores 100%,
@@ -65,4 +67,58 @@ func TestEvalCommand(t *testing.T) {
 	errb.Reset()
 	assert.Equal(t, 1, run(context.Background(), []string{"eval", "--backend", "nope"}, &out, &errb))
 	assert.Contains(t, errb.String(), "unknown --backend")
+}
+
+// writeRandomModel writes a model directory (config.json, safetensors,
+// tokenizer.json with the DSL tokens) with random weights.
+func writeRandomModel(t *testing.T, dir string) {
+	data, err := os.ReadFile("../../tokenizer/testdata/code-gpt2.tokenizer.json")
+	require.NoError(t, err)
+	var j map[string]any
+	require.NoError(t, json.Unmarshal(data, &j))
+	added := j["added_tokens"].([]any)
+	have := map[string]bool{}
+	for _, a := range added {
+		have[a.(map[string]any)["content"].(string)] = true
+	}
+	next := len(j["model"].(map[string]any)["vocab"].(map[string]any))
+	for _, s := range dsl.SpecialTokens() {
+		if !have[s.Text] {
+			added = append(added, map[string]any{"id": next, "content": s.Text, "single_word": false,
+				"lstrip": false, "rstrip": false, "normalized": false, "special": true})
+			next++
+		}
+	}
+	j["added_tokens"] = added
+	data, err = json.Marshal(j)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644))
+	cfg := &weights.Config{HiddenSize: 64, IntermediateSize: 128, NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2,
+		HeadDim: 16, VocabSize: next, MaxPositionEmbeddings: 2048, RMSNormEps: 1e-5, RopeTheta: 10000}
+	ts, err := weights.RandomLlama(cfg, weights.F32, 5)
+	require.NoError(t, err)
+	require.NoError(t, weights.WriteCheckpoint(dir, cfg, ts, 0, nil))
+}
+
+// TestEvalCommandModelDir: a neural evaluation of a model directory (random
+// weights) runs to the end and writes its report.
+func TestEvalCommandModelDir(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	dir := t.TempDir()
+	mdir := filepath.Join(dir, "model")
+	require.NoError(t, os.MkdirAll(mdir, 0o755))
+	writeRandomModel(t, mdir)
+	items := filepath.Join(dir, "items.jsonl")
+	require.NoError(t, os.WriteFile(items, []byte(`{"code": "def f(s):\n    return s + 'x'", "input": "'a'", "output": "'ax'", "id": "a"}`+"\n"), 0o644))
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"eval", "--model", mdir, "--threads", "1", "--n", "2", "--max-pairs", "4",
+		"--items", items, "--strategies", "step_return,inverse", "--report", filepath.Join(dir, "r"), "--json", filepath.Join(dir, "s.json")}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	js, err := os.ReadFile(filepath.Join(dir, "s.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"backend": "neural"`)
+	assert.Contains(t, string(js), `"model": "`+mdir+`"`)
+	assert.FileExists(t, filepath.Join(dir, "r", "report.md"))
 }
