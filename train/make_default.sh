@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Rebuilds ndbg's default model from nothing: data from real CPython traces of
+# generated programs, a byte-level BPE fitted to that text, token files, then
+# train/train.py, and copies the export into weights/default (embedded by the
+# next `go build`). Every step is deterministic for a given seed.
+#
+#   train/make_default.sh WORK_DIR [train.py flags...]
+#
+# Environment: PROGRAMS (default 6000), VOCAB (4096), PY (python with torch:
+# /usr/bin/python3 with Debian's python3-torch on the CPU; the GPU machine's
+# python there). On a GPU, pass larger flags, e.g. --layers 8 --hidden 512
+# --steps 20000 --batch-size 64.
+set -euo pipefail
+work=${1:?usage: train/make_default.sh WORK_DIR [train.py flags...]}
+shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+PY=${PY:-/usr/bin/python3}
+PROGRAMS=${PROGRAMS:-6000}
+VOCAB=${VOCAB:-4096}
+# The evaluation holds out the "mixed" family and seed 99 (ndbg eval).
+FAMILIES=dicts,exceptions,helpers,lists,numeric,recursion,strings
+mkdir -p "$work"
+go build -o "$work/ndbg" "$root/cmd/ndbg"
+
+"$work/ndbg" data --n "$PROGRAMS" --seed 1 --families "$FAMILIES" --out "$work/train"
+"$work/ndbg" data --n 400 --seed 2 --families "$FAMILIES" --out "$work/val"
+
+# The BPE: the npm Hugging Face tokenizers library trains it on the first
+# 8 shards, with every DSL special token (dsl.SpecialTokens) as an added token.
+(cd "$root/tokenizer/oracle" && [ -d node_modules/tokenizers ] || npm install --silent)
+"$PY" - "$work" <<'PYEOF'
+import glob, json, sys
+work = sys.argv[1]
+with open(f"{work}/corpus.txt", "w") as out:
+    for p in sorted(glob.glob(f"{work}/train/shard-*.jsonl"))[:8]:
+        for line in open(p):
+            out.write(json.loads(line)["text"] + "\n")
+PYEOF
+special=$(cd "$root" && go run ./dsl/internal/specials)
+node "$root/tokenizer/oracle/oracle.js" train --vocab-size "$VOCAB" --special "$special" \
+  --pattern llama3 --out "$work/tokenizer.json" "$work/corpus.txt"
+
+"$work/ndbg" tokenize --tokenizer "$work/tokenizer.json" --train "$work/train" --val "$work/val" --out "$work/tok"
+
+"$PY" "$root/train/train.py" --data "$work/tok" --tokenizer "$work/tokenizer.json" --out "$work/model" "$@"
+
+mkdir -p "$root/weights/default"
+rm -f "$root/weights/default"/model*.safetensors "$root/weights/default"/model.safetensors.index.json
+cp "$work/model"/{config.json,tokenizer.json,README.md,loss.png,loss.csv} "$root/weights/default/"
+cp "$work/model"/model*.safetensors* "$root/weights/default/"
+echo "default model written to weights/default; rebuild to embed it"
