@@ -86,6 +86,12 @@ func generate(seed uint64, fam *family) *Program {
 	g := newGen(seed, fam)
 	g.maxDepth = 2
 
+	if fam.recursive && g.chance(0.2) {
+		p := g.recursiveEntry()
+		p.Seed = seed
+		return p
+	}
+
 	// f's parameter types come first, so that helpers can take the same
 	// types and f can pass its own values to them.
 	np := g.between(fam.nparams[0], fam.nparams[1])
@@ -299,4 +305,37 @@ func (g *gen) forcedCall(s *sig) {
 	}
 	g.bind(name, s.ret)
 	g.use("call_helper")
+}
+
+// recursiveEntry makes a program whose entry f is itself the bounded
+// recursive function; its inputs respect the bounds the helper's callers
+// would impose (sig.wrap).
+func (g *gen) recursiveEntry() *Program {
+	s := g.recursiveNamed("f")
+	call := make([]string, len(s.params))
+	for i, t := range s.params {
+		w := ""
+		if i < len(s.wrap) {
+			w = s.wrap[i]
+		}
+		switch {
+		case w != "" && !strings.Contains(w, "%s"):
+			call[i] = w // an accumulator's initial value
+		case strings.HasPrefix(w, "min("):
+			var lim int
+			fmt.Sscanf(w, "min(%%s, %d)", &lim)
+			call[i] = fmt.Sprint(g.between(0, max(lim, 1)))
+		case w == "abs(%s)":
+			call[i] = fmt.Sprint(g.between(0, 9999))
+		default:
+			call[i] = g.input(t)
+		}
+	}
+	return &Program{
+		Family:     g.fam.name,
+		Source:     strings.Join(g.lines, "\n") + "\n",
+		Entry:      "f",
+		Call:       "f(" + strings.Join(call, ", ") + ")",
+		Constructs: g.constructs(),
+	}
 }

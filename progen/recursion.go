@@ -6,12 +6,19 @@ import "fmt"
 // (numbers counting down, digits, gcd, lists and strings shrinking by one
 // element, halving) with randomized pieces, and returns its signature.
 // Arguments are bounded through sig.wrap where the input could be large.
-func (g *gen) recursive() *sig {
+func (g *gen) recursive() *sig { return g.recursiveNamed("") }
+
+// recursiveNamed is recursive with the function named as given (the entry
+// "f" itself) or, for "", by its shape.
+func (g *gen) recursiveNamed(forced string) *sig {
 	saveScope := g.scope
 	defer func() { g.scope = saveScope }()
 	g.scope = nil
 	s := &sig{recursive: true}
 	name := func(n string) string {
+		if forced != "" {
+			n = forced
+		}
 		s.name = n
 		return n
 	}
