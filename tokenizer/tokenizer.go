@@ -360,8 +360,9 @@ func (t *Tokenizer) appendEncode(ids []int, text string, skipSpecial bool) []int
 
 // encoder holds the state of one Encode call.
 type encoder struct {
-	t   *Tokenizer
-	ids []int
+	t       *Tokenizer
+	ids     []int
+	scratch []int32 // BPE working space, reused across words
 }
 
 // preTokenize applies pre-tokenizer steps from step on and encodes the
@@ -398,10 +399,11 @@ func (e *encoder) word(w string) {
 	ids, ok := t.cache.get(w)
 	if !ok {
 		if id, found := t.rawToID[w]; t.ignoreMerges && found {
-			ids = []int32{int32(id)} // ignore_merges: a word in the vocabulary is one token
+			ids = append(e.scratch[:0], int32(id)) // ignore_merges: a word in the vocabulary is one token
 		} else {
-			ids = t.bpe(w)
+			ids = t.bpe(w, e.scratch[:0])
 		}
+		e.scratch = ids[:0]
 		t.cache.put(w, ids)
 	}
 	for _, id := range ids {
@@ -410,9 +412,9 @@ func (e *encoder) word(w string) {
 }
 
 // bpe merges the bytes of w by rank: repeatedly the lowest-ranked adjacent
-// pair, the leftmost on ties, exactly as Hugging Face's BPE model does.
-func (t *Tokenizer) bpe(w string) []int32 {
-	syms := make([]int32, 0, len(w))
+// pair, the leftmost on ties, exactly as Hugging Face's BPE model does. It
+// works in syms (appending to it) and returns the ids.
+func (t *Tokenizer) bpe(w string, syms []int32) []int32 {
 	for i := 0; i < len(w); i++ {
 		id := t.byteID[w[i]]
 		if id < 0 {
