@@ -15,6 +15,7 @@ import (
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/weights"
 )
 
 // Note: gorgonia.org/cu's init exits the process (status 1, "Error in
@@ -349,4 +350,181 @@ func TestOutOfMemoryIsAnError(t *testing.T) {
 		return err
 	})
 	require.ErrorIs(t, err, ErrOutOfMemory)
+}
+
+// mapSource is an in-memory model.Source.
+type mapSource map[string]*weights.Tensor
+
+func (s mapSource) Tensor(name string) (*weights.Tensor, error) {
+	t, ok := s[name]
+	if !ok {
+		return nil, fmt.Errorf("no tensor %s", name)
+	}
+	return t, nil
+}
+
+// randomSource returns random weights of cfg under Hugging Face names.
+func randomSource(t *testing.T, cfg model.Config, dt weights.DType, seed uint64) mapSource {
+	r := rand.New(rand.NewPCG(seed, 1))
+	src := mapSource{}
+	add := func(name string, scale float64, base float32, shape ...int) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		v := randF32(r, n, scale)
+		for i := range v {
+			v[i] += base
+		}
+		tdt := dt
+		if len(shape) == 1 {
+			tdt = weights.F32
+		}
+		tn, err := weights.NewTensor(name, tdt, shape, v)
+		require.NoError(t, err)
+		src[name] = &tn
+	}
+	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	add("model.embed_tokens.weight", 1, 0, V, H)
+	if !cfg.TiedEmbeddings {
+		add("lm_head.weight", 1/math.Sqrt(float64(H)), 0, V, H)
+	}
+	add("model.norm.weight", 0.1, 1, H)
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("model.layers.%d.", l)
+		add(p+"input_layernorm.weight", 0.1, 1, H)
+		add(p+"post_attention_layernorm.weight", 0.1, 1, H)
+		add(p+"self_attn.q_proj.weight", 1/math.Sqrt(float64(H)), 0, Q, H)
+		add(p+"self_attn.k_proj.weight", 1/math.Sqrt(float64(H)), 0, KV, H)
+		add(p+"self_attn.v_proj.weight", 1/math.Sqrt(float64(H)), 0, KV, H)
+		add(p+"self_attn.o_proj.weight", 1/math.Sqrt(float64(Q)), 0, H, Q)
+		add(p+"mlp.gate_proj.weight", 1/math.Sqrt(float64(H)), 0, F, H)
+		add(p+"mlp.up_proj.weight", 1/math.Sqrt(float64(H)), 0, F, H)
+		add(p+"mlp.down_proj.weight", 1/math.Sqrt(float64(F)), 0, H, F)
+	}
+	return src
+}
+
+// TestDeviceModelMatchesCPU runs the whole-forward-on-device Model and the
+// CPU engine on the same weights (BF16 and F32, tied and untied heads,
+// GQA, a sliding-window layer, llama3 RoPE scaling): a prefill longer than
+// a chunk, decode steps, Fork, Truncate, and Greedy with a token mask.
+func TestDeviceModelMatchesCPU(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		dt   weights.DType
+		tied bool
+	}{{weights.BF16, false}, {weights.F32, true}} {
+		t.Run(fmt.Sprintf("%v/tied=%v", tc.dt, tc.tied), func(t *testing.T) {
+			cfg := model.Config{Hidden: 256, Layers: 3, Heads: 8, KVHeads: 2, HeadDim: 32, FFN: 512, Vocab: 1000,
+				NormEps: 1e-5, RopeTheta: 500000, Context: 1024, Windows: []int{0, 40, 0}, TiedEmbeddings: tc.tied,
+				RopeScaling: &model.RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}}
+			src := randomSource(t, cfg, tc.dt, 11)
+			cpu, err := model.New(ctx, cfg, src, model.Options{Threads: 2})
+			require.NoError(t, err)
+			defer cpu.Close()
+			gpu, err := NewModel(b, cfg, src, ModelOptions{})
+			require.NoError(t, err)
+			defer func() { require.NoError(t, gpu.Close()) }()
+
+			compare := func(what string, c, g []float32) {
+				t.Helper()
+				ref := make([]float64, len(c))
+				for i, v := range c {
+					ref[i] = float64(v)
+				}
+				e := nmse(g, ref)
+				t.Logf("%s: NMSE %.3g", what, e)
+				require.LessOrEqual(t, e, 1e-3, what)
+			}
+			r := rand.New(rand.NewPCG(12, 13))
+			prompt := make([]int, 300) // more than one 256-token chunk
+			for i := range prompt {
+				prompt[i] = r.IntN(cfg.Vocab)
+			}
+			cs := cpu.NewSession()
+			gs, err := gpu.NewSession()
+			require.NoError(t, err)
+			defer func() { require.NoError(t, gs.Close()) }()
+			cl, err := cs.Forward(ctx, prompt, true)
+			require.NoError(t, err)
+			gl, err := gs.Forward(prompt, true)
+			require.NoError(t, err)
+			compare("prefill", cl, gl)
+			tok := RefArgmax(cl[len(cl)-cfg.Vocab:])
+			for step := 0; step < 6; step++ {
+				cl, err = cs.Forward(ctx, []int{tok}, false)
+				require.NoError(t, err)
+				gl, err = gs.Forward([]int{tok}, false)
+				require.NoError(t, err)
+				compare(fmt.Sprintf("decode %d", step), cl, gl)
+				tok = RefArgmax(cl)
+			}
+			require.Equal(t, cs.Tokens(), gs.Tokens())
+
+			// Fork, roll the fork back into the window, continue both.
+			gf, err := gs.Fork()
+			require.NoError(t, err)
+			defer func() { require.NoError(t, gf.Close()) }()
+			cf := cs.Fork()
+			require.NoError(t, cf.Truncate(280))
+			require.NoError(t, gf.Truncate(280))
+			cl, err = cf.Forward(ctx, prompt[:30], false)
+			require.NoError(t, err)
+			gl, err = gf.Forward(prompt[:30], false)
+			require.NoError(t, err)
+			compare("fork+truncate", cl, gl)
+			cl, err = cs.Forward(ctx, []int{tok}, false)
+			require.NoError(t, err)
+			gl, err = gs.Forward([]int{tok}, false)
+			require.NoError(t, err)
+			compare("parent after fork", cl, gl)
+
+			// Greedy with a mask: the device argmax of the masked logits.
+			mask := make([]uint32, ceilDiv(cfg.Vocab, 32))
+			for i := range mask {
+				mask[i] = r.Uint32()
+			}
+			cl, err = cs.Forward(ctx, []int{7}, false)
+			require.NoError(t, err)
+			RefApplyMask(cl, mask)
+			got, err := gs.Greedy([]int{7}, mask)
+			require.NoError(t, err)
+			require.Equal(t, RefArgmax(cl), got, "greedy with mask")
+		})
+	}
+}
+
+// TestRandomModelRuns builds a device-random model and decodes a few
+// tokens (finite logits, deterministic across sessions).
+func TestRandomModelRuns(t *testing.T) {
+	b := backend(t)
+	cfg, err := model.Preset("34m")
+	require.NoError(t, err)
+	m, err := NewRandomModel(b, cfg, 1, ModelOptions{Context: 256})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, m.Close()) }()
+	var first []int
+	for run := 0; run < 2; run++ {
+		s, err := m.NewSession()
+		require.NoError(t, err)
+		toks := []int{1, 2, 3}
+		for i := 0; i < 5; i++ {
+			next, err := s.Greedy(toks, nil)
+			require.NoError(t, err)
+			toks = []int{next}
+		}
+		logits, err := s.Forward([]int{4}, false)
+		require.NoError(t, err)
+		for _, v := range logits {
+			require.False(t, math.IsNaN(float64(v)) || math.IsInf(float64(v), 0))
+		}
+		if run == 0 {
+			first = s.Tokens()
+		} else {
+			require.Equal(t, first, s.Tokens())
+		}
+		require.NoError(t, s.Close())
+	}
 }

@@ -262,7 +262,8 @@ func download[T any](dst []T, src cu.DevicePtr, what string) error {
 }
 
 // launch starts kernel name on the default stream (context current). args
-// are cu.DevicePtr, int or float32; each travels in an 8-byte slot, as
+// are cu.DevicePtr, int (a 32-bit int parameter), int64, uint32 or float32;
+// each travels in an 8-byte slot, as
 // gorgonia.org/cu's Launch copies 8 bytes per parameter (a 4-byte int or
 // float kernel parameter reads the slot's low half, little-endian).
 func (d *device) launch(name string, grid, block [3]int, shared int, args ...any) error {
@@ -281,6 +282,10 @@ func (d *device) launch(name string, grid, block [3]int, shared int, args ...any
 				return fmt.Errorf("cuda: %s argument %d = %d overflows int32", name, i, v)
 			}
 			slots[i] = uint64(uint32(int32(v)))
+		case int64: // a long long kernel parameter
+			slots[i] = uint64(v)
+		case uint32:
+			slots[i] = uint64(v)
 		case float32:
 			slots[i] = uint64(math.Float32bits(v))
 		default:

@@ -7,7 +7,7 @@
 set -eu
 cd "$(dirname "$0")"
 NVCC=${NVCC:-nvcc}
-for src in gemv gemm vector attention sample; do
+for src in gemv gemm vector attention sample forward; do
 	for arch in 80 90; do
 		"$NVCC" -ptx -O3 -std=c++17 -arch=sm_$arch -o "$src.sm_$arch.ptx" "$src.cu"
 		# Check that it assembles (and report spills) before committing it.

@@ -19,7 +19,7 @@ import (
 var files embed.FS
 
 // Modules lists the PTX modules, one per .cu source.
-var Modules = []string{"gemv", "gemm", "vector", "attention", "sample"}
+var Modules = []string{"gemv", "gemm", "vector", "attention", "sample", "forward"}
 
 // PTX returns the PTX text of module name for arch ("sm_80" or "sm_90"),
 // NUL-terminated as cuModuleLoadData expects.
