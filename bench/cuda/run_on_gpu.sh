@@ -26,8 +26,23 @@ MODELS=${MODELS:-1.8b,32b}
 	date -u
 	nvidia-smi || echo "nvidia-smi failed: no GPU driver?"
 	ldconfig -p | grep -E 'libcuda\.so' || echo "no libcuda.so in ldconfig"
+	# The driver entry points the binaries call (resolved lazily, so a
+	# missing one would fail only when first called): report any absent.
+	python3 - <<'PY'
+import ctypes
+lib = ctypes.CDLL("libcuda.so.1")
+need = """cuInit cuDriverGetVersion cuDeviceGetCount cuDeviceGet cuDeviceGetName cuDeviceGetAttribute
+cuCtxCreate_v2 cuCtxSetCurrent cuCtxSynchronize cuCtxDestroy_v2 cuModuleLoadData cuModuleGetFunction
+cuModuleUnload cuMemAlloc_v2 cuMemFree_v2 cuMemcpyHtoD_v2 cuMemcpyDtoH_v2 cuMemcpyDtoD_v2 cuMemsetD8_v2
+cuMemGetInfo_v2 cuLaunchKernel""".split()
+missing = [n for n in need if not hasattr(lib, n)]
+v = ctypes.c_int()
+lib.cuDriverGetVersion(ctypes.byref(v))
+print("driver API version", v.value, "missing entry points:", missing or "none")
+PY
 } >"$OUT/env.log" 2>&1
-if ! nvidia-smi >/dev/null 2>&1; then
+cat "$OUT/env.log"
+if ! nvidia-smi >/dev/null 2>&1 && [ ! -e /dev/nvidia0 ]; then
 	echo "no GPU here: gorgonia.org/cu would exit at start-up; stopping" | tee -a "$OUT/env.log"
 	exit 1
 fi
