@@ -25,7 +25,11 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	n := fs.Int("n", 1000, "number of programs")
 	seed := fs.Uint64("seed", 1, "master seed")
 	out := fs.String("out", "", "output directory (required)")
-	fams := fs.String("families", "", "comma-separated program families (default all: "+strings.Join(progen.Families(), ",")+")")
+	var famDoc strings.Builder
+	for _, f := range progen.Families() {
+		fmt.Fprintf(&famDoc, "\n  %-10s %s", f, progen.FamilyDoc(f))
+	}
+	fams := fs.String("families", "", "comma-separated program families (default all):"+famDoc.String())
 	tok := fs.String("tokenizer", "", "tokenizer.json to count tokens with")
 	workers := fs.Int("workers", 0, "parallel tracers (default GOMAXPROCS)")
 	traj := fs.Int("traj", 4, "trajectories per program")
