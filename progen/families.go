@@ -86,14 +86,14 @@ func families() []*family {
 			stmts:  nums, nstmts: [2]int{2, 5},
 		},
 		{
-			name: "helpers", doc: "f calls one to three helper functions",
+			name: "helpers", doc: "f calls one or two helper functions",
 			params: []wt{{tStr, 3}, {tLI, 3}, {tInt, 3}, {tLS, 2}}, nparams: [2]int{1, 2},
 			rets:   []wt{{tStr, 3}, {tLI, 3}, {tInt, 3}, {tBool, 1}, {tTIS, 1}},
 			locals: []wt{{tStr, 3}, {tLI, 3}, {tInt, 4}, {tLS, 2}, {tDSI, 1}},
 			stmts:  baseStmts, nstmts: [2]int{1, 3}, helpers: [2]int{1, 2},
 		},
 		{
-			name: "recursion", doc: "a bounded recursive helper called from f",
+			name: "recursion", doc: "bounded recursion: a recursive helper f calls, or f itself",
 			params: []wt{{tStr, 3}, {tLI, 3}, {tInt, 4}}, nparams: [2]int{1, 2},
 			rets:   []wt{{tInt, 4}, {tStr, 2}, {tLI, 2}, {tBool, 1}},
 			locals: []wt{{tInt, 4}, {tStr, 2}, {tLI, 2}},
