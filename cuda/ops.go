@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ndbg/ndbg/kernels"
@@ -30,9 +31,56 @@ func (o *Ops) Err() error {
 	return err
 }
 
-// MatMul implements kerneltest.Ops.
+// MatMul implements kerneltest.Ops with Backend's kernel choice, but
+// uploads w on every call instead of caching it (the suite changes
+// weights in place between calls, which Backend's cache does not allow).
 func (o *Ops) MatMul(_ *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) error {
-	return o.b.MatMul(dst, x, n, w)
+	if err := checkMatMul(dst, x, n, w); err != nil {
+		return err
+	}
+	if n == 0 || w.Rows == 0 {
+		return nil
+	}
+	if w.Cols == 0 {
+		clear(dst[:n*w.Rows])
+		return nil
+	}
+	b := o.b
+	err := b.d.do(func() (err error) {
+		size := int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size())
+		wb, err := alloc(size, "weights")
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, wb.free()) }()
+		if w.DType == kernels.BF16 {
+			err = upload(wb.ptr, w.BF16[:w.Rows*w.Cols], "weights")
+		} else {
+			err = upload(wb.ptr, w.F32[:w.Rows*w.Cols], "weights")
+		}
+		if err != nil {
+			return err
+		}
+		xp, err := b.xBuf.need(int64(4 * n * w.Cols))
+		if err != nil {
+			return err
+		}
+		yp, err := b.yBuf.need(int64(4 * n * w.Rows))
+		if err != nil {
+			return err
+		}
+		if err := upload(xp, x[:n*w.Cols], "x"); err != nil {
+			return err
+		}
+		if err := b.d.launchMatMul(b.pickMatMul(n, w.DType), yp, xp, wb.ptr, n, w.Rows, w.Cols); err != nil {
+			return err
+		}
+		return download(dst[:n*w.Rows], yp, "dst")
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: matmul %d×%d·%d×%dᵀ: %w", n, w.Cols, w.Rows, w.Cols, err)
+	}
+	return nil
 }
 
 // run uploads the inputs, launches, and downloads out (the last operand

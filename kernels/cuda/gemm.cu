@@ -15,7 +15,8 @@
 //   lo = bf16(x - hi)), and two mmas per step: x·W is then exact to about
 //   2^-17 relative, matching a float32 GEMM (NMSE ≈ 1e-10) at twice the
 //   tensor work; prefill has tensor throughput to spare, so this is the
-//   default and passes the 1e-7 conformance limit.
+//   default and passes the 1e-7 conformance limit. The lo pass uses W with
+//   non-finite entries zeroed, so an Inf weight gives ±Inf, not NaN.
 #include "common.cuh"
 #include <mma.h>
 using namespace nvcuda;
@@ -31,6 +32,10 @@ __device__ __forceinline__ void gemm_bf16_body(float* __restrict__ dst, const fl
     __shared__ __align__(32) __nv_bfloat16 xs_hi[BM][BK + PAD];
     __shared__ __align__(32) __nv_bfloat16 xs_lo[SPLIT ? BM : 1][BK + PAD];
     __shared__ __align__(32) __nv_bfloat16 ws[BN][BK + PAD];
+    // For the lo pass, W with its infinities and NaNs zeroed: hi·Inf already
+    // gives the right ±Inf (or NaN), and lo·Inf, of the opposite sign when
+    // hi rounded x up, would turn it into NaN.
+    __shared__ __align__(32) __nv_bfloat16 wsf[SPLIT ? BN : 1][BK + PAD];
     __shared__ __align__(32) float out[4][16][16 + 4];
 
     int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -62,13 +67,20 @@ __device__ __forceinline__ void gemm_bf16_body(float* __restrict__ dst, const fl
             int gj = n0 + j, gk = k0 + k;
             uint16_t b = (gj < rows && gk < cols) ? w[(size_t)gj * cols + gk] : (uint16_t)0;
             ws[j][k] = *reinterpret_cast<__nv_bfloat16*>(&b);
+            if (SPLIT) {
+                uint16_t f = (b & 0x7f80u) == 0x7f80u ? (uint16_t)0 : b;
+                wsf[j][k] = *reinterpret_cast<__nv_bfloat16*>(&f);
+            }
         }
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
-            wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b[2];
+            wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b[2], bf[2];
 #pragma unroll
-            for (int j = 0; j < 2; j++) wmma::load_matrix_sync(b[j], &ws[wn + j * 16][kk], BK + PAD);
+            for (int j = 0; j < 2; j++) {
+                wmma::load_matrix_sync(b[j], &ws[wn + j * 16][kk], BK + PAD);
+                if (SPLIT) wmma::load_matrix_sync(bf[j], &wsf[wn + j * 16][kk], BK + PAD);
+            }
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
@@ -78,7 +90,7 @@ __device__ __forceinline__ void gemm_bf16_body(float* __restrict__ dst, const fl
                 if (SPLIT) {
                     wmma::load_matrix_sync(a, &xs_lo[wm + i * 16][kk], BK + PAD);
 #pragma unroll
-                    for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], a, b[j], acc[i][j]);
+                    for (int j = 0; j < 2; j++) wmma::mma_sync(acc[i][j], a, bf[j], acc[i][j]);
                 }
             }
         }
