@@ -219,3 +219,22 @@ func TestCRUXEvalGroundTruth(t *testing.T) {
 	}
 	t.Logf("%d CRUXEval dev items, %d events", len(items), events)
 }
+
+// TestAddressesMasked: reprs that print a memory address differ from run to
+// run; the tracer masks the address so traces are reproducible.
+func TestAddressesMasked(t *testing.T) {
+	prog, err := dsl.NewProgram("def f(xs):\n    it = iter(xs)\n    return [x for x in it]\n", "f")
+	require.NoError(t, err)
+	res, err := Run(context.Background(), prog, "f([1])", Limits{})
+	require.NoError(t, err)
+	seen := false
+	for _, e := range res.Events {
+		for _, l := range e.Locals {
+			require.NotRegexp(t, `0x[0-9a-f]{4,}`, l.Repr)
+			if strings.Contains(l.Repr, " at 0x...>") {
+				seen = true
+			}
+		}
+	}
+	require.True(t, seen, "an iterator's repr is shown with its address masked")
+}
