@@ -46,6 +46,7 @@ type Backend struct {
 
 	// Variant choices (for benchmarks and tests of the alternatives).
 	gemm string // "gemm_bf16_2" (split, float32-exact) or "gemm_bf16_1"
+	gemv string // "gemv_bf16_1" or "gemv_bf16_2" (unrolled loads)
 }
 
 type vecKey struct {
@@ -61,6 +62,9 @@ type Options struct {
 	// NMSE ≈ 1e-6 per product) instead of splitting them in two bf16 halves
 	// (gemm_bf16_2, float32-accurate, twice the tensor work).
 	FastGEMM bool
+	// UnrolledGEMV selects gemv_bf16_2 (4 loads in flight per lane, more
+	// registers) for BF16 decode instead of gemv_bf16_1.
+	UnrolledGEMV bool
 }
 
 // New opens GPU opts.Device and loads the kernels. It fails with a clear
@@ -71,9 +75,12 @@ func New(opts Options) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{d: d, mats: map[*kernels.Mat]buffer{}, vecs: map[vecKey]buffer{}, gemm: "gemm_bf16_2"}
+	b := &Backend{d: d, mats: map[*kernels.Mat]buffer{}, vecs: map[vecKey]buffer{}, gemm: "gemm_bf16_2", gemv: "gemv_bf16_1"}
 	if opts.FastGEMM {
 		b.gemm = "gemm_bf16_1"
+	}
+	if opts.UnrolledGEMV {
+		b.gemv = "gemv_bf16_2"
 	}
 	b.xBuf.what, b.yBuf.what, b.kBuf.what, b.vBuf.what, b.pBuf.what = "activations in", "activations out", "keys", "values", "attention partials"
 	return b, nil
@@ -235,13 +242,13 @@ func (b *Backend) pickMatMul(n int, dt kernels.DType) string {
 	case n >= gemmMinTokens:
 		return b.gemm
 	}
-	return "gemv_bf16_1"
+	return b.gemv
 }
 
 // launchMatMul launches one of the matrix kernels on device pointers.
 func (d *device) launchMatMul(kernel string, y, x, w cu.DevicePtr, n, rows, cols int) error {
 	switch kernel {
-	case "gemv_bf16_1", "gemv_f32_1":
+	case "gemv_bf16_1", "gemv_bf16_2", "gemv_f32_1":
 		const warps = 8
 		return d.launch(kernel, [3]int{ceilDiv(rows, warps), ceilDiv(n, 8), 1}, [3]int{32 * warps, 1, 1}, 0,
 			y, x, w, n, rows, cols)

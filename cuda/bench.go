@@ -149,9 +149,9 @@ func (b *Backend) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float
 			if err != nil {
 				return err
 			}
-			for _, k := range []string{"gemv_bf16_1", "gemm_bf16_1", "gemm_bf16_2"} {
+			for _, k := range []string{"gemv_bf16_1", "gemv_bf16_2", "gemm_bf16_1", "gemm_bf16_2"} {
 				tokens := n
-				if k == "gemv_bf16_1" {
+				if k == "gemv_bf16_1" || k == "gemv_bf16_2" {
 					tokens = 1
 				}
 				us, err := timeit(k, func() error { return b.d.launchMatMul(k, yp, xp, wp, tokens, m.rows, m.cols) })

@@ -14,8 +14,9 @@
 
 #define NT 8
 
-extern "C" __global__ void gemv_bf16_1(float* __restrict__ dst, const float* __restrict__ x,
-                                       const uint16_t* __restrict__ w, int n, int rows, int cols) {
+template <int UNROLL>
+__device__ __forceinline__ void gemv_bf16_body(float* __restrict__ dst, const float* __restrict__ x,
+                                               const uint16_t* __restrict__ w, int n, int rows, int cols) {
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int r = blockIdx.x * (blockDim.x >> 5) + warp;
     int t0 = blockIdx.y * NT;
@@ -28,6 +29,7 @@ extern "C" __global__ void gemv_bf16_1(float* __restrict__ dst, const float* __r
     const float* xs = x + (size_t)t0 * cols;
     if ((cols & 7) == 0) {
         const uint4* w4 = reinterpret_cast<const uint4*>(wr);
+#pragma unroll(UNROLL)
         for (int c8 = lane; c8 < cols / 8; c8 += 32) {
             uint4 p = __ldg(w4 + c8);
             float wf[8];
@@ -58,6 +60,16 @@ extern "C" __global__ void gemv_bf16_1(float* __restrict__ dst, const float* __r
         float s = warp_sum(acc[t]);
         if (lane == 0 && t < nt) dst[(size_t)(t0 + t) * rows + r] = s;
     }
+}
+
+extern "C" __global__ void gemv_bf16_1(float* __restrict__ dst, const float* __restrict__ x,
+                                       const uint16_t* __restrict__ w, int n, int rows, int cols) {
+    gemv_bf16_body<1>(dst, x, w, n, rows, cols);
+}
+
+extern "C" __global__ void gemv_bf16_2(float* __restrict__ dst, const float* __restrict__ x,
+                                       const uint16_t* __restrict__ w, int n, int rows, int cols) {
+    gemv_bf16_body<4>(dst, x, w, n, rows, cols);
 }
 
 extern "C" __global__ void gemv_f32_1(float* __restrict__ dst, const float* __restrict__ x,
