@@ -5,7 +5,9 @@
 # they fit in what a device call carries (64 MiB).
 set -eu
 cd "$(dirname "$0")/../.."
-grep -qx '/.cudabin/' .git/info/exclude 2>/dev/null || echo '/.cudabin/' >>.git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.cudabin/' "$exclude" 2>/dev/null || echo '/.cudabin/' >>"$exclude"
 mkdir -p .cudabin
 go test -tags cuda -c -o .cudabin/cuda.test ./cuda/
 go build -tags cuda -o .cudabin/cuda-bench ./bench/cuda
