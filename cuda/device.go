@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -96,29 +97,44 @@ func openDevice(ordinal int) (*device, error) {
 	for _, name := range ptx.Modules {
 		src, err := ptx.PTX(name, arch)
 		if err != nil {
-			d.destroy()
-			return nil, err
+			return nil, errors.Join(err, d.destroy())
 		}
 		mod, err := cu.LoadData(src)
 		if err != nil {
-			d.destroy()
-			return nil, fmt.Errorf("cuda: cuModuleLoadData(%s.%s.ptx): %w", name, arch, err)
+			return nil, errors.Join(fmt.Errorf("cuda: cuModuleLoadData(%s.%s.ptx): %w%s", name, arch, err, jitLog(src)), d.destroy())
 		}
 		d.mods = append(d.mods, mod)
 		for _, fn := range ptx.Functions(src) {
 			f, err := mod.Function(fn)
 			if err != nil {
-				d.destroy()
-				return nil, fmt.Errorf("cuda: cuModuleGetFunction(%s): %w", fn, err)
+				return nil, errors.Join(fmt.Errorf("cuda: cuModuleGetFunction(%s): %w", fn, err), d.destroy())
 			}
 			d.fns[fn] = f
 		}
 	}
 	if err := cu.SetCurrentContext(cu.CUContext{}); err != nil {
-		d.destroy()
-		return nil, fmt.Errorf("cuda: cuCtxSetCurrent(nil): %w", err)
+		return nil, errors.Join(fmt.Errorf("cuda: cuCtxSetCurrent(nil): %w", err), d.destroy())
 	}
 	return d, nil
+}
+
+// jitLog loads src again with the JIT's error log enabled, after a failed
+// cuModuleLoadData, and returns the log (": " + text) so the error says
+// what the driver's PTX compiler rejected.
+func jitLog(src string) string {
+	log := &cu.JITErrorLogBuffer{Buffer: make([]byte, 8192)}
+	mod, err := cu.LoadDataEx(src, log)
+	if err == nil {
+		_ = mod.Unload()
+		return ""
+	}
+	if i := bytes.IndexByte(log.Buffer, 0); i >= 0 {
+		log.Buffer = log.Buffer[:i]
+	}
+	if len(log.Buffer) == 0 {
+		return ""
+	}
+	return ": " + string(log.Buffer)
 }
 
 // info returns the device's description.
