@@ -10,6 +10,9 @@
 // <|begin_of_text|> themselves. Decode keeps special tokens (like
 // skip_special_tokens=False).
 //
+// Train learns a new byte-level BPE and writes it as tokenizer.json (see
+// README.md for the node-based alternative and the conformance tests).
+//
 // A Tokenizer is safe for concurrent use.
 package tokenizer
 

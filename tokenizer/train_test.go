@@ -165,3 +165,22 @@ func TestTrainerReuse(t *testing.T) {
 	}
 	assert.Equal(t, 2, n)
 }
+
+func FuzzTrain(f *testing.F) {
+	f.Add("def f(x):\n    return x\n\n<|frame_sep|>x = 1", "<|frame_sep|>")
+	f.Add("aaaa bbbb aaaa\r\n\r\n", "")
+	f.Fuzz(func(t *testing.T, text, special string) {
+		if len(text) > 1<<12 {
+			t.Skip()
+		}
+		var sp []string
+		if special != "" {
+			sp = []string{special}
+		}
+		data, err := Train([]string{text, text}, TrainOptions{VocabSize: 300, Special: sp, MinFrequency: 1})
+		require.NoError(t, err)
+		tk, err := Parse(data)
+		require.NoError(t, err)
+		require.Equal(t, string(appendLossy(nil, []byte(text))), tk.Decode(tk.Encode(text)))
+	})
+}
