@@ -528,3 +528,43 @@ func TestRandomModelRuns(t *testing.T) {
 		require.NoError(t, s.Close())
 	}
 }
+
+// TestConcurrentSessions runs sessions of one model on one Backend from
+// several goroutines (model.Backend must be safe for concurrent use) and
+// checks each gets the logits it gets alone.
+func TestConcurrentSessions(t *testing.T) {
+	b := backend(t)
+	ctx := context.Background()
+	cfg, err := model.Preset("tiny")
+	require.NoError(t, err)
+	cpuModel, err := model.NewRandom(ctx, cfg, kernels.BF16, 3, model.Options{Threads: 1})
+	require.NoError(t, err)
+	defer cpuModel.Close()
+	m := cpuModel.WithBackend(b)
+	prompts := [][]int{{1, 2, 3, 4, 5}, {9, 8, 7}, {100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117}}
+	alone := make([][]float32, len(prompts))
+	for i, p := range prompts {
+		alone[i], err = m.NewSession().Forward(ctx, p, false)
+		require.NoError(t, err)
+	}
+	errs := make(chan error, len(prompts)*4)
+	for rep := 0; rep < 4; rep++ {
+		for i, p := range prompts {
+			go func() {
+				got, err := m.NewSession().Forward(ctx, p, false)
+				if err == nil {
+					for j := range got {
+						if got[j] != alone[i][j] {
+							err = fmt.Errorf("prompt %d: logit %d = %v, alone %v", i, j, got[j], alone[i][j])
+							break
+						}
+					}
+				}
+				errs <- err
+			}()
+		}
+	}
+	for range len(prompts) * 4 {
+		require.NoError(t, <-errs)
+	}
+}
