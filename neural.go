@@ -341,10 +341,12 @@ func lastState(traj *dsl.Trajectory) *dsl.State {
 	return &traj.Start
 }
 
-// dots gives the names the ".." rule may write at each line after traj.
+// dots gives the names the ".." rule may write at each line after traj:
+// those of the reference frame of the line's function, computed in one pass.
 func dots(traj *dsl.Trajectory) func(int) []string {
+	refs := traj.References()
 	return func(l int) []string {
-		r := traj.Reference(l)
+		r := refs[traj.Program.FuncOf(l)]
 		if r == nil {
 			return nil
 		}
