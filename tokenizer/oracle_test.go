@@ -90,7 +90,7 @@ var derivedVariants = map[string]struct {
 }
 
 // TestOracleRandom compares Encode and Decode with the real library on
-// random texts (a new seed each run, logged; set NDBG_SEED to replay).
+// random texts (a fixed seed; NDBG_SEED=random draws a new one, logged).
 func TestOracleRandom(t *testing.T) {
 	if err := nodeOracle(); err != nil {
 		t.Skip(err)
@@ -98,13 +98,17 @@ func TestOracleRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	seed := time.Now().UnixNano()
-	if s := os.Getenv("NDBG_SEED"); s != "" {
+	seed := int64(20261122) // fixed by default: no flaky runs for others
+	switch s := os.Getenv("NDBG_SEED"); s {
+	case "":
+	case "random":
+		seed = time.Now().UnixNano()
+	default:
 		var err error
 		seed, err = strconv.ParseInt(s, 10, 64)
 		require.NoError(t, err)
 	}
-	t.Logf("seed %d (NDBG_SEED to replay)", seed)
+	t.Logf("seed %d (NDBG_SEED=<seed> replays, NDBG_SEED=random explores)", seed)
 	r := rand.New(rand.NewSource(seed))
 	texts := make([]string, 1000)
 	for i := range texts {
