@@ -2,7 +2,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test test-noasm bench lint fuzz
+.PHONY: all build test bench lint fuzz cuda-check cuda-ptx
 
 all: build
 
@@ -29,3 +29,12 @@ fuzz:
 		pkg=./$$(dirname "$${file#./}"); echo "== $$pkg $$fn"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done
+
+# The CUDA backend compiles (it runs only on a GPU machine: cuda/README.md).
+cuda-check:
+	$(GO) vet -tags cuda ./cuda/... ./bench/cuda/ ./kernels/cuda/
+	$(GO) test -tags cuda -c -o /dev/null ./cuda/
+
+# Rebuild the committed PTX from kernels/cuda/*.cu (needs nvcc 11.8+).
+cuda-ptx:
+	$(GO) generate ./kernels/cuda
