@@ -33,57 +33,76 @@ func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 }
 
 // gemv computes dst = x · Wᵀ as n matrix-vector products, parallel over
-// blocks of about 64 KiB of weight rows.
+// blocks of about 64 KiB of weight rows (a multiple of 8 rows).
 func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
+	if n*R*K*w.DType.Size() < gemvSerialBytes {
+		p = nil // waking a worker costs more than it saves
+	}
+	grain := max(8, (65536/(K*w.DType.Size())+7)&^7)
+	p.For(R, grain, func(lo, hi int) {
+		for i := range n {
+			b.gemvRows(dst[i*R+lo:i*R+hi], x[i*K:i*K+K], w, lo)
+		}
+	})
+}
+
+// gemvRows sets d[j] = x · W[r0+j, :] for j < len(d): eight rows at a time
+// (AVX-512), then four, then one, each kernel on the columns that fill its
+// vectors, the remaining columns in Go.
+func (b Backend) gemvRows(d, x []float32, w *Mat, r0 int) {
+	K := w.Cols
+	done, kd := 0, 0 // rows computed, and the columns they cover
+	if b.isa >= isaAVX512 {
+		if k32, r8 := K&^31, len(d)&^7; k32 > 0 && r8 > 0 {
+			if w.DType == BF16 {
+				gemv8BF16AVX512(&d[0], &x[0], &w.BF16[r0*K], r8, k32, K)
+			} else {
+				gemv8F32AVX512(&d[0], &x[0], &w.F32[r0*K], r8, k32, K)
+			}
+			done, kd = r8, k32
+			b.gemvTail(d[:r8], x, w, r0, kd)
+		}
+	}
+	rest := d[done:]
+	if len(rest) == 0 {
+		return
+	}
 	width := 16
 	if b.isa == isaAVX2 {
 		width = 8
 	}
 	kv := K &^ (width - 1)
-	if n*R*K*w.DType.Size() < gemvSerialBytes {
-		p = nil // waking a worker costs more than it saves
+	r := r0 + done
+	switch {
+	case kv == 0:
+		clear(rest)
+	case w.DType == BF16 && b.isa >= isaAVX512:
+		gemvBF16AVX512(&rest[0], &x[0], &w.BF16[r*K], len(rest), kv, K)
+	case w.DType == BF16:
+		gemvBF16AVX2(&rest[0], &x[0], &w.BF16[r*K], len(rest), kv, K)
+	case b.isa >= isaAVX512:
+		gemvF32AVX512(&rest[0], &x[0], &w.F32[r*K], len(rest), kv, K)
+	default:
+		gemvF32AVX2(&rest[0], &x[0], &w.F32[r*K], len(rest), kv, K)
 	}
-	grain := max(4, (65536/(K*w.DType.Size())+3)&^3)
-	p.For(R, grain, func(lo, hi int) {
-		for i := range n {
-			xi := x[i*K : i*K+K]
-			d := dst[i*R+lo : i*R+hi]
-			if w.DType == BF16 {
-				wr := w.BF16[lo*K : hi*K]
-				if kv > 0 {
-					if b.isa >= isaAVX512 {
-						gemvBF16AVX512(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
-					} else {
-						gemvBF16AVX2(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
-					}
-				} else {
-					clear(d)
-				}
-				if kv < K {
-					for r := range d {
-						d[r] += dotBF16Go(xi[kv:], wr[r*K+kv:r*K+K])
-					}
-				}
-			} else {
-				wr := w.F32[lo*K : hi*K]
-				if kv > 0 {
-					if b.isa >= isaAVX512 {
-						gemvF32AVX512(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
-					} else {
-						gemvF32AVX2(&d[0], &xi[0], &wr[0], hi-lo, kv, K)
-					}
-				} else {
-					clear(d)
-				}
-				if kv < K {
-					for r := range d {
-						d[r] += dotGo(xi[kv:], wr[r*K+kv:r*K+K])
-					}
-				}
-			}
+	b.gemvTail(rest, x, w, r, kv)
+}
+
+// gemvTail adds the columns [k0, K) to d[j] = x · W[r0+j, :].
+func (b Backend) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
+	K := w.Cols
+	if k0 == K {
+		return
+	}
+	for j := range d {
+		o := (r0 + j) * K
+		if w.DType == BF16 {
+			d[j] += dotBF16Go(x[k0:], w.BF16[o+k0:o+K])
+		} else {
+			d[j] += dotGo(x[k0:], w.F32[o+k0:o+K])
 		}
-	})
+	}
 }
 
 // gemvBatch computes dst = x · Wᵀ for 2 ≤ n ≤ 4 (AVX-512): the four-vector

@@ -78,3 +78,9 @@ func gemmBF16DotAVX512(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc
 
 //go:noescape
 func gemmBF16DotAVX512Half(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc int)
+
+//go:noescape
+func gemv8F32AVX512(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv8BF16AVX512(dst, x *float32, w *uint16, rows, k, ldw int)
