@@ -50,8 +50,9 @@ func (b neural) Open(_ context.Context, it *Item) (Runner, error) {
 }
 
 type neuralRunner struct {
-	b  neural
-	it *Item
+	b       neural
+	it      *Item
+	entries map[int]*ndbg.Session // by sample: the entry's call, forked per use
 }
 
 func (r *neuralRunner) backend(k int) ndbg.Backend {
@@ -60,8 +61,21 @@ func (r *neuralRunner) backend(k int) ndbg.Backend {
 	return ndbg.Neural(r.b.m, p)
 }
 
+// Entry starts (once per sample: the arguments are evaluated by a python3
+// run) and forks the session at the entry's call.
 func (r *neuralRunner) Entry(ctx context.Context, k int) (*ndbg.Session, error) {
-	return ndbg.Start(ctx, r.backend(k), r.it.Source, r.it.Call)
+	s := r.entries[k]
+	if s == nil {
+		var err error
+		if s, err = ndbg.Start(ctx, r.backend(k), r.it.Source, r.it.Call); err != nil {
+			return nil, err
+		}
+		if r.entries == nil {
+			r.entries = map[int]*ndbg.Session{}
+		}
+		r.entries[k] = s
+	}
+	return s.Fork(), nil
 }
 
 // At starts the model from the real state alone: one action from a real
@@ -74,7 +88,11 @@ func (r *neuralRunner) FromReturn(ctx context.Context, line int, value string, k
 	return ndbg.StartAt(ctx, r.backend(k), r.it.Source, r.it.Entry, dsl.State{Event: dsl.Return, Line: line, Value: value})
 }
 
-func (r *neuralRunner) Close() {}
+func (r *neuralRunner) Close() {
+	for _, s := range r.entries {
+		s.Close()
+	}
+}
 
 // Real is the sanity backend: the real debugger answers, so every
 // next-state prediction and every CRUXEval-O answer must be right. It runs

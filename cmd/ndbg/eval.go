@@ -29,6 +29,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 99, "progen master seed of the generated programs (use one never used for training)")
 	fams := fs.String("families", "", "comma-separated progen families (default all: "+strings.Join(progen.Families(), ",")+")")
 	items := fs.String("items", "", "CRUXEval-style JSONL (code, input, output, id; entry f(<input>)); 'dev' finds "+eval.CRUXEvalRel+" above the working directory")
+	limit := fs.Int("limit", 0, "use only the first N items of --items (0: all)")
 	tasks := fs.String("tasks", "next,cruxeval", "what to run: next (next-state exact match), cruxeval (on --items with outputs)")
 	mode := fs.String("pairs", "policy", "next-state pairs: policy (the training policy's trajectories) or every (every state, six step actions)")
 	traj := fs.Int("traj", 4, "trajectories sampled per program (policy pairs)")
@@ -111,6 +112,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		var err error
 		if crux, err = eval.LoadItems(path); err != nil {
 			return err
+		}
+		if *limit > 0 && *limit < len(crux) {
+			crux = crux[:*limit]
 		}
 	}
 	if doCrux && len(crux) == 0 && !doNext {
