@@ -16,9 +16,9 @@
 // # MatMul
 //
 // MatMul computes dst = x · Wᵀ (x is n × Cols, W is Rows × Cols, row-major).
-//   - n = 1 (decode) is a matrix-vector product, memory-bound: four weight
-//     rows at a time against one vector of x, two vectors in flight, spread
-//     over the pool in blocks of about 64 KiB of weights.
+//   - n = 1 (decode) is a matrix-vector product, memory-bound: eight weight
+//     rows at a time (AVX-512; four with AVX2) against one vector of x,
+//     spread over the pool in blocks of about 64 KiB of weights.
 //   - n = 2…4 with AVX-512: a four-vector kernel reads each weight once for
 //     all rows of x.
 //   - larger n (prefill) is compute-bound: x is packed K-major into panels of
