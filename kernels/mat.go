@@ -79,9 +79,13 @@ func (m *Mat) Check() error {
 	return nil
 }
 
-// Row returns row r of m widened to float32 in dst (len(dst) ≥ Cols) and
-// returns dst[:Cols]. It assumes 0 ≤ r < Rows and a checked m.
+// Row returns row r of m widened to float32 in dst[:Cols]. It returns nil
+// (and writes nothing) when m is malformed (see Check), r is out of range or
+// dst is shorter than Cols.
 func (m *Mat) Row(dst []float32, r int) []float32 {
+	if m.Check() != nil || r < 0 || r >= m.Rows || len(dst) < m.Cols {
+		return nil
+	}
 	dst = dst[:m.Cols]
 	off := r * m.Cols
 	if m.DType == BF16 {

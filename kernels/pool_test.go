@@ -137,3 +137,18 @@ func TestBF16(t *testing.T) {
 	BF16ToF32Slice(back, dst)
 	assert.Equal(t, []float32{1, 2, 0}, back)
 }
+
+func TestMatRowAndCheck(t *testing.T) {
+	m := &Mat{Rows: 2, Cols: 2, DType: BF16, BF16: []uint16{0x3f80, 0x4000, 0x4040, 0x4080}}
+	require.NoError(t, m.Check())
+	assert.Equal(t, []float32{3, 4}, m.Row(make([]float32, 3), 1))
+	assert.Nil(t, m.Row(make([]float32, 2), 2))
+	assert.Nil(t, m.Row(make([]float32, 2), -1))
+	assert.Nil(t, m.Row(make([]float32, 1), 0))
+	f := &Mat{Rows: 1, Cols: 3, F32: []float32{1, 2, 3}}
+	assert.Equal(t, []float32{1, 2, 3}, f.Row(make([]float32, 3), 0))
+	assert.Error(t, (&Mat{Rows: 1 << 40, Cols: 1 << 40}).Check())
+	assert.Equal(t, "BF16", BF16.String())
+	assert.Equal(t, 4, F32.Size())
+	assert.Equal(t, 0, DType(7).Size())
+}
