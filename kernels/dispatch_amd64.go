@@ -458,23 +458,44 @@ func (b Backend) mulScaled(dst, x, w []float32, s float32) {
 
 func (b Backend) dotRows(dst, x, m []float32, stride int) {
 	k := len(x)
+	if b.isa == isaGeneric {
+		dotRowsGo(dst, x, m, stride)
+		return
+	}
+	done := 0
+	if b.isa >= isaAVX512 {
+		if k32, r8 := k&^31, len(dst)&^7; k32 > 0 && r8 > 0 {
+			gemv8F32AVX512(&dst[0], &x[0], &m[0], r8, k32, stride)
+			for j := range r8 {
+				if k32 < k {
+					dst[j] += dotGo(x[k32:], m[j*stride+k32:j*stride+k])
+				}
+			}
+			done = r8
+		}
+	}
 	width := 16
 	if b.isa == isaAVX2 {
 		width = 8
 	}
 	kv := k &^ (width - 1)
-	if b.isa == isaGeneric || kv == 0 {
-		dotRowsGo(dst, x, m, stride)
+	rest := dst[done:]
+	if len(rest) == 0 {
+		return
+	}
+	if kv == 0 {
+		dotRowsGo(rest, x, m[done*stride:], stride)
 		return
 	}
 	if b.isa >= isaAVX512 {
-		gemvF32AVX512(&dst[0], &x[0], &m[0], len(dst), kv, stride)
+		gemvF32AVX512(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
 	} else {
-		gemvF32AVX2(&dst[0], &x[0], &m[0], len(dst), kv, stride)
+		gemvF32AVX2(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
 	}
 	if kv < k {
-		for j := range dst {
-			dst[j] += dotGo(x[kv:], m[j*stride+kv:j*stride+k])
+		for j := range rest {
+			o := (done + j) * stride
+			rest[j] += dotGo(x[kv:], m[o+kv:o+k])
 		}
 	}
 }
