@@ -272,7 +272,7 @@ func answer(ctx context.Context, cfg *CruxConfig, it *Item, prog *dsl.Program, r
 		return err
 	}
 	if st.Event != dsl.Return {
-		return fmt.Errorf("eval: %s stopped at a %s event, not f's return", strat, st.Event)
+		return fmt.Errorf("eval: %s stopped at event %s, not at f's return", strat, st.Event)
 	}
 	pr.Answer = st.Value
 	ok, err := cfg.Scorer.CheckOutput(ctx, it.Source, it.Output, st.Value)
@@ -347,7 +347,7 @@ func inverse(ctx context.Context, prog *dsl.Program, run Runner, it *Item, k int
 		return "", nil, err
 	}
 	if st.Event != dsl.Call {
-		return "", nil, fmt.Errorf("eval: inv_step_return stopped at a %s event", st.Event)
+		return "", nil, fmt.Errorf("eval: inv_step_return stopped at event %s, not at a call", st.Event)
 	}
 	sig, err := signature(prog)
 	if err != nil {
