@@ -31,16 +31,6 @@ func (s *Summary) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// MarshalJSON writes NaN percentages as null (a Tally holds counts only,
-// so only Pass1 could be NaN; it never is, but be safe).
-func (p Pass) MarshalJSON() ([]byte, error) {
-	type plain Pass
-	if math.IsNaN(p.Pass1) {
-		p.Pass1 = 0
-	}
-	return json.Marshal(plain(p))
-}
-
 // actionOrder lists action kinds in DSL order.
 func actionOrder() []string {
 	var out []string
@@ -294,8 +284,8 @@ func samplesDoc(n int) string {
 
 // mdCode quotes s as inline code in a table cell.
 func mdCode(s string) string {
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	if r := []rune(s); len(r) > 120 {
+		s = string(r[:117]) + "..."
 	}
 	s = strings.NewReplacer("|", `\|`, "`", "'", "\n", " ").Replace(s)
 	return "`" + s + "`"
