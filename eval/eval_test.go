@@ -56,6 +56,12 @@ func TestRealSanity(t *testing.T) {
 	assert.Equal(t, res.All.LocalN, res.All.Locals)
 	assert.Equal(t, res.All.ValueN, res.All.Value)
 	assert.Zero(t, res.All.Errors)
+	require.Contains(t, res.ByFamily, "items")
+	fam := 0
+	for _, f := range res.ByFamily {
+		fam += f.N
+	}
+	assert.Equal(t, res.All.N, fam)
 	assert.GreaterOrEqual(t, len(res.ByAction), 8, "(nearly) every action kind is drawn")
 
 	every, err := NextState(ctx, NextConfig{Items: gen[:2], Backend: be, Workers: 2, Mode: "every", MaxPairs: 60})

@@ -126,6 +126,9 @@ type NextResult struct {
 	Forward  Tally             `json:"forward"`
 	Inverse  Tally             `json:"inverse"`
 	ByAction map[string]*Tally `json:"by_action"`
+	// ByFamily totals by item family (a progen family, or "items" for
+	// CRUXEval-style JSONL): the two are different distributions.
+	ByFamily map[string]*Tally `json:"by_family"`
 	// ByHorizon is per action kind, per horizon bucket (dataset.Bucket:
 	// 0, 1, 2-3, 4-7, ...: the number of states skipped).
 	ByHorizon  map[string]map[string]*Tally `json:"by_horizon"`
@@ -187,7 +190,7 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 		setting = RealSetting
 	}
 	res := &NextResult{Backend: cfg.Backend.Name(), Setting: setting, Mode: cfg.Mode, Items: len(cfg.Items),
-		Skipped: map[string]int{}, ByAction: map[string]*Tally{}, ByHorizon: map[string]map[string]*Tally{}}
+		Skipped: map[string]int{}, ByAction: map[string]*Tally{}, ByFamily: map[string]*Tally{}, ByHorizon: map[string]map[string]*Tally{}}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -255,6 +258,7 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 			kind := o.action.Kind
 			name := kind.String()
 			tallyOf(res.ByAction, name).add(o)
+			tallyOf(res.ByFamily, cfg.Items[r.i].Family).add(o)
 			h := res.ByHorizon[name]
 			if h == nil {
 				h = map[string]*Tally{}

@@ -201,6 +201,12 @@ func (s *Summary) Markdown(charts map[string]*Chart) string {
 		row("**forward**", &n.Forward)
 		row("**inverse**", &n.Inverse)
 		row("**all**", &n.All)
+		if len(n.ByFamily) > 1 {
+			b.WriteString("\n| family | n | state | event | line | locals | value | errors |\n|---|---|---|---|---|---|---|---|\n")
+			for _, f := range sortedKeys(n.ByFamily, strings.Compare) {
+				row(f, n.ByFamily[f])
+			}
+		}
 		if charts["actions.png"] != nil {
 			b.WriteString("\n![exact match by action and component](actions.png)\n")
 		}
