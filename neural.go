@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -307,9 +308,39 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
 	}
 	if st != nil {
+		if err := e.canonicalize(traj, a, st, prompt); err != nil {
+			return nil, err
+		}
 		e.track(from, a, st)
 	}
 	return st, nil
+}
+
+// canonicalize makes the model's context hold the canonical text of the
+// new frame. A model may write a full value where the DSL writes ".."
+// (ParseFrameLenient accepts it); the session's history encodes
+// canonically, so the frame is rewritten in the model's context, as
+// training texts have it.
+func (e *neuralEngine) canonicalize(traj *dsl.Trajectory, a dsl.Action, st *dsl.State, prompt string) error {
+	next := *traj
+	next.Steps = append(slices.Clone(traj.Steps), dsl.Step{Action: a, State: st})
+	full, err := next.Encode()
+	if err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	canonical := strings.TrimSuffix(full, dsl.EndOfText)
+	if canonical == e.text {
+		return nil
+	}
+	if !strings.HasPrefix(canonical, prompt) {
+		return errors.New("ndbg: internal: canonical text does not extend the prompt")
+	}
+	if err := e.sess.Truncate(e.frameAt); err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	e.pending = e.m.encode(canonical[len(prompt):])
+	e.text = canonical
+	return nil
 }
 
 // track follows the call stack through the predicted state: exactly for

@@ -173,3 +173,30 @@ func TestStartAtReturnStepsBackToCall(t *testing.T) {
 	_, err = ndbg.StartAt(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f", dsl.State{Event: dsl.Return, Line: 6, Value: "1"})
 	require.Error(t, err, "line 6 is blank")
 }
+
+// TestNeuralNonCanonicalFrames: a model may write a full value where the
+// DSL writes ".." (a greedy random model repeats itself, so its values
+// equal their references). The session must go on, with the canonical text
+// in the model's context, over many actions.
+func TestNeuralNonCanonicalFrames(t *testing.T) {
+	ctx := context.Background()
+	for seed := uint64(1); seed <= 4; seed++ {
+		m := randomModel(t, seed)
+		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f([1, None, 4])")
+		require.NoError(t, err)
+		for i := range 10 {
+			a := dsl.Action{Kind: dsl.StepOver}
+			if i%3 == 2 {
+				a.Kind = dsl.StepInto
+			}
+			if _, err := s.Do(ctx, a); err != nil {
+				require.ErrorIs(t, err, ndbg.ErrFinished, "seed %d action %d", seed, i)
+				break
+			}
+		}
+		text, err := s.Trajectory().Encode()
+		require.NoError(t, err)
+		_, err = dsl.Parse(text)
+		require.NoError(t, err)
+	}
+}
