@@ -39,17 +39,19 @@ type Model struct {
 	python string
 	name   string
 
+	prefixes *model.PrefixCache // the model after each program's prefix text, computed once
+
 	mu    sync.Mutex
 	progs map[string]*programCache // by prepared source
 }
 
-// programCache is what every session of one program shares.
+// programCache is what every session of one program shares besides the
+// model's prefix: the compiled grammar.
 type programCache struct {
-	once   sync.Once
-	err    error
-	cp     *constrain.Program
-	prefix *model.Session // the model after <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
-	text   string         // that prefix's text
+	once sync.Once
+	err  error
+	cp   *constrain.Program
+	text string // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
 }
 
 // maxCachedPrograms bounds the per-model program cache.
@@ -65,7 +67,8 @@ func OpenModel(eng *model.Model, tok *tokenizer.Tokenizer, python, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
 	}
-	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, name: name, progs: map[string]*programCache{}}, nil
+	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, name: name, progs: map[string]*programCache{},
+		prefixes: model.NewPrefixCache(eng, maxCachedPrograms)}, nil
 }
 
 // Name says which model this is (a directory, or "embedded default").
@@ -98,15 +101,8 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 			pc.err = err
 			return
 		}
-		if pc.cp, err = constrain.Compile(m.vocab, prog, codes); err != nil {
-			pc.err = err
-			return
-		}
+		pc.cp, pc.err = constrain.Compile(m.vocab, prog, codes)
 		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
-		pc.prefix = m.eng.NewSession()
-		if _, err = pc.prefix.Forward(ctx, m.encode(pc.text), false); err != nil {
-			pc.err = fmt.Errorf("ndbg: reading the program: %w", err)
-		}
 	})
 	if pc.err != nil {
 		m.mu.Lock()
@@ -189,7 +185,12 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: pc.prefix.Fork(), text: pc.text,
+	prefix := b.m.encode(pc.text)
+	sess, err := b.m.prefixes.Fork(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: reading the program: %w", err)
+	}
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: sess, text: pc.text, prefixLen: len(prefix),
 		mask: sample.NewMask(b.m.eng.Config().Vocab)}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
@@ -207,15 +208,16 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 // neuralEngine predicts one session's states. Its model session holds the
 // text of the trajectory so far (text), except pending tokens not yet fed.
 type neuralEngine struct {
-	m       *Model
-	pc      *programCache
-	smp     *sample.Sampler
-	sess    *model.Session
-	text    string // the trajectory text the model has read (with pending)
-	pending []int  // tokens of text not yet fed to sess
-	frameAt int    // sess length where the current state's frame starts
-	calls   []int  // call lines of the frames on the stack; nil after a jump (unknown)
-	mask    *sample.Mask
+	m         *Model
+	pc        *programCache
+	smp       *sample.Sampler
+	sess      *model.Session
+	text      string // the trajectory text the model has read (with pending)
+	pending   []int  // tokens of text not yet fed to sess
+	frameAt   int    // sess length where the current state's frame starts
+	prefixLen int    // tokens of the program's prefix
+	calls     []int  // call lines of the frames on the stack; nil after a jump (unknown)
+	mask      *sample.Mask
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -404,7 +406,7 @@ func (e *neuralEngine) edited(ctx context.Context, traj *dsl.Trajectory) error {
 	e.pending = e.pending[:0]
 	at := e.frameAt
 	if len(traj.Steps) == 0 {
-		at = e.pc.prefix.Len()
+		at = e.prefixLen
 	}
 	if err := e.sess.Truncate(at); err != nil {
 		return fmt.Errorf("ndbg: %w", err)
