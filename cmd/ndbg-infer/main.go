@@ -1,6 +1,7 @@
 // Command ndbg-infer runs ndbg's neural debugger and its engine.
 //
 //	ndbg-infer [predict] --program FILE --call EXPR --action ACTION [--compare] [--model DIR]
+//	ndbg-infer --cruxeval-o|--cruxeval-i --item ITEM.json [--strategy S] [--model DIR]
 //	ndbg-infer [generate] --model DIR --prompt TEXT [--max-tokens N]
 //	           [--temperature T --top-k K --top-p P --seed S] [--threads N]
 //
@@ -35,6 +36,7 @@ func modes() []mode {
 	return []mode{
 		{"generate", "continue a prompt (default mode without --program)", runGenerate},
 		{"predict", "predict the debugger state after an action (default mode with --program)", runPredict},
+		{"cruxeval", "predict a CRUXEval item's output or input, scored by execution (default with --cruxeval-o/-i)", runCRUXEval},
 	}
 }
 
@@ -49,8 +51,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ms := modes()
 	m := ms[0] // generate
 	for _, a := range args {
-		if a == "--program" || a == "-program" || strings.HasPrefix(a, "--program=") || strings.HasPrefix(a, "-program=") {
+		switch strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-") {
+		case "program":
 			m = ms[1] // predict
+		case "cruxeval-o", "cruxeval-i":
+			m = ms[2] // cruxeval
 		}
 	}
 	if len(args) > 0 {

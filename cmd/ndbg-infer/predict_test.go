@@ -48,3 +48,21 @@ func TestPredictReal(t *testing.T) {
 		require.NotEmpty(t, errb.String())
 	}
 }
+
+func TestCRUXEvalModeReal(t *testing.T) {
+	item := filepath.Join(t.TempDir(), "item.json")
+	require.NoError(t, os.WriteFile(item, []byte(`{"id":"t","code":"def f(xs):\n    return sorted(xs)[::-1]\n","input":"[2, 3, 1]","output":"[3, 2, 1]"}`), 0o644))
+	for _, args := range [][]string{
+		{"--cruxeval-o", "--item", item, "--backend", "real"},
+		{"--cruxeval-o", "--item", item, "--backend", "real", "--strategy", "breakpoint"},
+		{"--cruxeval-i", "--item", item, "--backend", "real"},
+	} {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, run(context.Background(), args, &out, &errb), errb.String())
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &v))
+		require.Equal(t, true, v["pass"], "%v: %s", args, out.String())
+	}
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"--cruxeval-o", "--cruxeval-i", "--item", item}, &out, &errb))
+}

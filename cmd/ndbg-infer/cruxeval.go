@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/eval"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// runCRUXEval is the CRUXEval mode: on one item (JSON with code, input and
+// output, as in CRUXEval's files), predict the output of f(input)
+// (--cruxeval-o, with the step_return, breakpoint or steps strategy) or an
+// input that gives the output (--cruxeval-i: back from the return to the
+// call), score it the official way (executing the assert in a fresh
+// python3), and print both as JSON.
+//
+//	ndbg-infer --cruxeval-o --item ITEM.json [--strategy step_return] [--model DIR]
+//	ndbg-infer --cruxeval-i --item ITEM.json [--model DIR]
+func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cruxeval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	outMode := fs.Bool("cruxeval-o", false, "predict the output of f(input)")
+	inMode := fs.Bool("cruxeval-i", false, "predict an input of f that gives the output")
+	itemPath := fs.String("item", "", "the item: a JSON file with code, input and output (- reads stdin)")
+	strategy := fs.String("strategy", eval.StepReturn, "for -O: step_return, breakpoint or steps")
+	backend := fs.String("backend", "neural", "neural or real")
+	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
+	threads := fs.Int("threads", 0, "compute threads (0: one per core)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *outMode == *inMode || *itemPath == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New("need exactly one of --cruxeval-o and --cruxeval-i, and --item")
+	}
+	data, err := readSource(*itemPath)
+	if err != nil {
+		return err
+	}
+	var raw struct {
+		ID     string `json:"id"`
+		Code   string `json:"code"`
+		Input  string `json:"input"`
+		Output string `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(data), &raw); err != nil {
+		return fmt.Errorf("--item: %w", err)
+	}
+	if raw.Code == "" || raw.Input == "" || raw.Output == "" {
+		return errors.New("--item needs code, input and output")
+	}
+	strat := *strategy
+	if *inMode {
+		strat = eval.Inverse
+	} else if strat == eval.Inverse {
+		return errors.New("--strategy inverse is --cruxeval-i")
+	}
+	var b eval.Backend
+	switch *backend {
+	case "real":
+		b = eval.Real(trace.Limits{})
+	case "neural":
+		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		b = eval.Neural(m, sample.Params{})
+	default:
+		return fmt.Errorf("--backend %q: want neural or real", *backend)
+	}
+	item := eval.Item{ID: raw.ID, Family: "items", Source: raw.Code, Entry: "f",
+		Call: "f(" + raw.Input + ")", Input: raw.Input, Output: raw.Output}
+	res, err := eval.CRUXEval(ctx, eval.CruxConfig{Items: []eval.Item{item}, Backend: b,
+		Scorer: &eval.Scorer{}, Strategies: []string{strat}, Workers: 1})
+	if err != nil {
+		return err
+	}
+	p := res.PerItem[0].Predictions[strat][0]
+	out := map[string]any{"strategy": strat, "reference": raw.Output, "pass": p.Pass}
+	if *inMode {
+		out["input"] = strings.TrimSpace(p.Answer)
+	} else {
+		out["output"] = p.Answer
+	}
+	if p.Error != "" {
+		out["error"] = p.Error
+	}
+	enc := json.NewEncoder(stdout)
+	return enc.Encode(out)
+}
