@@ -41,6 +41,9 @@ var (
 	// ErrUnsupported: the backend cannot do this (e.g. editing a local of a
 	// real run).
 	ErrUnsupported = errors.New("ndbg: not supported by this backend")
+	// ErrContextFull: the session's text no longer fits the model's context;
+	// start a new session from the current state (StartAt).
+	ErrContextFull = errors.New("ndbg: the model's context is full")
 )
 
 // Backend makes the engines that answer a session's actions.

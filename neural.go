@@ -241,8 +241,8 @@ func (e *neuralEngine) flush(ctx context.Context) error {
 		return nil
 	}
 	if e.sess.Len()+len(e.pending) > e.m.eng.Config().Context {
-		return fmt.Errorf("ndbg: the trajectory needs %d tokens, over the model's context of %d: start a new session from this state",
-			e.sess.Len()+len(e.pending), e.m.eng.Config().Context)
+		return fmt.Errorf("%w: the trajectory needs %d tokens, the context holds %d (start a new session from this state)",
+			ErrContextFull, e.sess.Len()+len(e.pending), e.m.eng.Config().Context)
 	}
 	if _, err := e.sess.Forward(ctx, e.pending, false); err != nil {
 		return fmt.Errorf("ndbg: %w", err)
@@ -251,7 +251,44 @@ func (e *neuralEngine) flush(ctx context.Context) error {
 	return nil
 }
 
-func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
+// snapshot is where an engine's text stood: restoring it undoes whatever
+// a failed action had fed the model.
+type snapshot struct {
+	tokens, text, frameAt int
+	calls                 []int
+}
+
+func (e *neuralEngine) snapshot() snapshot {
+	return snapshot{tokens: e.sess.Len() + len(e.pending), text: len(e.text), frameAt: e.frameAt, calls: slices.Clone(e.calls)}
+}
+
+// restore goes back to a snapshot. The model keeps the snapshot's last
+// token pending, so that the next step has the logits after it.
+func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
+	if s.tokens <= e.sess.Len() {
+		last := e.sess.Tokens()[s.tokens-1]
+		if err := e.sess.Truncate(s.tokens - 1); err != nil {
+			return fmt.Errorf("ndbg: %w", err)
+		}
+		e.pending = append(e.pending[:0], last)
+	} else {
+		e.pending = e.pending[:s.tokens-e.sess.Len()]
+	}
+	e.text = e.text[:s.text]
+	e.frameAt = s.frameAt
+	e.calls = s.calls
+	return nil
+}
+
+func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (st *dsl.State, err error) {
+	before := e.snapshot()
+	defer func() {
+		if err != nil {
+			if rerr := e.restore(context.WithoutCancel(ctx), before); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}()
 	if len(traj.Steps) > 0 && traj.Steps[len(traj.Steps)-1].State == nil {
 		return nil, fmt.Errorf("%w: stepping back after the end (the model's text ends there)", ErrUnsupported)
 	}
@@ -270,42 +307,14 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 		return nil, err
 	}
 	frameAt := e.sess.Len()
-	var out []int
-	for !m.Done() {
-		if len(out) > maxFrameTokens {
-			return nil, errors.New("ndbg: internal: frame did not end")
-		}
-		if text, sp := m.Forced(); len(text) > 0 || sp >= 0 {
-			ids := []int{sp}
-			if len(text) > 0 {
-				ids = e.m.tok.Encode(string(text))
-			}
-			for _, id := range ids {
-				if !m.Accept(id) {
-					return nil, fmt.Errorf("ndbg: internal: forced token %d rejected", id)
-				}
-			}
-			out = append(out, ids...)
-			e.pending = append(e.pending, ids...)
-			continue
-		}
-		if err := e.flush(ctx); err != nil {
-			return nil, err
-		}
-		tok, err := e.smp.SampleConstrained(e.sess.Last(), constraint{m}, e.mask)
-		if err != nil {
-			return nil, fmt.Errorf("ndbg: sampling: %w", err)
-		}
-		if !m.Accept(tok) {
-			return nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
-		}
-		out = append(out, tok)
-		e.pending = append(e.pending, tok)
+	out, err := e.decodeFrame(ctx, m)
+	if err != nil {
+		return nil, err
 	}
 	frame := e.m.tok.Decode(out)
 	e.text += frame
 	e.frameAt = frameAt
-	st, err := traj.ParseFrameLenient(frame)
+	st, err = traj.ParseFrameLenient(frame)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
 	}
@@ -343,6 +352,46 @@ func (e *neuralEngine) canonicalize(traj *dsl.Trajectory, a dsl.Action, st *dsl.
 	e.pending = e.m.encode(canonical[len(prompt):])
 	e.text = canonical
 	return nil
+}
+
+// decodeFrame decodes one frame under the matcher: text the grammar forces
+// is tokenized and queued without the model; elsewhere the sampler draws a
+// token, the matcher checks only that one, and the full mask is built only
+// when it is rejected. The frame's tokens are queued in pending.
+func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher) ([]int, error) {
+	var out []int
+	for !m.Done() {
+		if len(out) > maxFrameTokens {
+			return nil, errors.New("ndbg: internal: frame did not end")
+		}
+		if text, sp := m.Forced(); len(text) > 0 || sp >= 0 {
+			ids := []int{sp}
+			if len(text) > 0 {
+				ids = e.m.tok.Encode(string(text))
+			}
+			for _, id := range ids {
+				if !m.Accept(id) {
+					return nil, fmt.Errorf("ndbg: internal: forced token %d rejected", id)
+				}
+			}
+			out = append(out, ids...)
+			e.pending = append(e.pending, ids...)
+			continue
+		}
+		if err := e.flush(ctx); err != nil {
+			return nil, err
+		}
+		tok, err := e.smp.SampleConstrained(e.sess.Last(), constraint{m}, e.mask)
+		if err != nil {
+			return nil, fmt.Errorf("ndbg: sampling: %w", err)
+		}
+		if !m.Accept(tok) {
+			return nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
+		}
+		out = append(out, tok)
+		e.pending = append(e.pending, tok)
+	}
+	return out, nil
 }
 
 // track follows the call stack through the predicted state: exactly for
