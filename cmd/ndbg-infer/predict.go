@@ -32,7 +32,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	before := fs.String("actions", "", "actions to apply first, separated by spaces or semicolons")
 	state := fs.String("state", "", "start from this state (JSON: event, line, locals, value) instead of the call")
 	compare := fs.Bool("compare", false, "also run the real debugger and show its state and the match")
-	backend := fs.String("backend", "neural", "neural or real")
+	backend := fs.String("backend", "neural", "neural, cwm (a CWM checkpoint: actions emulated by forcing event tokens) or real")
 	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
 	threads := fs.Int("threads", 0, "compute threads (0: one per core)")
 	var sp sample.Params
@@ -67,15 +67,18 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	switch *backend {
 	case "real":
 		b = ndbg.Real(trace.Limits{})
-	case "neural":
+	case "neural", "cwm":
 		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
 		if err != nil {
 			return err
 		}
 		defer m.Close()
 		b = ndbg.Neural(m, sp)
+		if *backend == "cwm" {
+			b = ndbg.CWM(m, sp)
+		}
 	default:
-		return fmt.Errorf("--backend %q: want neural or real", *backend)
+		return fmt.Errorf("--backend %q: want neural, cwm or real", *backend)
 	}
 	start := func(b ndbg.Backend) (*ndbg.Session, error) {
 		if *state == "" {

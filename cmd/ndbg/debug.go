@@ -39,7 +39,7 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	fs := flag.NewFlagSet("debug", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	call := fs.String("call", "", `the call to debug, e.g. 'f(3, [1, 2])' (required)`)
-	backend := fs.String("backend", "neural", "neural (predict) or real (run)")
+	backend := fs.String("backend", "neural", "neural (predict), cwm (a CWM checkpoint: s, n, r, back only) or real (run)")
 	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
 	compare := fs.Bool("compare", false, "run the real debugger alongside and mark where the prediction differs")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
@@ -66,15 +66,18 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	switch *backend {
 	case "real":
 		b = ndbg.Real(trace.Limits{})
-	case "neural":
+	case "neural", "cwm":
 		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir})
 		if err != nil {
 			return err
 		}
 		defer m.Close()
 		b = ndbg.Neural(m, sample.Params{Temperature: *temp})
+		if *backend == "cwm" {
+			b = ndbg.CWM(m, sample.Params{Temperature: *temp})
+		}
 	default:
-		return fmt.Errorf("--backend %q: want neural or real", *backend)
+		return fmt.Errorf("--backend %q: want neural, cwm or real", *backend)
 	}
 	s, err := ndbg.Start(ctx, b, string(src), *call)
 	if err != nil {
