@@ -139,8 +139,19 @@ func TestLlama3FramesAccepted(t *testing.T) {
 // CWM's 128256-token vocabulary over real frames, with each program compiled
 // afresh (cold caches), and reports p50/p99 per token, compile time per
 // program, and the sample-first check (Allowed) per token.
-func BenchmarkMaskLlama3(b *testing.B) {
-	tok := llama3(b)
+func BenchmarkMaskLlama3(b *testing.B) { benchmarkMask(b, llama3(b)) }
+
+// BenchmarkMaskDefault is BenchmarkMaskLlama3 with the default model's
+// vocabulary (weights/default/tokenizer.json).
+func BenchmarkMaskDefault(b *testing.B) {
+	tok, err := tokenizer.Load(filepath.Join("..", "weights", "default", "tokenizer.json"))
+	if err != nil {
+		b.Skipf("no default model: %v", err)
+	}
+	benchmarkMask(b, tok)
+}
+
+func benchmarkMask(b *testing.B, tok *tokenizer.Tokenizer) {
 	t0 := time.Now()
 	v, err := VocabOf(tok)
 	require.NoError(b, err)
