@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
@@ -48,8 +47,8 @@ func (b cwmBackend) startAt(ctx context.Context, prog *dsl.Program, st dsl.State
 type cwmEngine struct {
 	*neuralEngine // the model session; its text is the CWM text
 	// hist holds every frame the model wrote (including the callee frames a
-	// step over skipped) as step_into steps: its text without action tokens
-	// is what the model reads.
+	// step over skipped) as step_into steps: the ".." references of the next
+	// frame. The model reads the frames as it wrote them, without actions.
 	hist  dsl.Trajectory
 	marks []cwmMark // one per state the session has seen, for step back
 }
@@ -133,7 +132,6 @@ func (c *cwmEngine) next(ctx context.Context, kind dsl.ActionKind, force string)
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
-	before, frameAt := c.text, c.sess.Len()
 	var out []int
 	if force != "" {
 		id, ok := c.m.vocab.Special(force)
@@ -157,33 +155,8 @@ func (c *cwmEngine) next(ctx context.Context, kind dsl.ActionKind, force string)
 		return nil, nil
 	}
 	c.hist.Steps = append(c.hist.Steps, dsl.Step{Action: dsl.Action{Kind: dsl.StepInto}, State: st})
-	// Keep the model's context canonical, as in neuralEngine.canonicalize.
-	canonical, err := cwmText(&c.hist)
-	if err != nil {
-		return nil, err
-	}
-	if canonical != c.text {
-		if !strings.HasPrefix(canonical, before) {
-			return nil, errors.New("ndbg: internal: canonical CWM text does not extend the previous text")
-		}
-		if err := c.sess.Truncate(frameAt); err != nil {
-			return nil, fmt.Errorf("ndbg: %w", err)
-		}
-		c.pending = c.m.encode(canonical[len(before):])
-		c.text = canonical
-	}
 	c.track(from, dsl.Action{Kind: dsl.StepInto}, st)
 	return st, nil
-}
-
-// cwmText is a trajectory of step_into steps as CWM writes it: the DSL text
-// without its action tokens and end token.
-func cwmText(t *dsl.Trajectory) (string, error) {
-	full, err := t.Encode()
-	if err != nil {
-		return "", fmt.Errorf("ndbg: %w", err)
-	}
-	return strings.ReplaceAll(strings.TrimSuffix(full, dsl.EndOfText), dsl.StepInto.Token(), ""), nil
 }
 
 // back returns to the previous state the session saw, dropping what the

@@ -190,7 +190,7 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: reading the program: %w", err)
 	}
-	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: sess, text: pc.text, prefixLen: len(prefix),
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: sess, text: pc.text, frameAt: len(prefix), frameTextAt: len(pc.text),
 		mask: sample.NewMask(b.m.eng.Config().Vocab)}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
@@ -208,16 +208,18 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 // neuralEngine predicts one session's states. Its model session holds the
 // text of the trajectory so far (text), except pending tokens not yet fed.
 type neuralEngine struct {
-	m         *Model
-	pc        *programCache
-	smp       *sample.Sampler
-	sess      *model.Session
-	text      string // the trajectory text the model has read (with pending)
-	pending   []int  // tokens of text not yet fed to sess
-	frameAt   int    // sess length where the current state's frame starts
-	prefixLen int    // tokens of the program's prefix
-	calls     []int  // call lines of the frames on the stack; nil after a jump (unknown)
-	mask      *sample.Mask
+	m       *Model
+	pc      *programCache
+	smp     *sample.Sampler
+	sess    *model.Session
+	text    string // the trajectory text the model has read (with pending)
+	pending []int  // tokens of text not yet fed to sess
+	// Where the current state's frame starts, in the model's tokens and in
+	// text. The model reads its frames as it wrote them (a full value where
+	// the DSL would write ".." included); Set rewrites the current one.
+	frameAt, frameTextAt int
+	calls                []int // call lines of the frames on the stack; nil after a jump (unknown)
+	mask                 *sample.Mask
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -254,12 +256,13 @@ func (e *neuralEngine) flush(ctx context.Context) error {
 // snapshot is where an engine's text stood: restoring it undoes whatever
 // a failed action had fed the model.
 type snapshot struct {
-	tokens, text, frameAt int
-	calls                 []int
+	tokens, text, frameAt, frameTextAt int
+	calls                              []int
 }
 
 func (e *neuralEngine) snapshot() snapshot {
-	return snapshot{tokens: e.sess.Len() + len(e.pending), text: len(e.text), frameAt: e.frameAt, calls: slices.Clone(e.calls)}
+	return snapshot{tokens: e.sess.Len() + len(e.pending), text: len(e.text), frameAt: e.frameAt,
+		frameTextAt: e.frameTextAt, calls: slices.Clone(e.calls)}
 }
 
 // restore goes back to a snapshot. The model keeps the snapshot's last
@@ -275,7 +278,7 @@ func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
 		e.pending = e.pending[:s.tokens-e.sess.Len()]
 	}
 	e.text = e.text[:s.text]
-	e.frameAt = s.frameAt
+	e.frameAt, e.frameTextAt = s.frameAt, s.frameTextAt
 	e.calls = s.calls
 	return nil
 }
@@ -292,8 +295,7 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if len(traj.Steps) > 0 && traj.Steps[len(traj.Steps)-1].State == nil {
 		return nil, fmt.Errorf("%w: stepping back after the end (the model's text ends there)", ErrUnsupported)
 	}
-	prompt, err := traj.EncodePrompt(a)
-	if err != nil {
+	if _, err := traj.EncodePrompt(a); err != nil { // validates the action against the history
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	from := *lastState(traj)
@@ -301,57 +303,39 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	// Feed the action, then decode the frame: forced text without the model,
-	// the rest sampled (sample first, check that token, mask on rejection).
-	if err := e.feedText(ctx, prompt); err != nil {
-		return nil, err
-	}
-	frameAt := e.sess.Len()
+	// Queue the action's text after what the model has read (its own frames,
+	// as it wrote them), then decode the frame.
+	seg := actionText(traj.Program, a)
+	e.text += seg
+	e.pending = append(e.pending, e.m.encode(seg)...)
+	frameAt, frameTextAt := e.sess.Len()+len(e.pending), len(e.text)
 	out, err := e.decodeFrame(ctx, m)
 	if err != nil {
 		return nil, err
 	}
 	frame := e.m.tok.Decode(out)
 	e.text += frame
-	e.frameAt = frameAt
+	e.frameAt, e.frameTextAt = frameAt, frameTextAt
 	st, err = traj.ParseFrameLenient(frame)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
 	}
 	if st != nil {
-		if err := e.canonicalize(traj, a, st, prompt); err != nil {
-			return nil, err
-		}
 		e.track(from, a, st)
 	}
 	return st, nil
 }
 
-// canonicalize makes the model's context hold the canonical text of the
-// new frame. A model may write a full value where the DSL writes ".."
-// (ParseFrameLenient accepts it); the session's history encodes
-// canonically, so the frame is rewritten in the model's context, as
-// training texts have it.
-func (e *neuralEngine) canonicalize(traj *dsl.Trajectory, a dsl.Action, st *dsl.State, prompt string) error {
-	next := *traj
-	next.Steps = append(slices.Clone(traj.Steps), dsl.Step{Action: a, State: st})
-	full, err := next.Encode()
-	if err != nil {
-		return fmt.Errorf("ndbg: %w", err)
+// actionText is an action as the DSL writes it: its token, then each
+// breakpoint line's text and newline.
+func actionText(p *dsl.Program, a dsl.Action) string {
+	var b strings.Builder
+	b.WriteString(a.Kind.Token())
+	for _, l := range a.Lines {
+		b.WriteString(p.Text(l))
+		b.WriteByte('\n')
 	}
-	canonical := strings.TrimSuffix(full, dsl.EndOfText)
-	if canonical == e.text {
-		return nil
-	}
-	if !strings.HasPrefix(canonical, prompt) {
-		return errors.New("ndbg: internal: canonical text does not extend the prompt")
-	}
-	if err := e.sess.Truncate(e.frameAt); err != nil {
-		return fmt.Errorf("ndbg: %w", err)
-	}
-	e.pending = e.m.encode(canonical[len(prompt):])
-	e.text = canonical
-	return nil
+	return b.String()
 }
 
 // decodeFrame decodes one frame under the matcher: text the grammar forces
@@ -440,28 +424,24 @@ func dots(traj *dsl.Trajectory) func(int) []string {
 	}
 }
 
-// edited rewrites the current frame in the model's context.
+// edited rewrites the current frame in the model's context: the text
+// before it stays, the frame is written anew (canonically) from the edited
+// state.
 func (e *neuralEngine) edited(ctx context.Context, traj *dsl.Trajectory) error {
 	full, err := traj.Encode()
 	if err != nil {
 		return fmt.Errorf("ndbg: %w", err)
 	}
-	text := strings.TrimSuffix(full, dsl.EndOfText)
-	// The text up to the current frame is unchanged; only its frame differs.
-	keep := e.text[:len(e.text)-len(lastFrameText(e.text))]
-	if !strings.HasPrefix(text, keep) {
-		return errors.New("ndbg: internal: edit changed more than the current frame")
+	frame := lastFrameText(strings.TrimSuffix(full, dsl.EndOfText))
+	if err := e.flush(ctx); err != nil {
+		return err
 	}
-	e.pending = e.pending[:0]
-	at := e.frameAt
-	if len(traj.Steps) == 0 {
-		at = e.prefixLen
-	}
-	if err := e.sess.Truncate(at); err != nil {
+	if err := e.sess.Truncate(e.frameAt); err != nil {
 		return fmt.Errorf("ndbg: %w", err)
 	}
-	e.text = keep
-	return e.feedText(ctx, text)
+	e.text = e.text[:e.frameTextAt] + frame
+	e.pending = e.m.encode(frame)
+	return nil
 }
 
 // lastFrameText returns the last frame of a trajectory text: from its

@@ -176,8 +176,8 @@ func TestStartAtReturnStepsBackToCall(t *testing.T) {
 
 // TestNeuralNonCanonicalFrames: a model may write a full value where the
 // DSL writes ".." (a greedy random model repeats itself, so its values
-// equal their references). The session must go on, with the canonical text
-// in the model's context, over many actions.
+// equal their references). The session must go on over many actions (the
+// model reads its own text; the session's history is canonical).
 func TestNeuralNonCanonicalFrames(t *testing.T) {
 	ctx := context.Background()
 	for seed := uint64(1); seed <= 4; seed++ {
