@@ -20,6 +20,8 @@ import (
 func TestBatchRecoversFromKilledInterpreter(t *testing.T) {
 	lim := testLimits(t)
 	lim.Timeout = 200 * time.Millisecond
+	lim.MaxEvents = 1 << 30 // the timeout, not the event cap, must end the loop below
+	lim.MaxOutputBytes = 1 << 30
 	var mu sync.Mutex
 	var pgids []int
 	lim.onStart = func(g int) { mu.Lock(); pgids = append(pgids, g); mu.Unlock() }

@@ -41,6 +41,10 @@ func TestRunReturnsValueAndStdout(t *testing.T) {
 func TestInfiniteLoopTimesOut(t *testing.T) {
 	lim := testLimits(t)
 	lim.Timeout = 300 * time.Millisecond
+	// Lift the caps, or an idle machine reaches the event cap first (a
+	// truncated trace, not a timeout).
+	lim.MaxEvents = 1 << 30
+	lim.MaxOutputBytes = 1 << 30
 	start := time.Now()
 	_, err := runChecked(t, "def f():\n    while True:\n        pass\n", "f", "f()", lim)
 	requireKind(t, err, ErrTimeout)
