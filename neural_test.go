@@ -2,8 +2,6 @@ package ndbg_test
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"slices"
 	"testing"
 
@@ -12,62 +10,13 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/kernels"
-	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/internal/testmodel"
 	"github.com/ndbg/ndbg/sample"
-	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/trace"
 )
 
-// dslTokenizer is the GPT-2-style code tokenizer of the tokenizer tests
-// with every DSL special token added (it has CWM's already).
-func dslTokenizer(t testing.TB) *tokenizer.Tokenizer {
-	tok, err := tokenizer.Parse(dslTokenizerJSON(t))
-	require.NoError(t, err)
-	return tok
-}
-
-// dslTokenizerJSON is dslTokenizer's tokenizer.json.
-func dslTokenizerJSON(t testing.TB) []byte {
-	data, err := os.ReadFile("tokenizer/testdata/code-gpt2.tokenizer.json")
-	require.NoError(t, err)
-	var j map[string]any
-	require.NoError(t, json.Unmarshal(data, &j))
-	added := j["added_tokens"].([]any)
-	have := map[string]bool{}
-	for _, a := range added {
-		have[a.(map[string]any)["content"].(string)] = true
-	}
-	next := len(j["model"].(map[string]any)["vocab"].(map[string]any))
-	for _, s := range dsl.SpecialTokens() {
-		if !have[s.Text] {
-			added = append(added, map[string]any{"id": next, "content": s.Text, "single_word": false,
-				"lstrip": false, "rstrip": false, "normalized": false, "special": true})
-			next++
-		}
-	}
-	j["added_tokens"] = added
-	data, err = json.Marshal(j)
-	require.NoError(t, err)
-	return data
-}
-
-// randomModel is a small random-weight model over the DSL tokenizer: its
-// logits are arbitrary, which is what the constrained decoder must survive.
-func randomModel(t testing.TB, seed uint64) *ndbg.Model {
-	tok := dslTokenizer(t)
-	cfg, err := model.Preset("tiny")
-	require.NoError(t, err)
-	cfg.Vocab = tok.VocabSize()
-	cfg.Context = 2048
-	cfg.Windows = nil
-	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
-	require.NoError(t, err)
-	m, err := ndbg.OpenModel(eng, tok, "", "random")
-	require.NoError(t, err)
-	t.Cleanup(func() { m.Close() })
-	return m
-}
+// randomModel is a random tiny model over a tokenizer with the DSL tokens.
+func randomModel(t testing.TB, seed uint64) *ndbg.Model { return testmodel.Model(t, seed) }
 
 // TestNeuralFramesValid drives neural sessions with random models through
 // every action: each predicted state is well formed, quotes a line of the

@@ -9,23 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/internal/testmodel"
 	"github.com/ndbg/ndbg/sample"
-	"github.com/ndbg/ndbg/weights"
 )
 
 // writeModelDir writes a random BF16 checkpoint in small shards with a DSL
 // tokenizer: a model directory as train/train.py exports it.
 func writeModelDir(t *testing.T) string {
-	tok := dslTokenizer(t)
 	dir := t.TempDir()
-	cfg := &weights.Config{Architectures: []string{"LlamaForCausalLM"}, ModelType: "llama", HiddenSize: 64,
-		IntermediateSize: 128, NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2, HeadDim: 16,
-		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 1024, RMSNormEps: 1e-5, RopeTheta: 10000}
-	tensors, err := weights.RandomLlama(cfg, weights.BF16, 5)
-	require.NoError(t, err)
-	require.NoError(t, weights.WriteCheckpoint(dir, cfg, tensors, 200<<10, nil))
-	// The tokenizer with the DSL's action tokens, as the training recipe writes it.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), dslTokenizerJSON(t), 0o644))
+	testmodel.WriteDir(t, dir, 200<<10)
 	return dir
 }
 

@@ -16,10 +16,8 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/kernels"
-	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/internal/testmodel"
 	"github.com/ndbg/ndbg/sample"
-	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -229,42 +227,8 @@ func TestReport(t *testing.T) {
 }
 
 // randomModel is a random-weight tiny model over a tokenizer with the DSL
-// tokens (as neural_test.go in the root package builds it).
-func randomModel(t *testing.T, seed uint64) *ndbg.Model {
-	data, err := os.ReadFile("../tokenizer/testdata/code-gpt2.tokenizer.json")
-	require.NoError(t, err)
-	var j map[string]any
-	require.NoError(t, json.Unmarshal(data, &j))
-	added := j["added_tokens"].([]any)
-	have := map[string]bool{}
-	for _, a := range added {
-		have[a.(map[string]any)["content"].(string)] = true
-	}
-	next := len(j["model"].(map[string]any)["vocab"].(map[string]any))
-	for _, s := range dsl.SpecialTokens() {
-		if !have[s.Text] {
-			added = append(added, map[string]any{"id": next, "content": s.Text, "single_word": false,
-				"lstrip": false, "rstrip": false, "normalized": false, "special": true})
-			next++
-		}
-	}
-	j["added_tokens"] = added
-	data, err = json.Marshal(j)
-	require.NoError(t, err)
-	tok, err := tokenizer.Parse(data)
-	require.NoError(t, err)
-	cfg, err := model.Preset("tiny")
-	require.NoError(t, err)
-	cfg.Vocab = tok.VocabSize()
-	cfg.Context = 2048
-	cfg.Windows = nil
-	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
-	require.NoError(t, err)
-	m, err := ndbg.OpenModel(eng, tok, "", "random")
-	require.NoError(t, err)
-	t.Cleanup(func() { m.Close() })
-	return m
-}
+// tokens.
+func randomModel(t *testing.T, seed uint64) *ndbg.Model { return testmodel.Model(t, seed) }
 
 // TestNeuralRandom: a small run with a random model completes; its scores
 // are whatever they are (near 0), and every prediction is accounted for.

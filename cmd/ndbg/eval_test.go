@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
-	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/weights"
+	"github.com/ndbg/ndbg/internal/testmodel"
 )
 
 // TestEvalCommand: the real debugger graded by `ndbg eval` scores 100%,
@@ -71,34 +70,7 @@ func TestEvalCommand(t *testing.T) {
 
 // writeRandomModel writes a model directory (config.json, safetensors,
 // tokenizer.json with the DSL tokens) with random weights.
-func writeRandomModel(t *testing.T, dir string) {
-	data, err := os.ReadFile("../../tokenizer/testdata/code-gpt2.tokenizer.json")
-	require.NoError(t, err)
-	var j map[string]any
-	require.NoError(t, json.Unmarshal(data, &j))
-	added := j["added_tokens"].([]any)
-	have := map[string]bool{}
-	for _, a := range added {
-		have[a.(map[string]any)["content"].(string)] = true
-	}
-	next := len(j["model"].(map[string]any)["vocab"].(map[string]any))
-	for _, s := range dsl.SpecialTokens() {
-		if !have[s.Text] {
-			added = append(added, map[string]any{"id": next, "content": s.Text, "single_word": false,
-				"lstrip": false, "rstrip": false, "normalized": false, "special": true})
-			next++
-		}
-	}
-	j["added_tokens"] = added
-	data, err = json.Marshal(j)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644))
-	cfg := &weights.Config{HiddenSize: 64, IntermediateSize: 128, NumHiddenLayers: 2, NumAttentionHeads: 4, NumKeyValueHeads: 2,
-		HeadDim: 16, VocabSize: next, MaxPositionEmbeddings: 2048, RMSNormEps: 1e-5, RopeTheta: 10000}
-	ts, err := weights.RandomLlama(cfg, weights.F32, 5)
-	require.NoError(t, err)
-	require.NoError(t, weights.WriteCheckpoint(dir, cfg, ts, 0, nil))
-}
+func writeRandomModel(t *testing.T, dir string) { testmodel.WriteDir(t, dir, 0) }
 
 // TestEvalCommandModelDir: a neural evaluation of a model directory (random
 // weights) runs to the end and writes its report.
