@@ -3,6 +3,7 @@ package ndbg_test
 import (
 	"context"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -147,5 +148,41 @@ func TestNeuralNonCanonicalFrames(t *testing.T) {
 		require.NoError(t, err)
 		_, err = dsl.Parse(text)
 		require.NoError(t, err)
+	}
+}
+
+// TestNeuralConcurrentSessions: sessions share one model (its weights and
+// cached program prefix) concurrently, and each predicts exactly what it
+// predicts alone (greedy decoding is deterministic).
+func TestNeuralConcurrentSessions(t *testing.T) {
+	ctx := context.Background()
+	m := randomModel(t, 11)
+	play := func() []ndbg.State {
+		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f([1, None, 4])")
+		require.NoError(t, err)
+		defer s.Close()
+		var out []ndbg.State
+		for _, k := range []dsl.ActionKind{dsl.StepInto, dsl.StepOver, dsl.StepInto, dsl.InvStepInto} {
+			st, err := s.Do(ctx, dsl.Action{Kind: k})
+			if err != nil {
+				break
+			}
+			out = append(out, st)
+		}
+		return out
+	}
+	alone := play()
+	results := make([][]ndbg.State, 4)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = play()
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		require.Equal(t, alone, r, "session %d", i)
 	}
 }
