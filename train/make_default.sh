@@ -48,4 +48,6 @@ mkdir -p "$root/weights/default"
 rm -f "$root/weights/default"/model*.safetensors "$root/weights/default"/model.safetensors.index.json
 cp "$work/model"/{config.json,tokenizer.json,README.md,loss.png,loss.csv} "$root/weights/default/"
 cp "$work/model"/model*.safetensors* "$root/weights/default/"
-echo "default model written to weights/default; rebuild to embed it"
+# The logits the Go engine must reproduce (TestDefaultModelMatchesTorch).
+"$PY" "$root/train/reference_logits.py" "$root/weights/default" "$work/tok"
+echo "default model written to weights/default; rebuild to embed it; then: go test -run DefaultModel . && ndbg eval"
