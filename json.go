@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
 )
@@ -107,17 +109,45 @@ type Match struct {
 }
 
 // Compare grades a prediction against the truth. A nil state is the end of
-// the program; two ends match.
+// the program; two ends match. Locals are compared as a set of (name, repr):
+// CPython 3.11 lists f_locals in an order that depends on when they were
+// read, so the order is not part of the state. Memory addresses in reprs
+// (" at 0x7f...") differ from run to run and are not compared.
 func Compare(pred, real *State) Match {
 	if pred == nil || real == nil {
 		m := pred == nil && real == nil
 		return Match{m, m, m, m, m}
 	}
-	m := Match{Event: pred.Event == real.Event, Line: pred.Line == real.Line, Value: pred.Value == real.Value}
-	m.Locals = len(pred.Locals) == len(real.Locals)
-	for i := 0; m.Locals && i < len(pred.Locals); i++ {
-		m.Locals = pred.Locals[i] == real.Locals[i]
-	}
+	m := Match{Event: pred.Event == real.Event, Line: pred.Line == real.Line,
+		Locals: sameLocals(pred.Locals, real.Locals), Value: maskAddress(pred.Value) == maskAddress(real.Value)}
 	m.All = m.Event && m.Line && m.Locals && m.Value
 	return m
+}
+
+func sameLocals(a, b []dsl.Local) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	reprs := make(map[string]string, len(a))
+	for _, l := range a {
+		reprs[l.Name] = maskAddress(l.Repr)
+	}
+	for _, l := range b {
+		r, ok := reprs[l.Name]
+		if !ok || r != maskAddress(l.Repr) {
+			return false
+		}
+		delete(reprs, l.Name)
+	}
+	return len(reprs) == 0
+}
+
+// address matches a memory address in a repr.
+var address = regexp.MustCompile(` at 0x[0-9a-fA-F.]+`)
+
+func maskAddress(s string) string {
+	if !strings.Contains(s, " at 0x") {
+		return s
+	}
+	return address.ReplaceAllString(s, " at 0x...")
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
-	"regexp"
 	"runtime"
 	"slices"
 	"sync"
@@ -428,55 +427,24 @@ func drawPairs(cfg *NextConfig, smp *statetree.Sampler, tree *statetree.Tree, i 
 	return kept, nil
 }
 
-// addr matches the memory address in reprs such as "<list_iterator object
-// at 0x7f...>": it differs from run to run, so it is not compared.
-var addr = regexp.MustCompile(` at 0x[0-9a-fA-F]+`)
-
-func norm(s string) string { return addr.ReplaceAllString(s, " at 0x?") }
-
-// compare grades a prediction. Locals are compared as a set of (name,
-// repr): CPython's f_locals order depends on when it is read (3.11), so
-// order is not part of the state. Memory addresses in reprs are ignored.
+// compare grades a prediction with ndbg.Compare (locals as a set, memory
+// addresses ignored); a failed prediction matches nothing.
 func compare(want, got *dsl.State, failed bool) outcome {
-	var o outcome
-	o.want, o.got, o.err = want, got, failed
-	if want == nil {
-		o.event = got == nil && !failed
-		o.line, o.state = o.event, o.event
+	o := outcome{want: want, got: got, err: failed}
+	if want != nil {
+		o.hasLocals = want.Event == dsl.Call || want.Event == dsl.Line
+		o.hasValue = !o.hasLocals
+	}
+	if failed {
 		return o
 	}
-	o.hasLocals = want.Event == dsl.Call || want.Event == dsl.Line
-	o.hasValue = !o.hasLocals
-	if got == nil {
-		return o
+	m := ndbg.Compare(got, want)
+	o.event, o.line, o.state = m.Event, m.Line, m.All
+	if want != nil && got != nil {
+		o.locals = o.hasLocals && m.Locals
+		o.value = o.hasValue && m.Value
 	}
-	o.event = got.Event == want.Event
-	o.line = got.Line == want.Line
-	if o.hasLocals {
-		o.locals = sameLocals(want.Locals, got.Locals)
-	} else {
-		o.value = norm(want.Value) == norm(got.Value)
-	}
-	o.state = o.event && o.line && (o.locals || o.value)
 	return o
-}
-
-func sameLocals(a, b []dsl.Local) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	m := make(map[string]string, len(a))
-	for _, l := range a {
-		m[l.Name] = norm(l.Repr)
-	}
-	for _, l := range b {
-		r, ok := m[l.Name]
-		if !ok || r != norm(l.Repr) {
-			return false
-		}
-		delete(m, l.Name)
-	}
-	return len(m) == 0
 }
 
 // describe writes a state for a reader: "line 5 {x: 1}" or "return 3".
