@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ndbg/ndbg/dsl"
 )
@@ -85,7 +86,7 @@ type Session struct {
 // top-level function of source) at the entry's call event, where the locals
 // are the arguments.
 func Start(ctx context.Context, b Backend, source, call string) (*Session, error) {
-	entry, err := entryOf(call)
+	entry, err := EntryOf(call)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +131,13 @@ type startAter interface {
 	startAt(ctx context.Context, prog *dsl.Program, st dsl.State) (engine, error)
 }
 
-// entryOf returns the function a call expression calls: "f(1)" → "f".
-func entryOf(call string) (string, error) {
-	name, _, ok := strings.Cut(strings.TrimSpace(call), "(")
+// EntryOf returns the function a call expression calls: "f" for
+// "f(3, [1, 2])". The callee must be a plain name (a top-level function).
+func EntryOf(call string) (string, error) {
+	call = strings.TrimSpace(call)
+	name, _, ok := strings.Cut(call, "(")
 	name = strings.TrimSpace(name)
-	if !ok || name == "" || !isIdentifier(name) || !strings.HasSuffix(strings.TrimSpace(call), ")") {
+	if !ok || !isIdentifier(name) || !strings.HasSuffix(call, ")") {
 		return "", fmt.Errorf("ndbg: call %q is not a call of a top-level function, like f(1, 'a')", call)
 	}
 	return name, nil
@@ -142,12 +145,11 @@ func entryOf(call string) (string, error) {
 
 func isIdentifier(s string) bool {
 	for i, r := range s {
-		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127 || i > 0 && r >= '0' && r <= '9' {
-			continue
+		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
+			return false
 		}
-		return false
 	}
-	return true
+	return s != ""
 }
 
 // Backend returns the session's backend.

@@ -93,26 +93,3 @@ func (e *realEngine) stack() []int {
 	return lines
 }
 func (e *realEngine) close() {}
-
-// RealStates returns every state of a real run of call, in execution order,
-// and the run's outcome: what `ndbg trace` shows.
-func RealStates(ctx context.Context, source, call string, lim trace.Limits) (*dsl.Program, []dsl.State, *trace.Result, error) {
-	entry, err := entryOf(call)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	prog, err := dsl.NewProgram(source, entry)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("ndbg: %w", err)
-	}
-	eng, _, err := realBackend{lim}.start(ctx, prog, call)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	e := eng.(*realEngine)
-	states := make([]dsl.State, e.tree.End())
-	for i := range states {
-		states[i] = e.state(i)
-	}
-	return prog, states, e.result, nil
-}

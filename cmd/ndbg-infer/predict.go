@@ -88,8 +88,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return nil, err
 		}
-		entry, _, _ := strings.Cut(*call, "(")
-		return ndbg.StartAt(ctx, b, src, strings.TrimSpace(entry), st)
+		entry, err := ndbg.EntryOf(*call)
+		if err != nil {
+			return nil, err
+		}
+		return ndbg.StartAt(ctx, b, src, entry, st)
 	}
 	predicted, err := runActions(ctx, start, b, pre, act)
 	if err != nil {

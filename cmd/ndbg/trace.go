@@ -10,8 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode"
 
+	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/statetree"
 	"github.com/ndbg/ndbg/trace"
@@ -51,7 +51,10 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *format != "json" && *format != "dsl" {
 		return fmt.Errorf("unknown --format %q (want json or dsl)", *format)
 	}
-	entry, err := entryOf(*call)
+	if strings.TrimSpace(*call) == "" {
+		return errors.New("need --call, e.g. --call 'f(3)'")
+	}
+	entry, err := ndbg.EntryOf(*call)
 	if err != nil {
 		return err
 	}
@@ -92,29 +95,6 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return w.Flush()
-}
-
-// entryOf is the function a call expression calls: "f" in "f(1, 2)".
-func entryOf(call string) (string, error) {
-	call = strings.TrimSpace(call)
-	if call == "" {
-		return "", errors.New("need --call, e.g. --call 'f(3)'")
-	}
-	name, _, ok := strings.Cut(call, "(")
-	name = strings.TrimSpace(name)
-	if !ok || !strings.HasSuffix(call, ")") || !isIdent(name) {
-		return "", fmt.Errorf("--call %q is not a call of a top-level function like f(1, 2)", call)
-	}
-	return name, nil
-}
-
-func isIdent(s string) bool {
-	for i, r := range s {
-		if !(r == '_' || unicode.IsLetter(r) || i > 0 && unicode.IsDigit(r)) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // writeJSON writes one JSON object per state: index, event, line, source,
