@@ -3,6 +3,7 @@ package ndbg_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -100,6 +101,7 @@ func TestStartErrors(t *testing.T) {
 	_, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([])")
 	require.NoError(t, err, "a program that raises is a truthful trace")
 	_, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), "def f():\n    while True:\n        pass\n", "f()")
+	// Ended by the timeout or, on a fast machine, by the event cap first.
 	require.Error(t, err)
-	require.True(t, errors.Is(err, trace.ErrTimeout) || err != nil)
+	require.True(t, errors.Is(err, trace.ErrTimeout) || strings.Contains(err.Error(), "passed its limits"), "%v", err)
 }
