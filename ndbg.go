@@ -42,8 +42,10 @@ var (
 	// ErrUnsupported: the backend cannot do this (e.g. editing a local of a
 	// real run).
 	ErrUnsupported = errors.New("ndbg: not supported by this backend")
-	// ErrContextFull: the session's text no longer fits the model's context;
-	// start a new session from the current state (StartAt).
+	// ErrContextFull: the program and the current state leave no room for
+	// the next frame in the model's context. (A long history alone is not
+	// this error: the neural backend then drops it and goes on from the
+	// current state.)
 	ErrContextFull = errors.New("ndbg: the model's context is full")
 )
 

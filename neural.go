@@ -185,24 +185,34 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	prefix := b.m.encode(pc.text)
-	sess, err := b.m.prefixes.Fork(ctx, prefix)
-	if err != nil {
-		return nil, fmt.Errorf("ndbg: reading the program: %w", err)
-	}
-	e := &neuralEngine{m: b.m, pc: pc, smp: smp, sess: sess, text: pc.text, frameAt: len(prefix), frameTextAt: len(pc.text),
-		mask: sample.NewMask(b.m.eng.Config().Vocab)}
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, mask: sample.NewMask(b.m.eng.Config().Vocab)}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
-	full, err := (&dsl.Trajectory{Program: prog, Start: first}).Encode()
-	if err != nil {
-		return nil, fmt.Errorf("ndbg: %w", err)
-	}
-	if err := e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText)); err != nil {
+	if err := e.restart(ctx, prog, first); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// restart gives the engine a fresh model session that has read the program
+// and then st as its first frame, as a session that starts at st reads them.
+func (e *neuralEngine) restart(ctx context.Context, prog *dsl.Program, st dsl.State) error {
+	prefix := e.m.encode(e.pc.text)
+	if n := e.m.eng.Config().Context; len(prefix) >= n {
+		return fmt.Errorf("%w: the program needs %d tokens, the context holds %d", ErrContextFull, len(prefix), n)
+	}
+	sess, err := e.m.prefixes.Fork(ctx, prefix)
+	if err != nil {
+		return fmt.Errorf("ndbg: reading the program: %w", err)
+	}
+	full, err := (&dsl.Trajectory{Program: prog, Start: st}).Encode()
+	if err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	e.sess, e.text, e.pending = sess, e.pc.text, nil
+	e.frameAt, e.frameTextAt = len(prefix), len(e.pc.text)
+	return e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText))
 }
 
 // neuralEngine predicts one session's states. Its model session holds the
@@ -220,6 +230,9 @@ type neuralEngine struct {
 	frameAt, frameTextAt int
 	calls                []int // call lines of the frames on the stack; nil after a jump (unknown)
 	mask                 *sample.Mask
+	// The model's text starts at the session's state after base steps (0:
+	// at its first state): older history is dropped when the context fills.
+	base int
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -243,7 +256,7 @@ func (e *neuralEngine) flush(ctx context.Context) error {
 		return nil
 	}
 	if e.sess.Len()+len(e.pending) > e.m.eng.Config().Context {
-		return fmt.Errorf("%w: the trajectory needs %d tokens, the context holds %d (start a new session from this state)",
+		return fmt.Errorf("%w: %d tokens needed, the context holds %d",
 			ErrContextFull, e.sess.Len()+len(e.pending), e.m.eng.Config().Context)
 	}
 	if _, err := e.sess.Forward(ctx, e.pending, false); err != nil {
@@ -283,7 +296,38 @@ func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
 	return nil
 }
 
-func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (st *dsl.State, err error) {
+// apply predicts the state after a. When the history no longer fits the
+// model's context, the model goes on from the current state alone: it reads
+// the program and the current frame afresh (the state the training data's
+// trajectories start from), so a long session never stops at
+// ErrContextFull; the Session still keeps the whole history.
+func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
+	st, err := e.predict(ctx, traj, a)
+	if !errors.Is(err, ErrContextFull) || e.base == len(traj.Steps) {
+		return st, err // not full, or nothing older than the current frame to drop
+	}
+	saved := *e // predict restored e; restart replaces sess, text and pending
+	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
+		*e = saved
+		return nil, err
+	}
+	e.base = len(traj.Steps)
+	if st, err = e.predict(ctx, traj, a); err != nil {
+		*e = saved
+	}
+	return st, err
+}
+
+// view is the part of the session's history that the model has read.
+func (e *neuralEngine) view(traj *dsl.Trajectory) *dsl.Trajectory {
+	if e.base == 0 {
+		return traj
+	}
+	return &dsl.Trajectory{Program: traj.Program, Start: *traj.Steps[e.base-1].State, Steps: traj.Steps[e.base:]}
+}
+
+// predict is apply within the current context: on any error, e is as it was.
+func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (st *dsl.State, err error) {
 	before := e.snapshot()
 	defer func() {
 		if err != nil {
@@ -298,8 +342,8 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if _, err := traj.EncodePrompt(a); err != nil { // validates the action against the history
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	from := *lastState(traj)
-	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(traj)})
+	from, seen := *lastState(traj), e.view(traj)
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen)})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
@@ -316,7 +360,7 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	frame := e.m.tok.Decode(out)
 	e.text += frame
 	e.frameAt, e.frameTextAt = frameAt, frameTextAt
-	st, err = traj.ParseFrameLenient(frame)
+	st, err = seen.ParseFrameLenient(frame)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
 	}
@@ -428,7 +472,7 @@ func dots(traj *dsl.Trajectory) func(int) []string {
 // before it stays, the frame is written anew (canonically) from the edited
 // state.
 func (e *neuralEngine) edited(ctx context.Context, traj *dsl.Trajectory) error {
-	full, err := traj.Encode()
+	full, err := e.view(traj).Encode()
 	if err != nil {
 		return fmt.Errorf("ndbg: %w", err)
 	}

@@ -2,6 +2,7 @@ package ndbg_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -185,4 +186,46 @@ func TestNeuralConcurrentSessions(t *testing.T) {
 	for i, r := range results {
 		require.Equal(t, alone, r, "session %d", i)
 	}
+}
+
+// TestNeuralLongSession: a session whose history outgrows the model's
+// context goes on from its current state (the model rereads the program and
+// that frame) instead of stopping at ErrContextFull, and keeps its whole
+// history; a context too small for the program and one frame is an error.
+func TestNeuralLongSession(t *testing.T) {
+	ctx := context.Background()
+	const window = 512
+	for seed := uint64(1); seed <= 3; seed++ {
+		m := testmodel.ModelContext(t, seed, window)
+		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f([1, None, 4])")
+		require.NoError(t, err)
+		steps := 0
+		for ; steps < 100; steps++ {
+			st, err := s.Do(ctx, dsl.Action{Kind: []dsl.ActionKind{dsl.StepInto, dsl.InvStepInto}[steps%2]})
+			if errors.Is(err, ndbg.ErrFinished) {
+				break
+			}
+			require.NoError(t, err, "seed %d step %d", seed, steps)
+			require.Equal(t, s.Program().Text(st.Line), st.Source)
+		}
+		traj := s.Trajectory()
+		require.Len(t, traj.Steps, steps+boolInt(s.Finished()), "the session keeps every step")
+		text, err := traj.Encode()
+		require.NoError(t, err)
+		_, err = dsl.Parse(text)
+		require.NoError(t, err)
+		require.Greater(t, len(m.Tokenizer().Encode(text)), window, "seed %d: the history never outgrew the context", seed)
+		s.Close()
+	}
+
+	small := testmodel.ModelContext(t, 1, 32)
+	_, err := ndbg.Start(ctx, ndbg.Neural(small, sample.Params{}), buggy, "f([1, None, 4])")
+	require.ErrorIs(t, err, ndbg.ErrContextFull)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -58,12 +58,15 @@ func Tokenizer(t testing.TB) *tokenizer.Tokenizer {
 
 // Model is a random tiny model (the "tiny" preset, context 2048, F32) over
 // Tokenizer, closed when the test ends.
-func Model(t testing.TB, seed uint64) *ndbg.Model {
+func Model(t testing.TB, seed uint64) *ndbg.Model { return ModelContext(t, seed, 2048) }
+
+// ModelContext is Model with a context of n tokens.
+func ModelContext(t testing.TB, seed uint64, n int) *ndbg.Model {
 	tok := Tokenizer(t)
 	cfg, err := model.Preset("tiny")
 	require.NoError(t, err)
 	cfg.Vocab = tok.VocabSize()
-	cfg.Context = 2048
+	cfg.Context = n
 	cfg.Windows = nil
 	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
 	require.NoError(t, err)
