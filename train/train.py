@@ -50,11 +50,34 @@ class Split:
     def batch(self, rng, batch_size, block, pad_id):
         """Random documents, each cut to block+1 tokens from its start (the
         program must stay in view) and padded. Loss only on the frames."""
-        docs = rng.integers(0, self.n, size=batch_size)
+        return self._rows(rng.integers(0, self.n, size=batch_size), block, pad_id)
+
+    def bucketed_batch(self, rng, budget, block, pad_id):
+        """Random documents of about one length, as many as fit budget tokens.
+
+        Trajectories run from ~100 to ~600 tokens, so random rows padded to the
+        longest spend most of a step on padding. Here documents are drawn
+        uniformly (as batch() draws them) into a pool of about 64 batches, the
+        pool is sorted by length and cut into batches of at most budget tokens
+        each, and those are handed out in random order."""
+        if not getattr(self, "_queue", None):
+            lens = np.minimum(np.diff(self.offsets), block + 1)
+            pool = rng.integers(0, self.n, size=max(1, 64 * budget // int(lens.mean())))
+            pool = pool[np.argsort(lens[pool], kind="stable")]
+            batches, start = [], 0
+            for i in range(1, len(pool) + 1):
+                # pool is sorted, so lens[pool[i-1]] is the widest row so far
+                if i == len(pool) or (i + 1 - start) * lens[pool[i]] > budget:
+                    batches.append(pool[start:i])
+                    start = i
+            self._queue = [batches[j] for j in rng.permutation(len(batches))]
+        return self._rows(self._queue.pop(), block, pad_id)
+
+    def _rows(self, docs, block, pad_id):
         lens = np.minimum(self.offsets[docs + 1] - self.offsets[docs], block + 1)
         width = int(lens.max())  # trim the padding: trajectories are mostly far shorter than block
-        x = np.full((batch_size, width), pad_id, dtype=np.int64)
-        mask = np.zeros((batch_size, width - 1), dtype=np.float32)
+        x = np.full((len(docs), width), pad_id, dtype=np.int64)
+        mask = np.zeros((len(docs), width - 1), dtype=np.float32)
         for b, d in enumerate(docs):
             start = self.offsets[d]
             x[b, :lens[b]] = self.tokens[start:start + lens[b]]
@@ -289,7 +312,8 @@ def model_card(out, cfg, args, params, rows, steps, tokens, device, elapsed):
         f"| seed | {args.seed} |",
         f"| steps | {steps} |",
         f"| tokens seen (loss targets) | {tokens:,} |",
-        f"| batch x block | {args.batch_size} x {args.block} |",
+        (f"| batch, block | about {args.batch_tokens} tokens of trajectories of about one length, {args.block} |"
+         if args.batch_tokens else f"| batch x block | {args.batch_size} x {args.block} |"),
         f"| optimizer | AdamW lr {args.lr} wd {args.weight_decay}, warmup {args.warmup} steps, cosine to {args.min_lr_ratio}x, clip {args.clip} |",
         f"| device | {device} |",
         f"| wall time | {elapsed / 60:.1f} min |",
@@ -355,6 +379,8 @@ def main():
     ap.add_argument("--tie", action="store_true", help="tie embeddings and output head")
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--batch-size", type=int, default=8)
+    ap.add_argument("--batch-tokens", type=int, default=0,
+                    help="length-bucketed batches of about this many tokens instead of --batch-size random rows (0: off)")
     ap.add_argument("--steps", type=int, default=1000, help="planned steps (cosine length)")
     ap.add_argument("--max-minutes", type=float, default=0, help="stop (and export) after this long")
     ap.add_argument("--lr", type=float, default=3e-3)
@@ -441,7 +467,11 @@ def main():
             break
         for g in opt.param_groups:
             g["lr"] = lr_at(step, args)
-        x, y, m = (t.to(device) for t in train.batch(rng, args.batch_size, args.block, pad_id))
+        if args.batch_tokens:
+            b = train.bucketed_batch(rng, args.batch_tokens, args.block, pad_id)
+        else:
+            b = train.batch(rng, args.batch_size, args.block, pad_id)
+        x, y, m = (t.to(device) for t in b)
         with autocast(device):
             loss = masked_loss(net(x), y, m)
         opt.zero_grad(set_to_none=True)
