@@ -6,16 +6,16 @@
 #
 #   train/make_default.sh WORK_DIR [train.py flags...]
 #
-# Environment: PROGRAMS (default 6000), VOCAB (4096), PY (python with torch:
+# Environment: PROGRAMS (default 20000), VOCAB (4096), PY (python with torch:
 # /usr/bin/python3 with Debian's python3-torch on the CPU; the GPU machine's
 # python there). On a GPU, pass larger flags, e.g. --layers 8 --hidden 512
-# --steps 20000 --batch-size 64.
+# --steps 20000 --batch-tokens 131072 --block 2048.
 set -euo pipefail
 work=${1:?usage: train/make_default.sh WORK_DIR [train.py flags...]}
 shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PY:-/usr/bin/python3}
-PROGRAMS=${PROGRAMS:-6000}
+PROGRAMS=${PROGRAMS:-20000}
 VOCAB=${VOCAB:-4096}
 # The evaluation holds out the "mixed" family and seed 99 (ndbg eval).
 FAMILIES=dicts,exceptions,helpers,lists,numeric,recursion,strings

@@ -328,7 +328,7 @@ def model_card(out, cfg, args, params, rows, steps, tokens, device, elapsed):
             "## What a GPU run would change", "",
             f"This model saw {tokens:,} tokens on a CPU: far too few for its size, and its held-out loss was",
             "still falling (loss.png). A GPU machine sees hundreds of millions of tokens in twenty minutes:",
-            "`PY=python train/make_default.sh DIR --layers 8 --hidden 512 --heads 8 --steps 20000 --batch-size 64`",
+            "`PY=python train/make_default.sh DIR --layers 8 --hidden 512 --heads 8 --steps 20000 --batch-tokens 131072 --block 2048`",
             "(about 25M parameters, within the 48 MiB BF16 budget) would train past the format and the control",
             "flow, which a small CPU run learns first, to the values of locals and return values, which it does",
             "not learn at all.", "",
