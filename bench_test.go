@@ -59,8 +59,8 @@ func runActions(b *testing.B, m *ndbg.Model, src []byte) ([]time.Duration, strin
 // prefix cached (goal: p50 ≤ 20 ms on these CPUs); constrained decoding
 // against free decoding of the same token stream (the session's text after
 // its first frame, one forward pass and one unconstrained sample per token,
-// at the same positions; goal: at most 2% slower, and jump-forward, which
-// feeds forced text in one pass, can make it faster); and eight concurrent
+// at the same positions; goal: at most 2% slower; forced special tokens are
+// fed without a pass of their own, which can make it faster); and eight concurrent
 // sessions on one model against one alone. Session start (python evaluates
 // the arguments) is not timed.
 func BenchmarkNeuralAction(b *testing.B) {

@@ -392,18 +392,12 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher) ([
 		if len(out) > maxFrameTokens {
 			return nil, errors.New("ndbg: internal: frame did not end")
 		}
-		if text, sp := m.Forced(); len(text) > 0 || sp >= 0 {
-			ids := []int{sp}
-			if len(text) > 0 {
-				ids = e.m.tok.Encode(string(text))
+		if text, sp := m.Forced(); len(text) == 0 && sp >= 0 {
+			if !m.Accept(sp) {
+				return nil, fmt.Errorf("ndbg: internal: forced token %d rejected", sp)
 			}
-			for _, id := range ids {
-				if !m.Accept(id) {
-					return nil, fmt.Errorf("ndbg: internal: forced token %d rejected", id)
-				}
-			}
-			out = append(out, ids...)
-			e.pending = append(e.pending, ids...)
+			out = append(out, sp)
+			e.pending = append(e.pending, sp)
 			continue
 		}
 		if err := e.flush(ctx); err != nil {

@@ -53,8 +53,13 @@ func (m *Matcher) Accepted() int { return len(m.hist) }
 
 // Forced returns what the grammar forces next, without a model: either a run
 // of bytes (text) or one special token (special >= 0, text empty). Both are
-// empty (special -1) where there is a choice. The caller tokenizes text and
-// accepts its tokens, saving a forward pass for each.
+// empty (special -1) where there is a choice. A special token can be fed
+// without the model, saving a forward pass. Forced text is another matter:
+// tokenized on its own it is usually not the tokenization the model was
+// trained on (the "{" a locals object must open with is the BPE token `{"`
+// together with what follows), and a model fed such tokens goes off its
+// training distribution; the neural backend lets the model write it,
+// token by token under the mask, instead.
 func (m *Matcher) Forced() (text []byte, special int) {
 	st := m.st
 	for {

@@ -109,6 +109,7 @@ type Miss struct {
 	From    string `json:"from"`
 	Want    string `json:"want"`
 	Got     string `json:"got"`
+	Error   string `json:"error,omitempty"` // why the backend failed, where it did
 }
 
 // NextResult is the next-state evaluation's outcome.
@@ -270,9 +271,11 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 			} else {
 				res.Forward.add(o)
 			}
-			if !o.state && len(res.Misses) < maxMisses {
+			// Failures are kept past the cap on wrong predictions (up to
+			// twice it): they are what a reader needs to see first.
+			if !o.state && (len(res.Misses) < maxMisses || o.err && len(res.Misses) < 2*maxMisses) {
 				res.Misses = append(res.Misses, Miss{Item: r.id, Action: o.action.String(), Horizon: o.horizon,
-					From: describe(&o.from), Want: describe(o.want), Got: describe(o.got)})
+					From: describe(&o.from), Want: describe(o.want), Got: describe(o.got), Error: o.why})
 			}
 		}
 	}
@@ -307,6 +310,7 @@ type outcome struct {
 	state, event, line          bool
 	hasLocals, locals, hasValue bool
 	value, err                  bool
+	why                         string // the backend's error, where err
 }
 
 // evalItem traces item i, draws its pairs and predicts each.
@@ -365,6 +369,9 @@ func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, b *t
 		}
 		o := compare(want, got, err != nil)
 		o.action, o.horizon, o.from = p.action, p.horizon, from
+		if err != nil {
+			o.why = err.Error()
+		}
 		r.outcomes = append(r.outcomes, o)
 	}
 	return r
