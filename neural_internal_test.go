@@ -56,9 +56,12 @@ func TestNeuralFollowsFreeGreedy(t *testing.T) {
 			prompt = append(prompt, m.encode(actionText(prog, a))...)
 			_, err = free.Forward(ctx, prompt, false)
 			require.NoError(t, err)
+			greedy, err := sample.New(sample.Params{})
+			require.NoError(t, err)
 			var want []int
 			for !mt.Done() && len(want) < 256 {
-				tok := argmax(free.Last())
+				tok, err := greedy.Sample(free.Last())
+				require.NoError(t, err)
 				if !mt.Accept(tok) {
 					break
 				}
@@ -79,14 +82,4 @@ func TestNeuralFollowsFreeGreedy(t *testing.T) {
 		}
 	}
 	require.Greater(t, compared, 100, "too few tokens where the free frame was well formed")
-}
-
-func argmax(xs []float32) int {
-	best := 0
-	for i, x := range xs {
-		if x > xs[best] {
-			best = i
-		}
-	}
-	return best
 }
