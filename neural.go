@@ -48,10 +48,11 @@ type Model struct {
 // programCache is what every session of one program shares besides the
 // model's prefix: the compiled grammar.
 type programCache struct {
-	once sync.Once
-	err  error
-	cp   *constrain.Program
-	text string // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
+	once   sync.Once
+	err    error
+	cp     *constrain.Program
+	text   string // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
+	tokens []int  // text, tokenized (the key of the model's prefix cache)
 }
 
 // maxCachedPrograms bounds the per-model program cache.
@@ -103,6 +104,7 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 		}
 		pc.cp, pc.err = constrain.Compile(m.vocab, prog, codes)
 		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
+		pc.tokens = m.encode(pc.text)
 	})
 	if pc.err != nil {
 		m.mu.Lock()
@@ -198,7 +200,7 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 // restart gives the engine a fresh model session that has read the program
 // and then st as its first frame, as a session that starts at st reads them.
 func (e *neuralEngine) restart(ctx context.Context, prog *dsl.Program, st dsl.State) error {
-	prefix := e.m.encode(e.pc.text)
+	prefix := e.pc.tokens
 	if n := e.m.eng.Config().Context; len(prefix) >= n {
 		return fmt.Errorf("%w: the program needs %d tokens, the context holds %d", ErrContextFull, len(prefix), n)
 	}
@@ -382,9 +384,10 @@ func actionText(p *dsl.Program, a dsl.Action) string {
 	return b.String()
 }
 
-// decodeFrame decodes one frame under the matcher: text the grammar forces
-// is tokenized and queued without the model; elsewhere the sampler draws a
-// token, the matcher checks only that one, and the full mask is built only
+// decodeFrame decodes one frame under the matcher: a special token the
+// grammar forces is queued without the model; everywhere else (forced text
+// included, so that the model keeps its own tokenization) the sampler draws
+// a token, the matcher checks only that one, and the full mask is built only
 // when it is rejected. The frame's tokens are queued in pending.
 func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher) ([]int, error) {
 	var out []int
