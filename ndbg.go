@@ -332,7 +332,9 @@ func (s *Session) Breakpoints() []int { return slices.Clone(s.breakpoints) }
 
 // Set edits a local variable of the current state (repr is the new value's
 // repr, e.g. "[3, 1]"); prediction continues from the edited state. Only
-// states that show locals (call and line events) can be edited.
+// states that show locals (call and line events) can be edited, only a
+// local the state already has, and only to a value that is a repr
+// (dsl.CheckRepr): anything else is an error and the state is unchanged.
 func (s *Session) Set(ctx context.Context, name, repr string) error {
 	cur := s.current()
 	if cur == nil {
@@ -341,20 +343,19 @@ func (s *Session) Set(ctx context.Context, name, repr string) error {
 	if cur.Event != dsl.Call && cur.Event != dsl.Line {
 		return fmt.Errorf("ndbg: a %s state has no locals to edit", cur.Event)
 	}
-	if repr == "" || len(repr) > dsl.MaxRepr {
-		return fmt.Errorf("ndbg: the repr of %s must have 1 to %d bytes", name, dsl.MaxRepr)
+	if !isIdentifier(name) {
+		return fmt.Errorf("ndbg: set: %q is not a Python name", name)
+	}
+	i := slices.IndexFunc(cur.Locals, func(l dsl.Local) bool { return l.Name == name })
+	if i < 0 {
+		return fmt.Errorf("ndbg: set: no local %q in %s at line %d (it has %s)", name, cur.Event, cur.Line, localNames(cur.Locals))
+	}
+	if err := dsl.CheckRepr(repr); err != nil {
+		return fmt.Errorf("ndbg: set %s: the value must be a Python repr such as 3, 'abc' or [1, 2]: %w", name, err)
 	}
 	edited := *cur
 	edited.Locals = slices.Clone(cur.Locals)
-	found := false
-	for i := range edited.Locals {
-		if edited.Locals[i].Name == name {
-			edited.Locals[i].Repr, found = repr, true
-		}
-	}
-	if !found {
-		edited.Locals = append(edited.Locals, dsl.Local{Name: name, Repr: repr})
-	}
+	edited.Locals[i].Repr = repr
 	old := *cur
 	*cur = edited
 	if err := s.eng.edited(ctx, &s.traj); err != nil {
@@ -362,6 +363,18 @@ func (s *Session) Set(ctx context.Context, name, repr string) error {
 		return err
 	}
 	return nil
+}
+
+// localNames lists the names of locals for an error message.
+func localNames(ls []dsl.Local) string {
+	if len(ls) == 0 {
+		return "none"
+	}
+	names := make([]string, len(ls))
+	for i, l := range ls {
+		names[i] = l.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // Fork returns an independent copy of the session, sharing what can be

@@ -102,6 +102,33 @@ func TestNeuralForkAndEdit(t *testing.T) {
 	t.Fatal("no random model stepped twice")
 }
 
+// TestSetValidates: Set edits only an existing local of the current frame,
+// named by an identifier, to a value that is a repr; anything else is a
+// clear error and leaves the state as it was.
+func TestSetValidates(t *testing.T) {
+	ctx := context.Background()
+	s, err := ndbg.Start(ctx, ndbg.Neural(randomModel(t, 1), sample.Params{}), buggy, "f([1, None, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+	before, _ := s.State()
+	for _, c := range []struct{ name, repr, want string }{
+		{"zz", "1", `no local "zz"`},
+		{"data x", "1", "not a Python name"},
+		{"1data", "1", "not a Python name"},
+		{"", "1", "not a Python name"},
+		{"data", "[", "must be a Python repr"},
+		{"data", "'abc", "must be a Python repr"},
+		{"data", "", "must be a Python repr"},
+	} {
+		require.ErrorContains(t, s.Set(ctx, c.name, c.repr), c.want, "set %s=%s", c.name, c.repr)
+		after, _ := s.State()
+		require.Equal(t, before, after, "a rejected edit leaves the state unchanged")
+	}
+	require.NoError(t, s.Set(ctx, "data", "[7]"))
+	after, _ := s.State()
+	require.Equal(t, []dsl.Local{{Name: "data", Repr: "[7]"}}, after.Locals)
+}
+
 func mustProgram(t testing.TB, src, entry string) *dsl.Program {
 	p, err := dsl.NewProgram(src, entry)
 	require.NoError(t, err)
