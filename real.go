@@ -17,17 +17,24 @@ import (
 // ground truth the neural debugger is graded against.
 func Real(lim trace.Limits) Backend { return realBackend{lim} }
 
+// ErrLimit: the real run passed one of its trace.Limits (time, events or
+// the trace's size) and has no outcome to answer from; the error says which.
+var ErrLimit = errors.New("ndbg: the real run passed its limits")
+
 type realBackend struct{ lim trace.Limits }
 
 func (realBackend) Name() string { return "real" }
 
 func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
 	res, err := trace.Run(ctx, prog, call, b.lim)
+	if errors.Is(err, trace.ErrTimeout) {
+		return nil, dsl.State{}, fmt.Errorf("%w: tracing %s: %w", ErrLimit, call, err)
+	}
 	if err != nil {
 		return nil, dsl.State{}, fmt.Errorf("ndbg: tracing %s: %w", call, err)
 	}
 	if res.Truncated {
-		return nil, dsl.State{}, fmt.Errorf("ndbg: tracing %s: the trace passed its limits (%d events); raise trace.Limits", call, len(res.Events))
+		return nil, dsl.State{}, fmt.Errorf("%w: tracing %s: the trace was cut at %d events (a limit on its events or its size)", ErrLimit, call, len(res.Events))
 	}
 	tree, err := statetree.Build(prog, res.Events)
 	if err != nil {

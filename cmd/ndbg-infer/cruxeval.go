@@ -9,10 +9,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/eval"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/sample"
-	"github.com/ndbg/ndbg/trace"
 )
 
 // runCRUXEval is the CRUXEval mode: on one item (JSON with code, input and
@@ -31,17 +30,19 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	inMode := fs.Bool("cruxeval-i", false, "predict an input of f that gives the output")
 	itemPath := fs.String("item", "", "the item: a JSON file with code, input and output (- reads stdin)")
 	strategy := fs.String("strategy", eval.StepReturn, "for -O: step_return, breakpoint or steps")
-	backend := fs.String("backend", "neural", "neural or real")
-	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
-	threads := fs.Int("threads", 0, "compute threads (0: one per core)")
-	if err := fs.Parse(args); err != nil {
+	var bf cli.BackendFlags
+	bf.Register(fs, cli.Neural, cli.Real)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *outMode == *inMode || *itemPath == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("need exactly one of --cruxeval-o and --cruxeval-i, and --item")
+		return cli.Usagef("need exactly one of --cruxeval-o and --cruxeval-i, and --item")
 	}
-	data, err := readSource(*itemPath)
+	if err := bf.Check(); err != nil {
+		return err
+	}
+	data, err := readFile("the item", *itemPath)
 	if err != nil {
 		return err
 	}
@@ -52,10 +53,10 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Output string `json:"output"`
 	}
 	if err := json.Unmarshal([]byte(data), &raw); err != nil {
-		return fmt.Errorf("--item: %w", err)
+		return fmt.Errorf("--item %s: %w", *itemPath, err)
 	}
 	if raw.Code == "" || raw.Input == "" || raw.Output == "" {
-		return errors.New("--item needs code, input and output")
+		return fmt.Errorf("--item %s needs code, input and output", *itemPath)
 	}
 	strat := *strategy
 	if *inMode {
@@ -63,19 +64,14 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	} else if strat == eval.Inverse {
 		return errors.New("--strategy inverse is --cruxeval-i")
 	}
-	var b eval.Backend
-	switch *backend {
-	case "real":
-		b = eval.Real(trace.Limits{})
-	case "neural":
-		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
-		if err != nil {
-			return err
-		}
+	m, err := bf.OpenModel(ctx)
+	if err != nil {
+		return err
+	}
+	b := eval.Real(bf.Limits)
+	if m != nil {
 		defer m.Close()
 		b = eval.Neural(m, sample.Params{})
-	default:
-		return fmt.Errorf("--backend %q: want neural or real", *backend)
 	}
 	item := eval.Item{ID: raw.ID, Family: "items", Source: raw.Code, Entry: "f",
 		Call: "f(" + raw.Input + ")", Input: raw.Input, Output: raw.Output}
@@ -87,7 +83,9 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	p := res.PerItem[0].Predictions[strat][0]
 	out := map[string]any{"strategy": strat, "reference": raw.Output, "pass": p.Pass}
 	if *inMode {
-		out["input"] = strings.TrimSpace(p.Answer)
+		// CRUXEval's form of an input is the arguments alone ("[]", "'a', 3"):
+		// take them out of the call eval.Call wrote, f(...).
+		out["input"] = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(p.Answer), item.Entry+"("), ")")
 	} else {
 		out["output"] = p.Answer
 	}

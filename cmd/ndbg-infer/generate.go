@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 )
@@ -32,11 +33,14 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&p.TopP, "top-p", 1, "nucleus sampling threshold (1: off)")
 	fs.Uint64Var(&p.Seed, "seed", 0, "random seed")
 	noStop := fs.Bool("ignore-eos", false, "do not stop at the model's end-of-sequence tokens")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *maxTokens <= 0 {
+		return fmt.Errorf("--max-tokens %d: want at least 1", *maxTokens)
 	}
 	smp, err := sample.New(p)
 	if err != nil {

@@ -5,10 +5,11 @@
 //	ndbg-infer [generate] --model DIR --prompt TEXT [--max-tokens N]
 //	           [--temperature T --top-k K --top-p P --seed S] [--threads N]
 //
-// generate (the default mode) streams the continuation of a prompt to
-// stdout and a tokens/s line to stderr. Further modes (the neural debugger)
-// register themselves in modes(); each parses its own flags and shares the
-// model loading of engineFlags.
+// predict and cruxeval use the default model embedded in the binary unless
+// --model names another. generate (the mode without --program or
+// --cruxeval-o/-i) streams the continuation of a prompt by a checkpoint
+// (--model is required there) to stdout and a tokens/s line to stderr. Each
+// mode, registered in modes(), parses its own flags.
 package main
 
 import (
@@ -22,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
 )
@@ -47,8 +49,25 @@ func main() {
 	os.Exit(code)
 }
 
+// run picks the mode and runs it; it returns the exit status: 0, 1 when
+// the mode failed, 2 for a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ms := modes()
+	if len(args) == 0 {
+		usage(stderr, ms)
+		return 2
+	}
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		usage(stdout, ms)
+		return 0
+	case "-version", "--version", "version":
+		if err := cli.Version(stdout, "ndbg-infer"); err != nil {
+			fmt.Fprintf(stderr, "ndbg-infer: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	m := ms[0] // generate
 	for _, a := range args {
 		switch strings.TrimLeft(strings.SplitN(a, "=", 2)[0], "-") {
@@ -58,31 +77,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			m = ms[2] // cruxeval
 		}
 	}
-	if len(args) > 0 {
-		switch args[0] {
-		case "help", "-h", "--help", "-help":
-			usage(stdout, ms)
-			return 0
-		}
-		for _, c := range ms {
-			if c.name == args[0] {
-				m, args = c, args[1:]
-				break
-			}
+	for _, c := range ms {
+		if c.name == args[0] {
+			m, args = c, args[1:]
+			break
 		}
 	}
-	if err := m.run(ctx, args, stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	err := m.run(ctx, args, stdout, stderr)
+	code, print := cli.ExitStatus(err)
+	if print {
 		fmt.Fprintf(stderr, "ndbg-infer %s: %v\n", m.name, err)
-		return 1
 	}
-	return 0
+	return code
 }
 
 func usage(w io.Writer, ms []mode) {
-	fmt.Fprintln(w, "usage: ndbg-infer [mode] --model DIR [flags]\n\nmodes:")
+	fmt.Fprintln(w, `usage: ndbg-infer [mode] [flags]
+
+  ndbg-infer --program FILE --call EXPR --action ACTION [--compare]   predict (the embedded model unless --model DIR)
+  ndbg-infer --cruxeval-o|--cruxeval-i --item ITEM.json             one CRUXEval item, scored
+  ndbg-infer generate --model DIR --prompt TEXT                      continue a prompt with a checkpoint
+  ndbg-infer --version
+
+modes:`)
 	for _, m := range ms {
 		fmt.Fprintf(w, "  %-10s %s\n", m.name, m.summary)
 	}

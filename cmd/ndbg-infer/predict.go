@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/sample"
-	"github.com/ndbg/ndbg/trace"
 )
 
 // runPredict is the single-shot prediction:
@@ -32,22 +33,24 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	before := fs.String("actions", "", "actions to apply first, separated by spaces or semicolons")
 	state := fs.String("state", "", "start from this state (JSON: event, line, locals, value) instead of the call")
 	compare := fs.Bool("compare", false, "also run the real debugger and show its state and the match")
-	backend := fs.String("backend", "neural", "neural, cwm (a CWM checkpoint: actions emulated by forcing event tokens) or real")
-	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
-	threads := fs.Int("threads", 0, "compute threads (0: one per core)")
+	var bf cli.BackendFlags
+	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
 	var sp sample.Params
 	fs.Float64Var(&sp.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
 	fs.IntVar(&sp.TopK, "top-k", 0, "top-k (0: off)")
 	fs.Float64Var(&sp.TopP, "top-p", 1, "top-p (1: off)")
 	fs.Uint64Var(&sp.Seed, "seed", 1, "sampling seed")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *program == "" || *call == "" || fs.NArg() > 0 {
 		fs.Usage()
-		return errors.New("need --program and --call")
+		return cli.Usagef("need --program and --call")
 	}
-	src, err := readSource(*program)
+	if err := bf.Check(); err != nil {
+		return err
+	}
+	src, err := readFile("the program", *program)
 	if err != nil {
 		return err
 	}
@@ -63,22 +66,15 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		pre = append(pre, a)
 	}
-	var b ndbg.Backend
-	switch *backend {
-	case "real":
-		b = ndbg.Real(trace.Limits{})
-	case "neural", "cwm":
-		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
-		if err != nil {
-			return err
-		}
+	if *compare && *state != "" {
+		return cli.Usagef("--compare needs a real run: use --call (and --actions) without --state")
+	}
+	b, m, err := bf.Open(ctx, sp)
+	if err != nil {
+		return err
+	}
+	if m != nil {
 		defer m.Close()
-		b = ndbg.Neural(m, sp)
-		if *backend == "cwm" {
-			b = ndbg.CWM(m, sp)
-		}
-	default:
-		return fmt.Errorf("--backend %q: want neural, cwm or real", *backend)
 	}
 	start := func(b ndbg.Backend) (*ndbg.Session, error) {
 		if *state == "" {
@@ -102,16 +98,20 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		_, err = fmt.Fprintf(stdout, "%s\n", stateJSON(predicted))
 		return err
 	}
-	if *state != "" {
-		return errors.New("--compare needs a real run: use --call (and --actions) without --state")
-	}
-	real, err := runActions(ctx, start, ndbg.Real(trace.Limits{}), pre, act)
+	real, err := runActions(ctx, start, ndbg.Real(bf.Limits), pre, act)
 	if err != nil {
-		return fmt.Errorf("real run: %w", err)
+		// The prediction stands; say why there is nothing to compare it with.
+		if errors.Is(err, ndbg.ErrLimit) {
+			err = fmt.Errorf("%w (%s)", err, cli.LimitHint)
+		}
+		if _, werr := fmt.Fprintf(stdout, `{"predicted":%s,"real_error":%s}`+"\n", stateJSON(predicted), jsonString(err.Error())); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("the real run for --compare failed: %w", err)
 	}
-	m := ndbg.Compare(predicted, real)
+	match := ndbg.Compare(predicted, real)
 	_, err = fmt.Fprintf(stdout, `{"predicted":%s,"real":%s,"match":{"all":%t,"event":%t,"line":%t,"locals":%t,"value":%t}}`+"\n",
-		stateJSON(predicted), stateJSON(real), m.All, m.Event, m.Line, m.Locals, m.Value)
+		stateJSON(predicted), stateJSON(real), match.All, match.Event, match.Line, match.Locals, match.Value)
 	return err
 }
 
@@ -138,6 +138,12 @@ func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, er
 	return &st, nil
 }
 
+// jsonString quotes s as a JSON string.
+func jsonString(s string) string {
+	q, _ := json.Marshal(s) // a string always marshals
+	return string(q)
+}
+
 // stateJSON prints a state, or {"event":"end"} for the end of the program.
 func stateJSON(st *ndbg.State) string {
 	if st == nil {
@@ -146,7 +152,8 @@ func stateJSON(st *ndbg.State) string {
 	return string(ndbg.MarshalState(*st))
 }
 
-func readSource(path string) (string, error) {
+// readFile reads the file at path (- reads stdin); what names it in errors.
+func readFile(what, path string) (string, error) {
 	var data []byte
 	var err error
 	if path == "-" {
@@ -155,7 +162,7 @@ func readSource(path string) (string, error) {
 		data, err = os.ReadFile(path)
 	}
 	if err != nil {
-		return "", fmt.Errorf("reading the program: %w", err)
+		return "", fmt.Errorf("reading %s: %w", what, err)
 	}
 	return string(data), nil
 }

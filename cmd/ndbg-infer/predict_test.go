@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,7 +63,71 @@ func TestCRUXEvalModeReal(t *testing.T) {
 		var v map[string]any
 		require.NoError(t, json.Unmarshal(out.Bytes(), &v))
 		require.Equal(t, true, v["pass"], "%v: %s", args, out.String())
+		if args[0] == "--cruxeval-i" {
+			require.Equal(t, "[2, 3, 1]", v["input"], "CRUXEval's form: the arguments alone")
+		}
 	}
 	var out, errb bytes.Buffer
-	require.Equal(t, 1, run(context.Background(), []string{"--cruxeval-o", "--cruxeval-i", "--item", item}, &out, &errb))
+	require.Equal(t, 2, run(context.Background(), []string{"--cruxeval-o", "--cruxeval-i", "--item", item}, &out, &errb))
+}
+
+// runCmd runs ndbg-infer with args and returns its exit status, stdout and
+// stderr.
+func runCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestCompareKeepsPredictionWhenRealFails: an infinite loop's real run
+// passes its limits; --compare still shows the prediction, says why there
+// is no real state, and names flags ndbg-infer has.
+func TestCompareKeepsPredictionWhenRealFails(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "loop.py")
+	require.NoError(t, os.WriteFile(prog, []byte("def f(n):\n    while True:\n        n += 1\n"), 0o644))
+	code, out, errOut := runCmd("--program", prog, "--call", "f(0)", "--action", "continue", "--compare", "--max-events", "500", "--threads", "1")
+	require.Equal(t, 1, code, errOut)
+	var v struct {
+		Predicted map[string]any `json:"predicted"`
+		RealError string         `json:"real_error"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	require.NotEmpty(t, v.Predicted["event"], "the prediction is shown")
+	require.Contains(t, v.RealError, "cut at 500 events")
+	require.Contains(t, v.RealError, "--max-events")
+	require.Contains(t, errOut, "the real run for --compare failed")
+	require.NotContains(t, out+errOut, "trace.Limits", "no advice the command line cannot follow")
+}
+
+func TestCommandLine(t *testing.T) {
+	code, _, errOut := runCmd()
+	require.Equal(t, 2, code, "no arguments is a usage error")
+	require.Contains(t, errOut, "usage: ndbg-infer")
+
+	code, out, _ := runCmd("--help")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "the embedded model unless --model DIR", "predict needs no --model")
+	require.NotContains(t, out, "[mode] --model DIR")
+
+	code, out, _ = runCmd("--version")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "ndbg-infer ")
+	require.Contains(t, out, "default model: weights/default, model.safetensors sha256 ")
+
+	code, _, errOut = runCmd("--program", "x.py", "--call", "f()", "--bogus")
+	require.Equal(t, 2, code)
+	require.Equal(t, 1, strings.Count(errOut, "-bogus"), "the bad flag is reported once: %s", errOut)
+
+	code, _, errOut = runCmd("--program", "x.py", "--call", "f()", "--backend", "magic")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, `--backend "magic": want neural, cwm, real`)
+
+	code, _, errOut = runCmd("generate", "--model", "../../model/testdata/mha_f32", "--tokens", "1", "--max-tokens", "-5")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "--max-tokens -5: want at least 1")
+
+	code, _, errOut = runCmd("--cruxeval-o", "--item", filepath.Join(t.TempDir(), "none.json"), "--backend", "real")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "reading the item")
+	require.NotContains(t, errOut, "program")
 }

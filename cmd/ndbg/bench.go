@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg/bench"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/kernels"
 )
 
@@ -27,7 +28,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.LargeDecode, "large-decode", o.LargeDecode, "decode steps for models over 1B parameters")
 	fs.IntVar(&o.Reps, "reps", o.Reps, "repetitions (best kept)")
 	fs.BoolVar(&o.Fast, "fast", false, "also measure BF16 models with BF16 activations in the products (kernels.Fast)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	o.Models = strings.Split(*models, ",")

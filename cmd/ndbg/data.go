@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ndbg/ndbg/dataset"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/progen"
 	"github.com/ndbg/ndbg/tokenizer"
 )
@@ -34,7 +35,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 0, "parallel tracers (default GOMAXPROCS)")
 	traj := fs.Int("traj", 4, "trajectories per program")
 	shard := fs.Int("shard", 256, "programs per shard")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *out == "" || fs.NArg() > 0 {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/sample"
-	"github.com/ndbg/ndbg/trace"
 )
 
 const debugHelp = `commands (pdb's, plus steps backwards):
@@ -39,16 +39,17 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	fs := flag.NewFlagSet("debug", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	call := fs.String("call", "", `the call to debug, e.g. 'f(3, [1, 2])' (required)`)
-	backend := fs.String("backend", "neural", "neural (predict), cwm (a CWM checkpoint: s, n, r, back only) or real (run)")
-	modelDir := fs.String("model", "", "model directory (default: the embedded default model)")
+	var bf cli.BackendFlags
+	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
 	compare := fs.Bool("compare", false, "run the real debugger alongside and mark where the prediction differs")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend neural|real] [--model DIR] [--compare]")
+		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend %s] [--model DIR] [--compare]\n", bf.Names())
+		fmt.Fprintln(fs.Output(), "(the cwm backend answers s, n, r and back only)")
 		fs.PrintDefaults()
 	}
 	file, rest := splitFile(args)
-	if err := fs.Parse(rest); err != nil {
+	if err := cli.Parse(fs, rest); err != nil {
 		return err
 	}
 	if file == "" && fs.NArg() == 1 {
@@ -56,28 +57,21 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if file == "" || *call == "" {
 		fs.Usage()
-		return errors.New("need FILE and --call")
+		return cli.Usagef("need FILE and --call")
+	}
+	if err := bf.Check(); err != nil {
+		return err
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {
+		return fmt.Errorf("reading the program: %w", err)
+	}
+	b, m, err := bf.Open(ctx, sample.Params{Temperature: *temp})
+	if err != nil {
 		return err
 	}
-	var b ndbg.Backend
-	switch *backend {
-	case "real":
-		b = ndbg.Real(trace.Limits{})
-	case "neural", "cwm":
-		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir})
-		if err != nil {
-			return err
-		}
+	if m != nil {
 		defer m.Close()
-		b = ndbg.Neural(m, sample.Params{Temperature: *temp})
-		if *backend == "cwm" {
-			b = ndbg.CWM(m, sample.Params{Temperature: *temp})
-		}
-	default:
-		return fmt.Errorf("--backend %q: want neural, cwm or real", *backend)
 	}
 	s, err := ndbg.Start(ctx, b, string(src), *call)
 	if err != nil {
@@ -85,22 +79,30 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	defer s.Close()
 	d := &debugger{s: s, out: stdout}
-	if *compare && *backend != "real" {
-		if d.real, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), string(src), *call); err != nil {
+	if *compare && bf.Name != cli.Real {
+		if d.real, err = ndbg.Start(ctx, ndbg.Real(bf.Limits), string(src), *call); err != nil {
+			if errors.Is(err, ndbg.ErrLimit) {
+				err = fmt.Errorf("%w (%s)", err, cli.LimitHint)
+			}
 			return fmt.Errorf("the real run for --compare: %w", err)
 		}
-		defer d.real.Close()
+		defer func() { d.detach("") }()
 	}
 	fmt.Fprintf(stdout, "ndbg: debugging %s with the %s debugger (h for help)\n", *call, b.Name())
-	d.show(nil)
-	in := bufio.NewScanner(stdin)
+	d.show()
+	in := bufio.NewReader(stdin)
 	for {
 		fmt.Fprint(stdout, "(ndbg) ")
-		if !in.Scan() {
+		// A line of any length: a long one is the command's to reject.
+		line, err := in.ReadString('\n')
+		if err != nil && (err != io.EOF || line == "") {
 			fmt.Fprintln(stdout)
-			return in.Err()
+			if err == io.EOF {
+				return nil
+			}
+			return fmt.Errorf("reading a command: %w", err)
 		}
-		if quit := d.command(ctx, strings.TrimSpace(in.Text())); quit {
+		if quit := d.command(ctx, strings.TrimSpace(line)); quit {
 			return nil
 		}
 	}
@@ -195,11 +197,17 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 			fmt.Fprintln(d.out, "*** usage: set NAME=VALUE (VALUE as its repr, e.g. [1, 2] or 'abc')")
 			break
 		}
-		if err := d.s.Set(ctx, strings.TrimSpace(name), strings.TrimSpace(value)); err != nil {
+		name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+		if err := d.s.Set(ctx, name, value); err != nil {
 			fmt.Fprintf(d.out, "*** %v\n", err)
 			break
 		}
-		d.show(nil)
+		if d.real != nil {
+			if err := d.real.Set(ctx, name, value); err != nil {
+				d.detach(fmt.Sprintf("the real run cannot follow an edited state (%v)", err))
+			}
+		}
+		d.show()
 	case "l", "list":
 		d.list()
 	case "w", "where", "bt":
@@ -214,33 +222,58 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 	return false
 }
 
-// act applies one action (and, with --compare, the same to the real run).
+// act applies one action and, with --compare, the same to the real run
+// when the session took it, so that both histories stay step for step.
 func (d *debugger) act(ctx context.Context, a ndbg.Action) {
+	n := len(d.s.Trajectory().Steps)
 	_, err := d.s.Do(ctx, a)
-	var realState *ndbg.State
-	if d.real != nil {
-		if st, rerr := d.real.Do(ctx, a); rerr == nil {
-			realState = &st
-		} else if !errors.Is(rerr, ndbg.ErrFinished) {
-			fmt.Fprintf(d.out, "*** real: %v\n", rerr)
-		}
+	if d.real != nil && len(d.s.Trajectory().Steps) > n {
+		d.follow(ctx, a)
 	}
 	switch {
 	case errors.Is(err, ndbg.ErrFinished):
 		fmt.Fprintln(d.out, "--the program finished--")
-		if d.real != nil && realState != nil {
-			fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), *realState))
+		if d.real != nil {
+			if r, ok := d.real.State(); ok {
+				fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), r))
+			} else {
+				fmt.Fprintln(d.out, "== real:  the same")
+			}
 		}
 	case err != nil:
 		fmt.Fprintf(d.out, "*** %v\n", err)
 	default:
-		d.show(realState)
+		d.show()
 	}
+}
+
+// follow applies to the real run an action the session took. When the real
+// run cannot take it (it finished before the prediction did), --compare
+// stops: from there the two runs no longer answer the same history.
+func (d *debugger) follow(ctx context.Context, a ndbg.Action) {
+	n := len(d.real.Trajectory().Steps)
+	_, err := d.real.Do(ctx, a)
+	if len(d.real.Trajectory().Steps) > n {
+		return // it took the action (ErrFinished: it ran past the end)
+	}
+	d.detach(fmt.Sprintf("the real run cannot take %s from where it is (%v)", a.Kind, err))
+}
+
+// detach ends --compare, saying why unless why is empty.
+func (d *debugger) detach(why string) {
+	if d.real == nil {
+		return
+	}
+	if why != "" {
+		fmt.Fprintf(d.out, "!! real:  %s; --compare is off from here\n", why)
+	}
+	d.real.Close()
+	d.real = nil
 }
 
 // show prints the current state; with --compare, the real one beside,
 // marking each difference with "!!".
-func (d *debugger) show(realState *ndbg.State) {
+func (d *debugger) show() {
 	st, ok := d.s.State()
 	if !ok {
 		fmt.Fprintln(d.out, "--the program finished--")
@@ -255,29 +288,23 @@ func (d *debugger) show(realState *ndbg.State) {
 	if d.real == nil {
 		return
 	}
-	if realState == nil {
-		if len(d.s.Trajectory().Steps) > 0 {
-			fmt.Fprintln(d.out, "!! real:  the program finished")
-			return
-		}
-		r, ok := d.real.State()
-		if !ok {
-			return
-		}
-		realState = &r
+	real, ok := d.real.State()
+	if !ok {
+		fmt.Fprintln(d.out, "!! real:  the program finished")
+		return
 	}
-	m := ndbg.Compare(&st, realState)
+	m := ndbg.Compare(&st, &real)
 	if m.All {
 		fmt.Fprintln(d.out, "== real:  the same")
 		return
 	}
-	fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), *realState))
+	fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), real))
 	if !m.Locals {
 		pred := map[string]string{}
 		for _, l := range st.Locals {
 			pred[l.Name] = l.Repr
 		}
-		for _, l := range realState.Locals {
+		for _, l := range real.Locals {
 			if v, ok := pred[l.Name]; !ok || v != l.Repr {
 				fmt.Fprintf(d.out, "!!  %s = %s (predicted %s)\n", l.Name, l.Repr, orMissing(v, ok))
 			}

@@ -34,9 +34,59 @@ func typeInto(t *testing.T, args []string, lines ...string) string {
 	return out.String()
 }
 
+// answers splits a session's output at its prompts: answers[i] is what the
+// i-th typed line printed (answers[0] what came before the first prompt).
+func answers(out string) []string { return strings.Split(out, "(ndbg) ") }
+
+// TestDebugCompareStaysInStep: the real run takes exactly the actions the
+// predicting session took. A step the session refuses (the cwm backend has
+// no continue) leaves the real run where it is, and after an edit, which a
+// real run cannot follow, --compare says so instead of comparing.
+func TestDebugCompareStaysInStep(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "cwm", "--compare", "--threads", "1"}, "c", "s", "q")
+	a := answers(out)
+	require.Len(t, a, 4, out)
+	require.Contains(t, a[1], "*** ", "cwm refuses continue")
+	require.NotContains(t, a[1], "real", "and the real run did not continue")
+	require.Regexp(t, `== real:  the same|!! real:  line +line 8: `, a[2], "the real run is one step in")
+	require.NotContains(t, a[2], "real:  the program finished")
+
+	out = typeInto(t, []string{"--call", "f([1, None, 4])", "--compare", "--threads", "1"}, "set data=[5]", "s", "q")
+	a = answers(out)
+	require.Len(t, a, 4, out)
+	require.Contains(t, a[1], "!! real:  the real run cannot follow an edited state")
+	require.Contains(t, a[1], "--compare is off from here")
+	require.Contains(t, a[1], "    data = [5]")
+	require.NotContains(t, a[2], "real", "no comparison after the edit")
+}
+
+// TestDebugSetRejectsBadEdits: set names an existing local and gives a
+// repr, or it is refused and the session goes on from the unedited state.
+func TestDebugSetRejectsBadEdits(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--threads", "1"},
+		"set zz=1", "set data=[", "p data", "set data=[2, 3]", "p data", "q")
+	a := answers(out)
+	require.Contains(t, a[1], `*** ndbg: set: no local "zz"`)
+	require.Contains(t, a[2], "*** ndbg: set data: the value must be a Python repr")
+	require.Equal(t, "[1, None, 4]\n", a[3])
+	require.Equal(t, "[2, 3]\n", a[5])
+}
+
+// TestDebugLongLine: a command line over bufio.Scanner's 64 KiB is read
+// whole and refused by its command; the session goes on.
+func TestDebugLongLine(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "real"},
+		"p "+strings.Repeat("x", 100<<10), "set data="+strings.Repeat("1", 100<<10), "p data", "q")
+	a := answers(out)
+	require.Len(t, a, 5, "every line was read")
+	require.Contains(t, a[1], "*** no local")
+	require.Contains(t, a[2], "*** ")
+	require.Equal(t, "[1, None, 4]\n", a[3])
+}
+
 func TestDebugRealSession(t *testing.T) {
 	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "real"},
-		"n", "n", "b 4", "c", "p x", "p total", "w", "", "r", "br", "p xs", "l", "bn", "set xs=[2]", "zz", "to 99", "cl", "c", "q")
+		"n", "n", "b 4", "c", "p x", "p total", "w", "", "r", "br", "p xs", "l", "bn", "set clean=[2]", "zz", "to 99", "cl", "c", "q")
 	for _, want := range []string{
 		"> call      line 7: def f(data):",
 		"    data = [1, None, 4]",
@@ -60,6 +110,11 @@ func TestDebugRealSession(t *testing.T) {
 }
 
 func TestDebugUsageErrors(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 2, run(context.Background(), []string{"debug", "--bogus"}, &stdout, &stderr))
+	require.Equal(t, 1, strings.Count(stderr.String(), "-bogus"), "the bad flag is reported once: %s", stderr.String())
+	require.Contains(t, stderr.String(), "--backend neural|cwm|real", "the usage names every backend")
+
 	var out, errb bytes.Buffer
 	require.Error(t, debugSession(context.Background(), []string{"--call", "f(1)"}, strings.NewReader(""), &out, &errb))
 	require.Error(t, debugSession(context.Background(), []string{"/nonexistent.py", "--call", "f(1)", "--backend", "real"}, strings.NewReader(""), &out, &errb))

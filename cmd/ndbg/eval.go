@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/eval"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/progen"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
@@ -44,7 +45,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	threads := fs.Int("threads", 0, "CPU threads of the model (default all cores)")
 	reportDir := fs.String("report", "", "write DIR/report.md and PNG charts")
 	jsonFile := fs.String("json", "", "write the JSON summary to FILE instead of stdout")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/model"
 )
 
@@ -28,7 +29,7 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dir := fs.String("model", "", "checkpoint directory (config.json + safetensors)")
 	list := fs.String("tokens", "", "token ids, comma-separated")
 	threads := fs.Int("threads", 0, "threads (0: one per core)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *dir == "" || *list == "" {

@@ -5,12 +5,12 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/ndbg/ndbg/internal/cli"
 )
 
 // command is one subcommand: it parses its own flags from args.
@@ -39,23 +39,41 @@ func main() {
 	os.Exit(code)
 }
 
+// run runs the command args name and returns the exit status: 0, 1 when
+// the command failed, 2 for a usage error (no or an unknown command, bad
+// flags).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		usage(stderr, cmds)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
 		usage(stdout, cmds)
 		return 0
+	case "-version", "--version", "version":
+		if err := cli.Version(stdout, "ndbg"); err != nil {
+			fmt.Fprintf(stderr, "ndbg: %v\n", err)
+			return 1
+		}
+		return 0
+	case "help":
+		if len(args) == 1 {
+			usage(stdout, cmds)
+			return 0
+		}
+		// help CMD is CMD -h, its usage on stdout.
+		args, stderr = []string{args[1], "-h"}, stdout
 	}
 	for _, c := range cmds {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)
-			if err == nil {
-				return 0
+			code, print := cli.ExitStatus(err)
+			if print {
+				fmt.Fprintf(stderr, "ndbg %s: %v\n", c.name, err)
 			}
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			fmt.Fprintf(stderr, "ndbg %s: %v\n", c.name, err)
-			return 1
+			return code
 		}
 	}
 	fmt.Fprintf(stderr, "ndbg: unknown command %q\n", args[0])
@@ -64,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func usage(w io.Writer, cmds []command) {
-	fmt.Fprintln(w, "usage: ndbg <command> [flags]\n\ncommands:")
+	fmt.Fprintln(w, "usage: ndbg <command> [flags]   (ndbg help <command>: its flags; ndbg --version)\n\ncommands:")
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}

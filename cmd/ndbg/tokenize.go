@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/tokenizer"
 )
 
@@ -30,7 +31,7 @@ func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	out := fs.String("out", "", "output directory (required)")
 	train := fs.String("train", "", "directory of `ndbg data` shards for the training split (required)")
 	val := fs.String("val", "", "directory of shards for the held-out split (required)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *tokPath == "" || *out == "" || *train == "" || *val == "" || fs.NArg() > 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/statetree"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -35,7 +36,7 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Flags may come before or after FILE.
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := cli.Parse(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

@@ -1,0 +1,170 @@
+// Package cli is what the ndbg and ndbg-infer commands share, so that each
+// is written once: flag parsing that reports a usage error once, the
+// --backend flag and the backend it opens (with --model, --threads and the
+// real run's limits), and --version.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// UsageError is a command line that cannot run as written (a bad or
+// missing flag or argument): the command exits with status 2.
+type UsageError struct {
+	Err      error
+	reported bool // the flag set has printed it, and the usage
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError with the formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Parse parses args with fs, which must use flag.ContinueOnError. A bad
+// flag is returned as a UsageError that the flag set has already printed,
+// with the usage; -h is flag.ErrHelp.
+func Parse(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &UsageError{Err: err, reported: true}
+}
+
+// ExitStatus is the exit status for what a command returned: 0 for nil
+// and flag.ErrHelp, 2 for a UsageError, 1 otherwise. It also reports
+// whether the error still needs printing.
+func ExitStatus(err error) (code int, print bool) {
+	var ue *UsageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0, false
+	case errors.As(err, &ue):
+		return 2, !ue.reported
+	}
+	return 1, true
+}
+
+// Backend names.
+const (
+	Neural = "neural" // the model predicts
+	CWM    = "cwm"    // a CWM checkpoint, actions emulated by forced event tokens
+	Real   = "real"   // the program runs under sys.settrace
+)
+
+// backendHelp says what each backend is, for --backend's help.
+var backendHelp = map[string]string{
+	Neural: "neural (the model predicts)",
+	CWM:    "cwm (a CWM checkpoint: actions emulated by forcing event tokens)",
+	Real:   "real (the program runs under sys.settrace)",
+}
+
+// BackendFlags are the flags that choose and open a debugger backend.
+type BackendFlags struct {
+	Name    string       // --backend
+	Model   string       // --model: a model directory, empty for the embedded default
+	Threads int          // --threads: compute threads, 0 for one per core
+	Limits  trace.Limits // --timeout, --max-events: the real run's limits
+	names   []string     // the backends this command offers
+}
+
+// Register adds --backend (one of names, the first the default), --model,
+// --threads, --timeout and --max-events to fs.
+func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
+	b.names = names
+	help := make([]string, len(names))
+	for i, n := range names {
+		help[i] = backendHelp[n]
+	}
+	fs.StringVar(&b.Name, "backend", names[0], strings.Join(help, ", or "))
+	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
+	fs.IntVar(&b.Threads, "threads", 0, "compute threads of the model (0: one per core)")
+	fs.DurationVar(&b.Limits.Timeout, "timeout", 0, "wall-clock limit of a real run (0: package trace's 5s)")
+	fs.IntVar(&b.Limits.MaxEvents, "max-events", 0, "cap on the states of a real run (0: package trace's 100000)")
+}
+
+// Names is the backends offered, as a usage line writes them: "neural|real".
+func (b *BackendFlags) Names() string { return strings.Join(b.names, "|") }
+
+// Check rejects a --backend the command does not offer and negative limits.
+func (b *BackendFlags) Check() error {
+	if !slices.Contains(b.names, b.Name) {
+		return Usagef("--backend %q: want %s", b.Name, strings.Join(b.names, ", "))
+	}
+	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 || b.Threads < 0 {
+		return Usagef("--timeout, --max-events and --threads cannot be negative")
+	}
+	return nil
+}
+
+// OpenModel opens the model a neural or CWM backend needs (nil, nil for
+// the real backend); the caller closes it.
+func (b *BackendFlags) OpenModel(ctx context.Context) (*ndbg.Model, error) {
+	if err := b.Check(); err != nil {
+		return nil, err
+	}
+	if b.Name == Real {
+		return nil, nil
+	}
+	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads})
+}
+
+// Open returns the session backend the flags name, sampling with p, and the
+// model it opened (nil for the real backend), which the caller closes.
+func (b *BackendFlags) Open(ctx context.Context, p sample.Params) (ndbg.Backend, *ndbg.Model, error) {
+	m, err := b.OpenModel(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch b.Name {
+	case Real:
+		return ndbg.Real(b.Limits), nil, nil
+	case CWM:
+		return ndbg.CWM(m, p), m, nil
+	}
+	return ndbg.Neural(m, p), m, nil
+}
+
+// LimitHint is what to tell a user whose real run passed a limit
+// (ndbg.ErrLimit): the flags that raise them.
+const LimitHint = "raise --max-events or --timeout if the program does end"
+
+// Version writes the command's version: the module version and VCS
+// revision from the build information, the Go version, and the embedded
+// default model's identity.
+func Version(w io.Writer, command string) error {
+	version, rev, goVersion := "(unknown)", "", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version, goVersion = bi.Main.Version, bi.GoVersion
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = " revision " + s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					rev += " (modified)"
+				}
+			}
+		}
+	}
+	model := ndbg.DefaultModelID()
+	if model == "" {
+		model = "none embedded"
+	}
+	_, err := fmt.Fprintf(w, "%s %s%s, %s\ndefault model: %s\n", command, version, rev, goVersion, model)
+	return err
+}
