@@ -43,6 +43,10 @@ type Limits struct {
 	onStart func(pgid int)
 }
 
+// WithDefaults returns the limits a run with l keeps to: l with each zero
+// field replaced by its default.
+func (l Limits) WithDefaults() Limits { return l.withDefaults() }
+
 func (l Limits) withDefaults() Limits {
 	if l.Timeout <= 0 {
 		l.Timeout = 5 * time.Second

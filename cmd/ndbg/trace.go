@@ -20,8 +20,10 @@ import (
 
 // runTrace is `ndbg trace FILE --call EXPR [--format json|dsl]`: the real
 // debugger states of one call, traced with sys.settrace (package trace), as
-// JSON Lines (one object per state) or as the DSL text of the linear
-// step_into trajectory from the entry's call state.
+// JSON Lines (one object per state, then one saying why the trace ended:
+// traceEnd) or as the DSL text of the linear step_into trajectory from the
+// entry's call state. It fails (exit status 1, after the states) when an
+// exception escapes the entry or a limit cuts the run.
 func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -72,30 +74,106 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
-	res, err := trace.Run(ctx, prog, *call, trace.Limits{Timeout: *timeout, MaxEvents: *maxEvents})
-	if err != nil {
-		return fmt.Errorf("tracing %s: %w", *call, err)
-	}
-	if res.Truncated {
-		fmt.Fprintf(stderr, "ndbg trace: warning: trace cut at %d states (a limit was reached)\n", len(res.Events))
-	}
-	if ex := res.Exception; ex != nil {
-		fmt.Fprintf(stderr, "ndbg trace: %s escaped the entry at line %d: %s\n", ex.Type, ex.Line, ex.Message)
-	}
-	tree, err := statetree.Build(prog, res.Events)
-	if err != nil {
-		return err
+	lim := trace.Limits{Timeout: *timeout, MaxEvents: *maxEvents}
+	res, runErr := trace.Run(ctx, prog, *call, lim)
+	var end traceEnd
+	switch {
+	case errors.Is(runErr, trace.ErrTimeout):
+		end = traceEnd{End: "limit", Limit: "timeout"}
+	case errors.Is(runErr, trace.ErrMemory):
+		end = traceEnd{End: "limit", Limit: "memory"}
+	case runErr != nil:
+		return fmt.Errorf("tracing %s: %w", *call, runErr)
 	}
 	w := bufio.NewWriter(stdout)
-	if *format == "dsl" {
-		err = writeDSL(w, tree)
-	} else {
-		err = writeJSON(w, tree)
+	if res != nil {
+		tree, err := statetree.Build(prog, res.Events)
+		if err != nil {
+			return err
+		}
+		if *format == "dsl" {
+			err = writeDSL(w, tree)
+		} else {
+			err = writeJSON(w, tree)
+		}
+		if err != nil {
+			return err
+		}
+		end = endOf(res, tree, lim)
 	}
-	if err != nil {
-		return err
+	if *format == "json" {
+		b, err := json.Marshal(end)
+		if err != nil {
+			return fmt.Errorf("encoding the end record: %w", err)
+		}
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return fmt.Errorf("writing the end record: %w", err)
+		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing: %w", err)
+	}
+	return end.err(*call, runErr)
+}
+
+// traceEnd is the last JSON record of `ndbg trace`: why the trace ended.
+// End is "finished" (the entry returned Value), "exception" (Type escaped
+// the entry at Line, raised at RaisedAt) or "limit" (Limit cut the run:
+// max-events, max-output-bytes, timeout or memory). States counts the state
+// records before it.
+type traceEnd struct {
+	End      string  `json:"end"`
+	States   int     `json:"states"`
+	Value    *string `json:"value,omitempty"`
+	Type     string  `json:"type,omitempty"`
+	Message  *string `json:"message,omitempty"`
+	Line     int     `json:"line,omitempty"`
+	RaisedAt int     `json:"raised_at,omitempty"`
+	Limit    string  `json:"limit,omitempty"`
+}
+
+// endOf says how a traced run ended. An escaping exception is reported at
+// the entry's line where it left, and at the innermost line that raised it.
+func endOf(res *trace.Result, tree *statetree.Tree, lim trace.Limits) traceEnd {
+	e := traceEnd{End: "finished", States: tree.End()}
+	switch {
+	case res.Truncated:
+		e.End, e.Limit = "limit", "max-output-bytes"
+		if len(res.Events) >= lim.WithDefaults().MaxEvents {
+			e.Limit = "max-events"
+		}
+	case res.Exception != nil:
+		e.End, e.Type, e.Message, e.RaisedAt = "exception", res.Exception.Type, &res.Exception.Message, res.Exception.Line
+		for i := tree.End() - 1; i >= 0; i-- {
+			if ev := tree.Event(i); ev.Depth == 0 {
+				e.Line = ev.Line // the entry's return event: where it left
+				break
+			}
+		}
+	default:
+		e.Value = &res.Return
+	}
+	return e
+}
+
+// err is the command's error for a run that did not finish: its exit
+// status is then 1. runErr is the tracer's error, if any.
+func (e traceEnd) err(call string, runErr error) error {
+	switch e.End {
+	case "exception":
+		return fmt.Errorf("%s (raised at line %d) escaped %s at line %d: %s", e.Type, e.RaisedAt, call, e.Line, *e.Message)
+	case "limit":
+		switch e.Limit {
+		case "timeout":
+			return fmt.Errorf("tracing %s: %w (raise --timeout if the program does end)", call, runErr)
+		case "memory":
+			return fmt.Errorf("tracing %s: %w (the traced program's memory is capped)", call, runErr)
+		case "max-events":
+			return fmt.Errorf("the trace of %s was cut at %d states (raise --max-events if the program does end)", call, e.States)
+		}
+		return fmt.Errorf("the trace of %s was cut at %d states: it grew past its size limit", call, e.States)
+	}
+	return nil
 }
 
 // writeJSON writes one JSON object per state: index, event, line, source,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -44,7 +45,10 @@ func TestTraceCommandJSON(t *testing.T) {
 	require.NoError(t, runTrace(context.Background(), []string{path, "--call", "f(2)"}, &out, io.Discard))
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	// call f, line 6, line 7, [line 8, call g, line 2, line 3, return g, line 7] x2, line 9, return f
-	require.Len(t, lines, 1+2+2*6+2)
+	require.Len(t, lines, 1+2+2*6+2+1)
+	end := lines[len(lines)-1]
+	lines = lines[:len(lines)-1]
+	require.JSONEq(t, `{"end":"finished","states":17,"value":"2"}`, end, "the last record says the entry returned")
 	type state struct {
 		Index  int             `json:"index"`
 		Event  string          `json:"event"`
@@ -129,4 +133,75 @@ func TestTraceCommandErrors(t *testing.T) {
 	bad := writeProg(t, "def f(:\n    pass\n")
 	err = runTrace(context.Background(), []string{bad, "--call", "f()"}, io.Discard, io.Discard)
 	require.Error(t, err)
+}
+
+// traceLines runs `ndbg trace` and returns its exit status, its JSON
+// records and its stderr.
+func traceLines(t *testing.T, args ...string) (int, []map[string]any, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append([]string{"trace"}, args...), &out, &errb)
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var r map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &r), l)
+		recs = append(recs, r)
+	}
+	return code, recs, errb.String()
+}
+
+// TestTraceEndException: an exception that escapes the entry fails the
+// command and is reported at the lines CPython's traceback gives: the
+// entry's line where it left and the innermost line that raised it.
+func TestTraceEndException(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	src := "def g(x):\n    return 1 / x\n\ndef f(n):\n    s = 0\n    t = g(n) + s\n    return t\n"
+	path := writeProg(t, src)
+	tb, err := exec.Command("python3", "-c", `import sys, traceback
+exec(compile(open(sys.argv[1]).read(), sys.argv[1], "exec"))
+try:
+    f(0)
+except ZeroDivisionError as e:
+    frames = [fr for fr in traceback.extract_tb(e.__traceback__) if fr.filename == sys.argv[1]]
+    print(frames[0].lineno, frames[-1].lineno, str(e))
+`, path).Output()
+	require.NoError(t, err)
+	var entryLine, raisedAt int
+	var msg string
+	_, err = fmt.Sscanf(string(tb), "%d %d", &entryLine, &raisedAt)
+	require.NoError(t, err)
+	msg = strings.TrimSpace(strings.SplitN(string(tb), " ", 3)[2])
+	require.Equal(t, 6, entryLine)
+	require.Equal(t, 2, raisedAt)
+
+	code, recs, errOut := traceLines(t, path, "--call", "f(0)")
+	require.Equal(t, 1, code, "the program failed")
+	end := recs[len(recs)-1]
+	require.Equal(t, map[string]any{"end": "exception", "states": float64(len(recs) - 1), "type": "ZeroDivisionError",
+		"message": msg, "line": float64(entryLine), "raised_at": float64(raisedAt)}, end)
+	require.Contains(t, errOut, "ZeroDivisionError (raised at line 2) escaped f(0) at line 6: division by zero")
+}
+
+// TestTraceEndLimit: a trace cut by a limit fails the command, and its last
+// record says which limit.
+func TestTraceEndLimit(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	path := writeProg(t, "def f():\n    while True:\n        pass\n")
+	code, recs, errOut := traceLines(t, path, "--call", "f()", "--max-events", "50")
+	require.Equal(t, 1, code)
+	require.Len(t, recs, 51)
+	require.Equal(t, map[string]any{"end": "limit", "states": float64(50), "limit": "max-events"}, recs[50])
+	require.Contains(t, errOut, "cut at 50 states (raise --max-events")
+
+	// --format dsl has no end record (the text would not parse): the exit
+	// status and stderr say it.
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"trace", path, "--call", "f()", "--max-events", "50", "--format", "dsl"}, &out, &errb))
+	_, err := dsl.Parse(out.String())
+	require.NoError(t, err)
+	require.Contains(t, errb.String(), "cut at 50 states")
 }
