@@ -51,8 +51,9 @@ func TestCWMBackend(t *testing.T) {
 		require.Equal(t, seen[len(seen)-1].Event, again.Event, "greedy: the same step again")
 		_, err = s.RunTo(ctx, 4)
 		require.ErrorIs(t, err, ndbg.ErrUnsupported)
-		if st, _ := s.State(); st.Event == dsl.Call || st.Event == dsl.Line { // others have no locals to edit
-			require.ErrorIs(t, s.Set(ctx, "data", "[]"), ndbg.ErrUnsupported)
+		// Only call and line states have locals to edit.
+		if st, _ := s.State(); (st.Event == dsl.Call || st.Event == dsl.Line) && len(st.Locals) > 0 {
+			require.ErrorIs(t, s.Set(ctx, st.Locals[0].Name, "[]"), ndbg.ErrUnsupported)
 		}
 	}
 }

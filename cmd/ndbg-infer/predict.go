@@ -104,8 +104,13 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if errors.Is(err, ndbg.ErrLimit) {
 			err = fmt.Errorf("%w (%s)", err, cli.LimitHint)
 		}
-		if _, werr := fmt.Fprintf(stdout, `{"predicted":%s,"real_error":%s}`+"\n", stateJSON(predicted), jsonString(err.Error())); werr != nil {
-			return werr
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false) // reprs such as <object at 0x...> as they are
+		if werr := enc.Encode(struct {
+			Predicted json.RawMessage `json:"predicted"`
+			RealError string          `json:"real_error"`
+		}{json.RawMessage(stateJSON(predicted)), err.Error()}); werr != nil {
+			return fmt.Errorf("writing the prediction: %w", werr)
 		}
 		return fmt.Errorf("the real run for --compare failed: %w", err)
 	}
@@ -136,12 +141,6 @@ func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, er
 		return nil, err
 	}
 	return &st, nil
-}
-
-// jsonString quotes s as a JSON string.
-func jsonString(s string) string {
-	q, _ := json.Marshal(s) // a string always marshals
-	return string(q)
 }
 
 // stateJSON prints a state, or {"event":"end"} for the end of the program.
