@@ -24,8 +24,10 @@ import (
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	modelDir := fs.String("model", "", "model directory (default: the model embedded in the binary)")
-	backend := fs.String("backend", "neural", "neural (the model) or real (the real debugger grades itself: a sanity check, must score 100%)")
+	// The real runs' limits: the programs are small (--backend real is the
+	// harness's sanity check: it must score 100%).
+	bf := cli.BackendFlags{Limits: trace.Limits{Timeout: 2 * time.Second, MaxEvents: 5000}}
+	bf.Register(fs, cli.Neural, cli.Real)
 	n := fs.Int("n", 50, "held-out generated programs for next-state evaluation (0: none)")
 	seed := fs.Uint64("seed", 99, "progen master seed of the generated programs (use one never used for training)")
 	fams := fs.String("families", "", "comma-separated progen families (default all: "+strings.Join(progen.Families(), ",")+")")
@@ -42,7 +44,6 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	sampleSeed := fs.Uint64("sample-seed", 1, "seed of sample 0 (sample k uses seed+k)")
 	maxSteps := fs.Int("max-steps", 200, "cap on step_over actions of the steps strategy")
 	workers := fs.Int("workers", 2, "programs evaluated in parallel (sessions over one model)")
-	threads := fs.Int("threads", 0, "CPU threads of the model (default all cores)")
 	reportDir := fs.String("report", "", "write DIR/report.md and PNG charts")
 	jsonFile := fs.String("json", "", "write the JSON summary to FILE instead of stdout")
 	if err := cli.Parse(fs, args); err != nil {
@@ -64,32 +65,27 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 
-	lim := trace.Limits{Timeout: 2 * time.Second, MaxEvents: 5000}
-	var be eval.Backend
+	lim := bf.Limits
+	m, err := bf.OpenModel(ctx)
+	if errors.Is(err, ndbg.ErrNoDefaultModel) {
+		return fmt.Errorf("%w\n(the default model is not trained yet: give --model DIR, or run --backend real for the harness's sanity check)", err)
+	}
+	if err != nil {
+		return err
+	}
+	be := eval.Real(lim)
 	modelName := "real debugger"
-	switch *backend {
-	case "real":
-		be = eval.Real(lim)
-	case "neural":
-		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
-		if errors.Is(err, ndbg.ErrNoDefaultModel) {
-			return fmt.Errorf("%w\n(the default model is not trained yet: give --model DIR, or run --backend real for the harness's sanity check)", err)
-		}
-		if err != nil {
-			return err
-		}
+	if m != nil {
 		defer m.Close()
 		modelName = m.Name()
 		if modelName == "" {
-			modelName = *modelDir
+			modelName = bf.Model
 		}
 		p := sample.Params{Seed: *sampleSeed}
 		if *samples > 1 {
 			p.Temperature, p.TopP = *temp, *topP
 		}
 		be = eval.Neural(m, p)
-	default:
-		return fmt.Errorf("unknown --backend %q (want neural or real)", *backend)
 	}
 
 	var gen, crux []eval.Item

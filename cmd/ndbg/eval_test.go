@@ -64,8 +64,8 @@ func TestEvalCommand(t *testing.T) {
 		m.Close()
 	}
 	errb.Reset()
-	assert.Equal(t, 1, run(context.Background(), []string{"eval", "--backend", "nope"}, &out, &errb))
-	assert.Contains(t, errb.String(), "unknown --backend")
+	assert.Equal(t, 2, run(context.Background(), []string{"eval", "--backend", "nope"}, &out, &errb), "a usage error")
+	assert.Contains(t, errb.String(), `--backend "nope": want neural, real`)
 }
 
 // writeRandomModel writes a model directory (config.json, safetensors,

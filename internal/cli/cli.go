@@ -83,7 +83,8 @@ type BackendFlags struct {
 }
 
 // Register adds --backend (one of names, the first the default), --model,
-// --threads, --timeout and --max-events to fs.
+// --threads, --timeout and --max-events to fs. The limits b holds are the
+// flags' defaults.
 func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	b.names = names
 	help := make([]string, len(names))
@@ -93,8 +94,8 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	fs.StringVar(&b.Name, "backend", names[0], strings.Join(help, ", or "))
 	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
 	fs.IntVar(&b.Threads, "threads", 0, "compute threads of the model (0: one per core)")
-	fs.DurationVar(&b.Limits.Timeout, "timeout", 0, "wall-clock limit of a real run (0: package trace's 5s)")
-	fs.IntVar(&b.Limits.MaxEvents, "max-events", 0, "cap on the states of a real run (0: package trace's 100000)")
+	fs.DurationVar(&b.Limits.Timeout, "timeout", b.Limits.Timeout, "wall-clock limit of a real run (0: package trace's 5s)")
+	fs.IntVar(&b.Limits.MaxEvents, "max-events", b.Limits.MaxEvents, "cap on the states of a real run (0: package trace's 100000)")
 }
 
 // Names is the backends offered, as a usage line writes them: "neural|real".
