@@ -28,9 +28,9 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("trace", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	call := fs.String("call", "", `the call to trace, e.g. 'f(3, [1, 2])' (required; its function is the entry)`)
-	format := fs.String("format", "json", "output: json (JSON Lines, one object per state) or dsl (the step_into trajectory as DSL text)")
-	timeout := fs.Duration("timeout", 0, "wall-clock limit of the traced program (default trace's 5s)")
-	maxEvents := fs.Int("max-events", 0, "cap on the number of states (default trace's 100000)")
+	format := fs.String("format", "json", "output: json (JSON Lines: one object per state, then one saying why the trace ended) or dsl (the step_into trajectory as DSL text)")
+	var lim trace.Limits
+	cli.RegisterLimits(fs, &lim)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ndbg trace FILE --call EXPR [--format json|dsl]   (FILE - reads stdin)")
 		fs.PrintDefaults()
@@ -49,13 +49,13 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return fmt.Errorf("need exactly one program file, got %d", len(pos))
+		return cli.Usagef("need exactly one program file, got %d", len(pos))
 	}
 	if *format != "json" && *format != "dsl" {
-		return fmt.Errorf("unknown --format %q (want json or dsl)", *format)
+		return cli.Usagef("unknown --format %q (want json or dsl)", *format)
 	}
 	if strings.TrimSpace(*call) == "" {
-		return errors.New("need --call, e.g. --call 'f(3)'")
+		return cli.Usagef("need --call, e.g. --call 'f(3)'")
 	}
 	entry, err := ndbg.EntryOf(*call)
 	if err != nil {
@@ -74,7 +74,9 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
-	lim := trace.Limits{Timeout: *timeout, MaxEvents: *maxEvents}
+	if lim.Timeout < 0 || lim.MaxEvents < 0 {
+		return cli.Usagef("--timeout and --max-events cannot be negative")
+	}
 	res, runErr := trace.Run(ctx, prog, *call, lim)
 	var end traceEnd
 	switch {

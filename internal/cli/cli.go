@@ -91,11 +91,21 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	for i, n := range names {
 		help[i] = backendHelp[n]
 	}
-	fs.StringVar(&b.Name, "backend", names[0], strings.Join(help, ", or "))
+	text := help[len(help)-1]
+	if len(help) > 1 {
+		text = strings.Join(help[:len(help)-1], ", ") + " or " + text
+	}
+	fs.StringVar(&b.Name, "backend", names[0], text)
 	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
 	fs.IntVar(&b.Threads, "threads", 0, "compute threads of the model (0: one per core)")
-	fs.DurationVar(&b.Limits.Timeout, "timeout", b.Limits.Timeout, "wall-clock limit of a real run (0: package trace's 5s)")
-	fs.IntVar(&b.Limits.MaxEvents, "max-events", b.Limits.MaxEvents, "cap on the states of a real run (0: package trace's 100000)")
+	RegisterLimits(fs, &b.Limits)
+}
+
+// RegisterLimits adds --timeout and --max-events, the limits of a real run
+// that a user may need to raise, to fs; lim's values are their defaults.
+func RegisterLimits(fs *flag.FlagSet, lim *trace.Limits) {
+	fs.DurationVar(&lim.Timeout, "timeout", lim.Timeout, "wall-clock limit of a real run (0: package trace's 5s)")
+	fs.IntVar(&lim.MaxEvents, "max-events", lim.MaxEvents, "cap on the states of a real run (0: package trace's 100000)")
 }
 
 // Names is the backends offered, as a usage line writes them: "neural|real".
