@@ -50,8 +50,8 @@ func (e *realEngine) state(i int) dsl.State {
 	return s
 }
 
-func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
-	next, err := e.tree.Apply(e.pos, a)
+func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
+	next, err := e.tree.ApplyBreakpoints(e.pos, a, breakpoints)
 	switch {
 	case errors.Is(err, statetree.ErrAtStart):
 		return nil, ErrAtStart
