@@ -44,9 +44,15 @@ type realEngine struct {
 	pos    int // index of the current state; tree.End() when finished
 }
 
+// state is tree state i with what the run knows beyond the DSL's frame:
+// the locals of a return or exception state (the frame's, as it ended or
+// raised), marked LocalsKnown.
 func (e *realEngine) state(i int) dsl.State {
 	s := e.tree.State(i)
 	s.Source = e.tree.Program().Text(s.Line)
+	if s.Event == dsl.Return || s.Event == dsl.Exception {
+		s.Locals, s.LocalsKnown = e.tree.Event(i).Locals, true
+	}
 	return s
 }
 

@@ -95,6 +95,43 @@ func TestRealSession(t *testing.T) {
 
 }
 
+// TestRealReturnLocals: the real backend reports the frame's locals at a
+// return (README's first example), which the DSL text leaves out.
+func TestRealReturnLocals(t *testing.T) {
+	ctx := context.Background()
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([3, None, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+	st, err := s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, ndbg.State{Event: dsl.Return, Line: 10, Source: "    return round(m, 2)", Value: "3.5",
+		Locals:      []dsl.Local{{Name: "data", Repr: "[3, None, 4]"}, {Name: "clean", Repr: "[3, 4]"}, {Name: "m", Repr: "3.5"}},
+		LocalsKnown: true}, st)
+	require.Contains(t, string(ndbg.MarshalState(st)), `"locals":{"data":"[3, None, 4]","clean":"[3, 4]","m":"3.5"}`)
+
+	// An exception state carries them too.
+	s2, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([None])")
+	require.NoError(t, err)
+	defer s2.Close()
+	require.NoError(t, s2.SetBreakpoint(5))
+	_, err = s2.Continue(ctx)
+	require.NoError(t, err)
+	st, err = s2.StepInto(ctx)
+	require.NoError(t, err)
+	require.Equal(t, dsl.Exception, st.Event)
+	require.True(t, st.LocalsKnown)
+	require.Equal(t, []dsl.Local{{Name: "xs", Repr: "[]"}, {Name: "total", Repr: "0"}}, st.Locals)
+
+	// They stay out of the DSL text.
+	text, err := s.Trajectory().Encode()
+	require.NoError(t, err)
+	back, err := dsl.Parse(text)
+	require.NoError(t, err)
+	require.Nil(t, back.Steps[0].State.Locals)
+	require.False(t, back.Steps[0].State.LocalsKnown)
+	require.NotContains(t, string(text), `"clean": `)
+}
+
 // TestRealBreakpointsStopSteps: the real backend's step_over and
 // step_return stop at the session's breakpoints, as pdb's next and return
 // do (issue 17: fact(3), b 4, c, n stops at line 4 in fact(2)), and a step

@@ -350,6 +350,20 @@ func TestApplyBreakpointsIssue17(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, n, b, "%s", k)
 	}
+
+	// A breakpoint on a line of nested comprehensions: next from that line
+	// stops in the comprehension's frame (pdb's next does), not at line 3.
+	tr = realTree(t, breakPrograms[1])
+	at2, err := tr.Apply(0, dsl.Action{Kind: dsl.StepInto})
+	require.NoError(t, err)
+	require.Equal(t, 2, tr.Event(at2).Line)
+	over, err := tr.Apply(at2, dsl.Action{Kind: dsl.StepOver})
+	require.NoError(t, err)
+	require.Equal(t, 3, tr.Event(over).Line)
+	in, err := tr.ApplyBreakpoints(at2, dsl.Action{Kind: dsl.StepOver}, []int{2})
+	require.NoError(t, err)
+	require.Equal(t, trace.Event{Kind: dsl.Line, Line: 2, Depth: 1, Frame: 2, Func: "<listcomp>", Locals: []dsl.Local{{Name: ".0", Repr: tr.Event(in).Locals[0].Repr}}},
+		tr.Event(in))
 }
 
 // TestBreakpointProperties checks ApplyBreakpoints on real traces against a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -109,9 +110,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return fmt.Errorf("real run: %w", err)
 	}
-	m := ndbg.Compare(predicted, real)
-	_, err = fmt.Fprintf(stdout, `{"predicted":%s,"real":%s,"match":{"all":%t,"event":%t,"line":%t,"locals":%t,"value":%t}}`+"\n",
-		stateJSON(predicted), stateJSON(real), m.All, m.Event, m.Line, m.Locals, m.Value)
+	match, err := json.Marshal(ndbg.Compare(predicted, real))
+	if err != nil {
+		return fmt.Errorf("writing the comparison: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, `{"predicted":%s,"real":%s,"match":%s}`+"\n", stateJSON(predicted), stateJSON(real), match)
 	return err
 }
 
