@@ -122,7 +122,10 @@ const (
 	CompareDepth
 )
 
-var componentNames = []string{"event", "line", "locals", "value", "depth"}
+// componentName names component 1<<i.
+func componentName(i int) string {
+	return [...]string{"event", "line", "locals", "value", "depth"}[i]
+}
 
 // Has reports whether c holds every component of x.
 func (c Components) Has(x Components) bool { return c&x == x }
@@ -131,9 +134,9 @@ func (c Components) Has(x Components) bool { return c&x == x }
 // "depth", in that order.
 func (c Components) Names() []string {
 	var out []string
-	for i, n := range componentNames {
+	for i := range 5 {
 		if c.Has(1 << i) {
-			out = append(out, n)
+			out = append(out, componentName(i))
 		}
 	}
 	return out
@@ -156,7 +159,7 @@ func (m Match) MarshalJSON() ([]byte, error) {
 	fmt.Fprintf(&b, `{"all":%t`, m.All)
 	for i, ok := range []bool{m.Event, m.Line, m.Locals, m.Value, m.Depth} {
 		if m.Compared.Has(1 << i) {
-			fmt.Fprintf(&b, `,%q:%t`, componentNames[i], ok)
+			fmt.Fprintf(&b, `,%q:%t`, componentName(i), ok)
 		}
 	}
 	b.WriteString(`,"compared":[`)
