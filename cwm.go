@@ -78,7 +78,7 @@ func (c *cwmEngine) restoreMark(ctx context.Context, mk cwmMark) error {
 // maxSkipped bounds the callee frames one step over may skip.
 const maxSkipped = 64
 
-func (c *cwmEngine) apply(ctx context.Context, _ *dsl.Trajectory, a dsl.Action) (st *dsl.State, err error) {
+func (c *cwmEngine) apply(ctx context.Context, _ *dsl.Trajectory, a dsl.Action, _ []int) (st *dsl.State, err error) {
 	from := *lastState(&c.hist)
 	defer func() {
 		if err != nil && a.Kind != dsl.InvStepInto { // a failed action leaves no trace

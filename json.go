@@ -13,22 +13,28 @@ import (
 // MarshalState writes a state as a JSON object: event, line, source,
 // locals (an object from name to repr, in Python's order), value (return
 // and exception) and depth (-1 where a neural session cannot know it).
+// "locals" is left out where they are unknown: at a return or exception
+// state without LocalsKnown (a prediction: the model does not predict
+// them), never written as an empty object that would claim the frame had
+// none.
 func MarshalState(st State) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"event":`)
 	writeJSON(&b, st.Event.String())
 	fmt.Fprintf(&b, `,"line":%d,"source":`, st.Line)
 	writeJSON(&b, st.Source)
-	b.WriteString(`,"locals":{`)
-	for i, l := range st.Locals {
-		if i > 0 {
-			b.WriteByte(',')
+	if st.HasLocals() {
+		b.WriteString(`,"locals":{`)
+		for i, l := range st.Locals {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(&b, l.Name)
+			b.WriteByte(':')
+			writeJSON(&b, l.Repr)
 		}
-		writeJSON(&b, l.Name)
-		b.WriteByte(':')
-		writeJSON(&b, l.Repr)
+		b.WriteByte('}')
 	}
-	b.WriteByte('}')
 	if st.Event == dsl.Return || st.Event == dsl.Exception {
 		b.WriteString(`,"value":`)
 		writeJSON(&b, st.Value)
@@ -43,7 +49,8 @@ func writeJSON(b *bytes.Buffer, s string) {
 }
 
 // UnmarshalState reads MarshalState's form (source and depth optional),
-// keeping the order of the locals.
+// keeping the order of the locals. Locals given at a return or exception
+// state make it LocalsKnown; without them its locals are unknown.
 func UnmarshalState(data []byte) (State, error) {
 	var raw struct {
 		Event  string          `json:"event"`
@@ -77,6 +84,7 @@ func UnmarshalState(data []byte) (State, error) {
 			}
 			st.Locals = append(st.Locals, dsl.Local{Name: k.(string), Repr: v})
 		}
+		st.LocalsKnown = ev == dsl.Return || ev == dsl.Exception
 	}
 	return st, nil
 }
@@ -102,25 +110,97 @@ func ParseAction(s string) (Action, error) {
 	return a, nil
 }
 
-// Match compares a predicted state with the real one, component by
-// component, as the evaluation counts them.
-type Match struct {
-	Event, Line, Locals, Value, All bool
+// Components is a set of the parts of a state that Compare grades.
+type Components uint8
+
+// The components of a state.
+const (
+	CompareEvent Components = 1 << iota
+	CompareLine
+	CompareLocals
+	CompareValue
+	CompareDepth
+)
+
+// componentName names component 1<<i.
+func componentName(i int) string {
+	return [...]string{"event", "line", "locals", "value", "depth"}[i]
 }
 
-// Compare grades a prediction against the truth. A nil state is the end of
-// the program; two ends match. Locals are compared as a set of (name, repr):
-// CPython 3.11 lists f_locals in an order that depends on when they were
-// read, so the order is not part of the state. Memory addresses in reprs
-// (" at 0x7f...") differ from run to run and are not compared.
+// Has reports whether c holds every component of x.
+func (c Components) Has(x Components) bool { return c&x == x }
+
+// Names lists the components in c: "event", "line", "locals", "value",
+// "depth", in that order.
+func (c Components) Names() []string {
+	var out []string
+	for i := range 5 {
+		if c.Has(1 << i) {
+			out = append(out, componentName(i))
+		}
+	}
+	return out
+}
+
+// Match compares a predicted state with the real one, component by
+// component, as the evaluation counts them. Compared says which components
+// both sides state and were graded; a component not compared is false
+// here, is not a match, and does not count in All.
+type Match struct {
+	Event, Line, Locals, Value, Depth, All bool
+	Compared                               Components
+}
+
+// MarshalJSON writes the match as {"all":..., then each compared
+// component, then "compared": [names]}: a component not compared is left
+// out rather than shown as a match or a mismatch.
+func (m Match) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"all":%t`, m.All)
+	for i, ok := range []bool{m.Event, m.Line, m.Locals, m.Value, m.Depth} {
+		if m.Compared.Has(1 << i) {
+			fmt.Fprintf(&b, `,%q:%t`, componentName(i), ok)
+		}
+	}
+	b.WriteString(`,"compared":[`)
+	for i, n := range m.Compared.Names() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSON(&b, n)
+	}
+	b.WriteString("]}")
+	return b.Bytes(), nil
+}
+
+// Compare grades a prediction against the truth, comparing only what both
+// sides state. A nil state is the end of the program; two ends match, and
+// an end against a state matches in nothing (event, line, locals and value
+// compared). Event, line and value (empty at call and line states) are
+// always compared. Locals are compared when both states have them
+// (State.HasLocals: not at a predicted return or exception, whose locals a
+// model does not predict), as a set of (name, repr): CPython 3.11 lists
+// f_locals in an order that depends on when they were read, so the order
+// is not part of the state. Depth is compared when both know it (>= 0): a
+// neural session that cannot know it says -1, which is not graded, never a
+// match. Memory addresses in reprs (" at 0x7f...") differ from run to run
+// and are not compared.
 func Compare(pred, real *State) Match {
 	if pred == nil || real == nil {
 		m := pred == nil && real == nil
-		return Match{m, m, m, m, m}
+		return Match{Event: m, Line: m, Locals: m, Value: m, All: m,
+			Compared: CompareEvent | CompareLine | CompareLocals | CompareValue}
 	}
 	m := Match{Event: pred.Event == real.Event, Line: pred.Line == real.Line,
-		Locals: sameLocals(pred.Locals, real.Locals), Value: maskAddress(pred.Value) == maskAddress(real.Value)}
-	m.All = m.Event && m.Line && m.Locals && m.Value
+		Value: maskAddress(pred.Value) == maskAddress(real.Value), Compared: CompareEvent | CompareLine | CompareValue}
+	if pred.HasLocals() && real.HasLocals() {
+		m.Locals, m.Compared = sameLocals(pred.Locals, real.Locals), m.Compared|CompareLocals
+	}
+	if pred.Depth >= 0 && real.Depth >= 0 {
+		m.Depth, m.Compared = pred.Depth == real.Depth, m.Compared|CompareDepth
+	}
+	m.All = m.Event && m.Line && m.Value && (m.Locals || !m.Compared.Has(CompareLocals)) &&
+		(m.Depth || !m.Compared.Has(CompareDepth))
 	return m
 }
 

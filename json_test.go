@@ -1,6 +1,7 @@
 package ndbg_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,4 +28,61 @@ func TestCompare(t *testing.T) {
 	require.False(t, ndbg.Compare(&ndbg.State{Event: dsl.Return, Line: 5, Value: "4"}, ret).Value)
 	require.True(t, ndbg.Compare(nil, nil).All, "two ends match")
 	require.False(t, ndbg.Compare(nil, ret).All)
+}
+
+// TestCompareDepth: a known depth is graded; an unknown one (-1, a neural
+// session after a jump) is not compared, never reported as a match.
+func TestCompareDepth(t *testing.T) {
+	real := &ndbg.State{Event: dsl.Line, Line: 9, Locals: []dsl.Local{{Name: "x", Repr: "1"}}, Depth: 1}
+	deeper := *real
+	deeper.Depth = 2
+	m := ndbg.Compare(&deeper, real)
+	require.False(t, m.All, "depth 2 against 1")
+	require.False(t, m.Depth)
+	require.True(t, m.Compared.Has(ndbg.CompareDepth))
+
+	unknown := *real
+	unknown.Depth = -1
+	m = ndbg.Compare(&unknown, real)
+	require.False(t, m.Depth, "an unknown depth is no match")
+	require.False(t, m.Compared.Has(ndbg.CompareDepth))
+	require.True(t, m.All, "everything compared matches")
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"all":true,"event":true,"line":true,"locals":true,"value":true,"compared":["event","line","locals","value"]}`, string(out))
+
+	same := ndbg.Compare(real, real)
+	require.True(t, same.All && same.Depth)
+	require.Equal(t, []string{"event", "line", "locals", "value", "depth"}, same.Compared.Names())
+}
+
+// TestReturnLocalsUnknown: a predicted return state does not state its
+// locals (the DSL leaves them out): its JSON has no "locals", and Compare
+// does not grade them against the real frame's.
+func TestReturnLocalsUnknown(t *testing.T) {
+	pred := ndbg.State{Event: dsl.Return, Line: 11, Source: "    return round(m, 2)", Value: "3.5"}
+	real := pred
+	real.Locals, real.LocalsKnown = []dsl.Local{{Name: "m", Repr: "3.5"}}, true
+	require.JSONEq(t, `{"event":"return","line":11,"source":"    return round(m, 2)","value":"3.5","depth":0}`, string(ndbg.MarshalState(pred)))
+	require.JSONEq(t, `{"event":"return","line":11,"source":"    return round(m, 2)","locals":{"m":"3.5"},"value":"3.5","depth":0}`, string(ndbg.MarshalState(real)))
+	m := ndbg.Compare(&pred, &real)
+	require.False(t, m.Locals, "unknown locals are no match")
+	require.False(t, m.Compared.Has(ndbg.CompareLocals))
+	require.True(t, m.All)
+	out, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.NotContains(t, string(out), `"locals"`)
+
+	// The JSON reads back: locals given at a return make them known.
+	for _, st := range []ndbg.State{pred, real} {
+		back, err := ndbg.UnmarshalState(ndbg.MarshalState(st))
+		require.NoError(t, err)
+		require.Equal(t, st, back)
+	}
+	// Known locals against known locals are graded.
+	other := real
+	other.Locals = []dsl.Local{{Name: "m", Repr: "2"}}
+	m = ndbg.Compare(&other, &real)
+	require.True(t, m.Compared.Has(ndbg.CompareLocals))
+	require.False(t, m.All)
 }

@@ -61,7 +61,10 @@ type Backend interface {
 type engine interface {
 	// apply returns the state a leads to from the session's history (traj,
 	// whose last state is current), or nil when the program ran past its end.
-	apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error)
+	// breakpoints are the session's breakpoint lines: the real engine stops
+	// at them in every action, as pdb does; a model's actions carry none
+	// (the DSL has no token for them), so the neural engines ignore them.
+	apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error)
 	// edited is called after the current state's locals were changed.
 	edited(ctx context.Context, traj *dsl.Trajectory) error
 	// stack returns the call-event lines of the frames on the call stack,
@@ -212,7 +215,7 @@ func (s *Session) Do(ctx context.Context, a Action) (State, error) {
 	if err := s.check(a); err != nil {
 		return State{}, err
 	}
-	next, err := s.eng.apply(ctx, &s.traj, a)
+	next, err := s.eng.apply(ctx, &s.traj, a, s.breakpoints)
 	if err != nil {
 		return State{}, err
 	}
@@ -259,17 +262,21 @@ func (s *Session) StepInto(ctx context.Context) (State, error) {
 }
 
 // StepOver stops at the next line of the current function, or its return
-// (pdb's next).
+// (pdb's next). The real backend, like pdb, stops earlier at a breakpoint
+// hit on the way (in a callee too); a model's step_over does not know the
+// breakpoints.
 func (s *Session) StepOver(ctx context.Context) (State, error) {
 	return s.Do(ctx, Action{Kind: dsl.StepOver})
 }
 
-// StepReturn runs to the current function's return (pdb's return).
+// StepReturn runs to the current function's return (pdb's return), or, on
+// the real backend, to a breakpoint hit on the way, as pdb.
 func (s *Session) StepReturn(ctx context.Context) (State, error) {
 	return s.Do(ctx, Action{Kind: dsl.StepReturn})
 }
 
-// RunTo runs to the next stop at line (a one-shot breakpoint).
+// RunTo runs to the next stop at line (a one-shot breakpoint; on the real
+// backend, as in pdb, the session's breakpoints stop it too).
 func (s *Session) RunTo(ctx context.Context, line int) (State, error) {
 	return s.Do(ctx, Action{Kind: dsl.Breakpoint, Lines: []int{line}})
 }
@@ -285,7 +292,8 @@ func (s *Session) StepBackInto(ctx context.Context) (State, error) {
 }
 
 // StepBackOver goes back to the previous stop in the current function or a
-// caller.
+// caller. The real backend, as a reverse debugger, stops at the last
+// breakpoint hit on the way back; so do StepBackReturn and BackTo.
 func (s *Session) StepBackOver(ctx context.Context) (State, error) {
 	return s.Do(ctx, Action{Kind: dsl.InvStepOver})
 }

@@ -303,7 +303,7 @@ func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
 // the program and the current frame afresh (the state the training data's
 // trajectories start from), so a long session never stops at
 // ErrContextFull; the Session still keeps the whole history.
-func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
+func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, _ []int) (*dsl.State, error) {
 	st, err := e.predict(ctx, traj, a)
 	if !errors.Is(err, ErrContextFull) || e.base == len(traj.Steps) {
 		return st, err // not full, or nothing older than the current frame to drop

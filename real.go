@@ -51,14 +51,20 @@ type realEngine struct {
 	pos    int // index of the current state; tree.End() when finished
 }
 
+// state is tree state i with what the run knows beyond the DSL's frame:
+// the locals of a return or exception state (the frame's, as it ended or
+// raised), marked LocalsKnown.
 func (e *realEngine) state(i int) dsl.State {
 	s := e.tree.State(i)
 	s.Source = e.tree.Program().Text(s.Line)
+	if s.Event == dsl.Return || s.Event == dsl.Exception {
+		s.Locals, s.LocalsKnown = e.tree.Event(i).Locals, true
+	}
 	return s
 }
 
-func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
-	next, err := e.tree.Apply(e.pos, a)
+func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
+	next, err := e.tree.ApplyBreakpoints(e.pos, a, breakpoints)
 	switch {
 	case errors.Is(err, statetree.ErrAtStart):
 		return nil, ErrAtStart

@@ -53,6 +53,11 @@ func TestRealSession(t *testing.T) {
 	require.Equal(t, 1, st.Depth)
 
 	fork := s.Fork()
+	st, err = s.StepReturn(ctx) // stops at the breakpoint on the way, as pdb's return
+	require.NoError(t, err)
+	require.Equal(t, 4, st.Line)
+	require.Equal(t, []dsl.Local{{Name: "xs", Repr: "[1, 4]"}, {Name: "total", Repr: "1"}, {Name: "x", Repr: "4"}}, st.Locals)
+	s.ClearBreakpoint(4)
 	st, err = s.StepReturn(ctx)
 	require.NoError(t, err)
 	require.Equal(t, dsl.Return, st.Event)
@@ -86,6 +91,75 @@ func TestRealSession(t *testing.T) {
 	require.Equal(t, dsl.Return, st.Event)
 	require.Equal(t, "2.5", st.Value)
 
+}
+
+// TestRealReturnLocals: the real backend reports the frame's locals at a
+// return (README's first example), which the DSL text leaves out.
+func TestRealReturnLocals(t *testing.T) {
+	ctx := context.Background()
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([3, None, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+	st, err := s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, ndbg.State{Event: dsl.Return, Line: 10, Source: "    return round(m, 2)", Value: "3.5",
+		Locals:      []dsl.Local{{Name: "data", Repr: "[3, None, 4]"}, {Name: "clean", Repr: "[3, 4]"}, {Name: "m", Repr: "3.5"}},
+		LocalsKnown: true}, st)
+	require.Contains(t, string(ndbg.MarshalState(st)), `"locals":{"data":"[3, None, 4]","clean":"[3, 4]","m":"3.5"}`)
+
+	// An exception state carries them too.
+	s2, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([None])")
+	require.NoError(t, err)
+	defer s2.Close()
+	require.NoError(t, s2.SetBreakpoint(5))
+	_, err = s2.Continue(ctx)
+	require.NoError(t, err)
+	st, err = s2.StepInto(ctx)
+	require.NoError(t, err)
+	require.Equal(t, dsl.Exception, st.Event)
+	require.True(t, st.LocalsKnown)
+	require.Equal(t, []dsl.Local{{Name: "xs", Repr: "[]"}, {Name: "total", Repr: "0"}}, st.Locals)
+
+	// They stay out of the DSL text.
+	text, err := s.Trajectory().Encode()
+	require.NoError(t, err)
+	back, err := dsl.Parse(text)
+	require.NoError(t, err)
+	require.Nil(t, back.Steps[0].State.Locals)
+	require.False(t, back.Steps[0].State.LocalsKnown)
+	require.NotContains(t, string(text), `"clean": `)
+}
+
+// TestRealBreakpointsStopSteps: the real backend's step_over and
+// step_return stop at the session's breakpoints, as pdb's next and return
+// do (issue 17: fact(3), b 4, c, n stops at line 4 in fact(2)), and a step
+// backwards stops at a breakpoint it passes.
+func TestRealBreakpointsStopSteps(t *testing.T) {
+	ctx := context.Background()
+	fact := "def fact(n):\n    if n <= 1:\n        return 1\n    return n * fact(n - 1)\n"
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), fact, "fact(3)")
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.SetBreakpoint(4))
+	line4 := func(n string, depth int) ndbg.State {
+		return ndbg.State{Event: dsl.Line, Line: 4, Source: "    return n * fact(n - 1)", Locals: []dsl.Local{{Name: "n", Repr: n}}, Depth: depth}
+	}
+	st, err := s.Continue(ctx)
+	require.NoError(t, err)
+	require.Equal(t, line4("3", 0), st)
+	st, err = s.StepOver(ctx)
+	require.NoError(t, err)
+	require.Equal(t, line4("2", 1), st)
+	st, err = s.StepReturn(ctx) // fact(1) returns at line 3: no breakpoint on the way
+	require.NoError(t, err)
+	require.Equal(t, dsl.Return, st.Event)
+	require.Equal(t, "2", st.Value)
+	st, err = s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "6", st.Value)
+	st, err = s.StepBackOver(ctx) // back past fact(2)'s line 4, the last breakpoint hit
+	require.NoError(t, err)
+	require.Equal(t, line4("2", 1), st)
 }
 
 func TestStartErrors(t *testing.T) {

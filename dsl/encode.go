@@ -259,9 +259,11 @@ func (e *encoder) frame(s *State, full bool) error {
 	}
 	e.buf = append(e.buf, tk...)
 	if s.Event == Return || s.Event == Exception {
-		if len(s.Locals) != 0 {
+		if len(s.Locals) != 0 && !s.LocalsKnown {
 			return fmt.Errorf("%s frame carries locals", s.Event)
 		}
+		// Known locals of a return or exception state are not written: the
+		// DSL leaves them out (docs/dsl.md section 4).
 		if err := checkContent("value", s.Value); err != nil {
 			return fmt.Errorf("%s frame: %w", s.Event, err)
 		}

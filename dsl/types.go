@@ -56,15 +56,29 @@ type State struct {
 	Source string
 	// Locals are the local variables in the order CPython lists them
 	// (f_locals). At a call they are the arguments; at a line, the values
-	// before the line runs. Return and exception frames carry none in text,
-	// so they have nil Locals.
+	// before the line runs. At a return or exception state they are the
+	// frame's locals then, when LocalsKnown; return and exception frames
+	// carry none in text, so a parsed or predicted one has nil Locals.
 	Locals []Local
+	// LocalsKnown marks a return or exception state whose Locals are the
+	// frame's (the real backend reports them). Without it such a state's
+	// locals are unknown, not empty: the DSL text never writes them (Encode
+	// leaves them out, Parse never sets it, docs/dsl.md section 4) and a
+	// model does not predict them. Call and line states always carry their
+	// locals (see HasLocals).
+	LocalsKnown bool
 	// Value is the repr of the returned value (Return) or of the exception
 	// (Exception); empty for Call and Line.
 	Value string
 	// Depth is the call depth, 0 for the entry function. It is not part of
 	// CWM's frame layout, so it is not serialized (see docs/dsl.md).
 	Depth int
+}
+
+// HasLocals reports whether the state says what its locals are: always at a
+// call or line, at a return or exception only when LocalsKnown.
+func (s *State) HasLocals() bool {
+	return s.Event == Call || s.Event == Line || s.LocalsKnown
 }
 
 // ActionKind is a debugger command. Forward ones follow pdb; inverse ones

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,8 @@ type bdbRequest struct {
 	Entry    string     `json:"entry"`
 	Call     string     `json:"call"`
 	Sessions [][]string `json:"sessions"`
+	// Breaks are breakpoint lines set for the whole of every session.
+	Breaks []int `json:"breaks,omitempty"`
 }
 
 // runBdb runs the reference driver once on all requests.
@@ -122,6 +125,20 @@ func parseCmd(c string) dsl.Action {
 // makeSessions makes command sessions over tree: from every early position
 // each command once or twice (systematic), then random mixes.
 func makeSessions(tr *Tree, rng *rand.Rand, systematic, random int) [][]string {
+	return sessions(tr, rng, nil, systematic, [][]string{
+		{"next", "next", "step", "next"},
+		{"return", "next", "return", "return"},
+		{"break", "return"},
+	}, random, [10]string{"step", "step", "step", "step", "next", "next", "return", "return", "break", "continue2"})
+}
+
+// sessions makes command sessions over tree, with breakpoints kept set at
+// breaks: from each of the first systematic positions every tail, then
+// random sessions of up to 12 commands drawn uniformly from mix. In tails
+// and mix, "break" is break:L and "continue2" is continue:L1,L2 with lines
+// the run reaches later (sometimes any program line); other commands are as
+// the driver takes them.
+func sessions(tr *Tree, rng *rand.Rand, breaks []int, systematic int, tails [][]string, random int, mix [10]string) [][]string {
 	n := tr.End()
 	var lineEvents []int
 	for i := 0; i < n; i++ {
@@ -130,7 +147,7 @@ func makeSessions(tr *Tree, rng *rand.Rand, systematic, random int) [][]string {
 		}
 	}
 	// futureLine picks the line of a line event after pos, or any program line.
-	futureLine := func(pos int) int {
+	futureLine := func(pos int) string {
 		var cands []int
 		for _, j := range lineEvents {
 			if j > pos {
@@ -138,44 +155,39 @@ func makeSessions(tr *Tree, rng *rand.Rand, systematic, random int) [][]string {
 			}
 		}
 		if len(cands) == 0 || rng.IntN(8) == 0 {
-			return 1 + rng.IntN(len(tr.prog.Lines))
+			return strconv.Itoa(1 + rng.IntN(len(tr.prog.Lines)))
 		}
-		return int(tr.line[cands[rng.IntN(len(cands))]])
+		return strconv.Itoa(int(tr.line[cands[rng.IntN(len(cands))]]))
 	}
-	steps := func(k int) []string {
-		s := make([]string, k)
-		for i := range s {
-			s[i] = "step"
+	command := func(c string, pos int) string {
+		switch c {
+		case "break":
+			return "break:" + futureLine(pos)
+		case "continue2":
+			return "continue:" + futureLine(pos) + "," + futureLine(pos)
 		}
-		return s
+		return c
 	}
 	var out [][]string
 	for k := 0; k+1 < n && k < systematic; k++ {
 		pos := k + 1
-		out = append(out,
-			append(steps(k), "next", "next", "step", "next"),
-			append(steps(k), "return", "next", "return", "return"),
-			append(steps(k), "break:"+strconv.Itoa(futureLine(pos)), "return"),
-		)
+		for _, tail := range tails {
+			s := make([]string, k, k+len(tail))
+			for i := range s {
+				s[i] = "step"
+			}
+			for _, c := range tail {
+				s = append(s, command(c, pos))
+			}
+			out = append(out, s)
+		}
 	}
 	for r := 0; r < random; r++ {
 		var s []string
 		pos := 1
 		for len(s) < 12 {
-			switch x := rng.IntN(10); {
-			case x < 4:
-				s = append(s, "step")
-			case x < 6:
-				s = append(s, "next")
-			case x < 8:
-				s = append(s, "return")
-			case x < 9:
-				s = append(s, "break:"+strconv.Itoa(futureLine(pos)))
-			default:
-				ls := []string{strconv.Itoa(futureLine(pos)), strconv.Itoa(futureLine(pos))}
-				s = append(s, "continue:"+strings.Join(ls, ","))
-			}
-			next, err := tr.Apply(pos, parseCmd(s[len(s)-1]))
+			s = append(s, command(mix[rng.IntN(len(mix))], pos))
+			next, err := tr.ApplyBreakpoints(pos, parseCmd(s[len(s)-1]), breaks)
 			if err != nil || next >= n {
 				break
 			}
@@ -257,6 +269,7 @@ func sameRepr(traced, full string) bool {
 type mismatch struct {
 	prog    string
 	session []string
+	breaks  []int   // breakpoints set during the whole session
 	at      int     // index of the command
 	from    int     // tree position before the command
 	tree    int     // tree position after it
@@ -274,11 +287,15 @@ type checked struct {
 	commands int
 }
 
+// sessionMaker makes the command sessions for a tree, and the breakpoint
+// lines kept set during all of them (none: only the commands' own).
+type sessionMaker func(tr *Tree, rng *rand.Rand) (sessions [][]string, breaks []int)
+
 // checkPrograms runs bdb on the programs and compares every stop with the
-// trees built from trace.Run. A command where they disagree is returned as
-// a mismatch (and its session not followed further); the first stop must
-// always agree.
-func checkPrograms(t *testing.T, progs []testProgram, seed uint64, systematic, random int) []checked {
+// trees built from trace.Run (ApplyBreakpoints with the sessions'
+// breakpoints). A command where they disagree is returned as a mismatch
+// (and its session not followed further); the first stop must always agree.
+func checkPrograms(t *testing.T, progs []testProgram, seed uint64, mk sessionMaker) []checked {
 	t.Helper()
 	// The trees under test are built from trace.Run; the driver's own plain
 	// sys.settrace trace must agree with them event for event.
@@ -301,12 +318,12 @@ func checkPrograms(t *testing.T, progs []testProgram, seed uint64, systematic, r
 		for j, e := range first[i].Trace {
 			gens[i][j] = e.Gen
 		}
-		reqs[i].Sessions = makeSessions(tr, rand.New(rand.NewPCG(seed, uint64(i))), systematic, random)
+		reqs[i].Sessions, reqs[i].Breaks = mk(tr, rand.New(rand.NewPCG(seed, uint64(i))))
 	}
 	replies := runBdb(t, reqs)
 	out := make([]checked, len(progs))
 	for i, p := range progs {
-		tr, gen, sessions := trees[i], gens[i], reqs[i].Sessions
+		tr, gen, sessions, breaks := trees[i], gens[i], reqs[i].Sessions, reqs[i].Breaks
 		out[i].tree = tr
 		require.Len(t, replies[i].Sessions, len(sessions))
 		for si, stops := range replies[i].Sessions {
@@ -316,13 +333,13 @@ func checkPrograms(t *testing.T, progs []testProgram, seed uint64, systematic, r
 			require.True(t, sameState(tr, pos, stops[0]), "%s: pdb's first stop %s, tree step_into(0) %s", p.name, describeStop(stops[0]), describe(tr, pos))
 			for ci, stop := range stops[1:] {
 				from := pos
-				pos, err = tr.Apply(pos, parseCmd(sessions[si][ci]))
+				pos, err = tr.ApplyBreakpoints(pos, parseCmd(sessions[si][ci]), breaks)
 				require.NoError(t, err)
 				out[i].commands++
 				if !sameState(tr, pos, stop) {
 					cmd := sessions[si][ci]
 					inGen := gen[from] || cmd == "return" && tr.kind[from] == dsl.Return && tr.parent[from] >= 0 && gen[tr.parent[from]]
-					out[i].mm = append(out[i].mm, mismatch{p.name, sessions[si], ci, from, pos, stops[ci], stop, inGen})
+					out[i].mm = append(out[i].mm, mismatch{p.name, sessions[si], breaks, ci, from, pos, stops[ci], stop, inGen})
 					break
 				}
 			}
@@ -372,7 +389,11 @@ func cruxPrograms(t testing.TB) []testProgram {
 func checkDifference(t *testing.T, tr *Tree, m mismatch) {
 	t.Helper()
 	cmd := m.session[m.at]
-	msg := fmt.Sprintf("%s: %s after %v: from %s, tree %s, bdb %s", m.prog, cmd, m.session[:m.at], describe(tr, m.from), describe(tr, m.tree), describeStop(m.want))
+	msg := fmt.Sprintf("%s: breakpoints %v, %s after %v: from %s, tree %s, bdb %s", m.prog, m.breaks, cmd, m.session[:m.at], describe(tr, m.from), describe(tr, m.tree), describeStop(m.want))
+	// atBreak: bdb stopped at the first breakpoint kept set after the
+	// command's start (pdb ran past the tree's stop, see below, and a
+	// breakpoint stopped it).
+	atBreak := !m.want.End && len(m.breaks) > 0 && sameState(tr, tr.nextAt(m.from, m.breaks), m.want)
 	switch {
 	case tr.kind[m.from] == dsl.Return && tr.depth[m.from] == 0:
 		// 1. The tree ends when the entry returns; pdb goes on into
@@ -382,11 +403,12 @@ func checkDifference(t *testing.T, tr *Tree, m mismatch) {
 	case m.prev.Gen && strings.HasPrefix(cmd, "next"):
 		// 2. step_over in a generator stops at its yield (the activation's
 		// return state); pdb's next ignores a generator's return events and
-		// stops at its next line or exception in a later resume, or never.
+		// stops at its next line or exception in a later resume, or never,
+		// or at a breakpoint on the way.
 		require.Less(t, m.tree, tr.End(), msg)
 		require.Equal(t, dsl.Return, tr.kind[m.tree], msg)
 		require.Equal(t, tr.Event(m.from).Frame, tr.Event(m.tree).Frame, msg)
-		if !m.want.End {
+		if !m.want.End && !atBreak {
 			require.True(t, m.want.Gen, msg)
 			require.Equal(t, m.prev.Func, m.want.Func, msg)
 			require.Contains(t, []string{"line", "exception"}, m.want.Event, msg)
@@ -394,8 +416,9 @@ func checkDifference(t *testing.T, tr *Tree, m mismatch) {
 	case m.prev.Gen && strings.HasPrefix(cmd, "return"):
 		// 3. step_return in a generator stops at its yield; pdb's return
 		// in a generator only stops at a StopIteration or GeneratorExit
-		// in another frame, or runs to the end.
-		if !m.want.End {
+		// in another frame, or at a breakpoint on the way, or runs to the
+		// end.
+		if !m.want.End && !atBreak {
 			require.Equal(t, "exception", m.want.Event, msg)
 			require.Regexp(t, `^(StopIteration|GeneratorExit)\(`, m.want.Value, msg)
 		}
@@ -409,7 +432,15 @@ func checkDifference(t *testing.T, tr *Tree, m mismatch) {
 // how many were documented differences.
 func conform(t *testing.T, progs []testProgram, systematic, random int) (agreed, differ int) {
 	t.Helper()
-	for _, c := range checkPrograms(t, progs, 1, systematic, random) {
+	return conformWith(t, progs, func(tr *Tree, rng *rand.Rand) ([][]string, []int) {
+		return makeSessions(tr, rng, systematic, random), nil
+	})
+}
+
+// conformWith is conform with sessions (and kept breakpoints) from mk.
+func conformWith(t *testing.T, progs []testProgram, mk sessionMaker) (agreed, differ int) {
+	t.Helper()
+	for _, c := range checkPrograms(t, progs, 1, mk) {
 		for _, m := range c.mm {
 			checkDifference(t, c.tree, m)
 		}
@@ -446,6 +477,94 @@ func TestConformanceGenerated(t *testing.T) {
 		}
 	}
 	agreed, differ := conform(t, progs, 8, 8)
+	t.Logf("%d programs: %d commands as pdb, %d documented differences", len(progs), agreed, differ)
+	require.Greater(t, agreed, 1000)
+}
+
+// breakPrograms are programs where breakpoints kept set change where
+// step_over and step_return stop: recursion through a breakpoint line,
+// nested comprehensions on one line, exceptions through a breakpoint.
+var breakPrograms = []testProgram{
+	{"fact_issue17", `def fact(n):
+    if n <= 1:
+        return 1
+    return n * fact(n - 1)
+`, "fact", "fact(3)"},
+	{"nested_comprehension_line", `def f(m):
+    rows = [[x * y for x in range(y)] for y in range(m)]
+    flat = [v for r in rows for v in r if v % 2 == 0]
+    return sum(flat)
+`, "f", "f(4)"},
+	{"loop_helper_exception", `def inv(x):
+    if x == 0:
+        raise ZeroDivisionError('zero')
+    return 1 / x
+
+def f(xs):
+    out = []
+    for x in xs:
+        try:
+            out.append(inv(x))
+        except ZeroDivisionError:
+            out.append(None)
+    return out
+`, "f", "f([2, 0, 4, 0])"},
+	{"mutual_recursion", `def even(n):
+    if n == 0:
+        return True
+    return odd(n - 1)
+
+def odd(n):
+    if n == 0:
+        return False
+    return even(n - 1)
+`, "even", "even(5)"},
+}
+
+// makeBreakSessions keeps 2 to 4 breakpoints set (lines the run reaches,
+// sometimes also any program line) and makes sessions of next, return and
+// continue (with some step and break:L) over them.
+func makeBreakSessions(tr *Tree, rng *rand.Rand, systematic, random int) ([][]string, []int) {
+	var hit []int
+	for l, idx := range tr.lineAt {
+		if len(idx) > 0 {
+			hit = append(hit, int(l))
+		}
+	}
+	slices.Sort(hit)
+	rng.Shuffle(len(hit), func(i, j int) { hit[i], hit[j] = hit[j], hit[i] })
+	breaks := hit[:min(len(hit), 2+rng.IntN(3))]
+	if rng.IntN(4) == 0 {
+		breaks = append(breaks, 1+rng.IntN(len(tr.prog.Lines)))
+	}
+	slices.Sort(breaks)
+	breaks = slices.Compact(breaks)
+	return sessions(tr, rng, breaks, systematic, [][]string{
+		{"next", "next", "next", "next", "next"},
+		{"return", "return", "next", "return", "return"},
+		{"continue", "next", "continue", "return", "next"},
+		{"break", "return", "next"},
+	}, random, [10]string{"step", "next", "next", "next", "return", "return", "return", "continue", "continue", "break"}), breaks
+}
+
+// TestConformanceBreakpoints compares the tree's stops with bdb's when
+// breakpoints stay set while the user steps: pdb's next, return and
+// continue (and break) stop at a breakpoint on the way, in any frame.
+func TestConformanceBreakpoints(t *testing.T) {
+	progs := append(slices.Clone(breakPrograms), handPrograms...)
+	for _, fam := range progen.Families() {
+		for seed := uint64(1); seed <= 3; seed++ {
+			g, err := progen.Generate(seed, []string{fam})
+			require.NoError(t, err)
+			progs = append(progs, testProgram{fmt.Sprintf("%s/%d", fam, seed), g.Source, g.Entry, g.Call})
+		}
+	}
+	if testing.Short() {
+		progs = progs[:len(breakPrograms)+8]
+	}
+	agreed, differ := conformWith(t, progs, func(tr *Tree, rng *rand.Rand) ([][]string, []int) {
+		return makeBreakSessions(tr, rng, 10, 12)
+	})
 	t.Logf("%d programs: %d commands as pdb, %d documented differences", len(progs), agreed, differ)
 	require.Greater(t, agreed, 1000)
 }

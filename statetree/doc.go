@@ -64,6 +64,18 @@
 // Forward actions from End and inverse actions from 0 are errors
 // (ErrFinished, ErrAtStart); every other action moves at least one state.
 //
+// Breakpoints kept set (ApplyBreakpoints; a debugging session's `break`
+// lines, which the real backend passes with every action): as pdb, every
+// forward action also stops at the first line state after s at any of the
+// lines, if that comes before its own stop. So step_over and step_return
+// stop at a breakpoint in a callee or in a comprehension's frame on the
+// same line (fact(3) with a breakpoint at `return n * fact(n - 1)`: next
+// from there stops at that line again in fact(2), not at the return). The
+// inverse actions mirror it, as a reverse debugger does: they stop at the
+// last line state before t at any of the lines, if that comes after their
+// own stop. Apply is ApplyBreakpoints with none; the DSL's actions carry no
+// breakpoints, so training trajectories use Apply.
+//
 // Properties (tested on real traces, TestInverseProperties): for every s,
 // inv_step_into(step_into(s)) = s; step_into(s) <= step_over(s) <=
 // step_return(s) and inv_step_into(t) >= inv_step_over(t) >=
@@ -75,7 +87,12 @@
 // for a non-return s, step_return(s) is a return state in the same frame at
 // the same depth and step_return(inv_step_return(s)) = step_return(s); with
 // b = breakpoint:L(s) < End, b is a line state at L and inv_breakpoint:L(b)
-// <= s, = s when s is itself a line state at L.
+// <= s, = s when s is itself a line state at L. With breakpoints kept set
+// (TestBreakpointProperties, against a plain scan): each action stops as
+// described above; inv_step_into(step_into(s)) = s; step_over and
+// inv_step_over remain inverses between states of equal depth, both ways;
+// and a step_return that reaches its return is undone by inv_step_return to
+// s or earlier in the same activation.
 //
 // # Differences from pdb
 //
@@ -87,8 +104,14 @@
 // family, with systematic and random
 // sessions of step, next, return, break+continue and continue with several
 // breakpoints, and compares every stop (event, line, depth, number of calls
-// so far, locals, return value) with the tree. Apart from the following deliberate
-// differences, each asserted by the test, every stop agrees:
+// so far, locals, return value) with the tree. TestConformanceBreakpoints
+// does the same with 2 to 4 breakpoints kept set for the whole session
+// (as a pdb user's break lines stay set while they step: next, return,
+// continue and break all stop at them), on programs with recursion,
+// loops, nested comprehensions and exceptions through breakpoint lines,
+// the hand-written programs and progen's families. Apart from the
+// following deliberate differences, each asserted by the test, every stop
+// agrees:
 //
 //  1. Start: the tree starts at the entry's call state (its arguments);
 //     pdb's runcall first stops at the entry's first line, which is
@@ -101,11 +124,13 @@
 //  3. Generators, step_over: the tree stops at the yield (the activation's
 //     return state, showing the yielded value). bdb ignores a generator's
 //     return events under next and return, so pdb's next runs on to the
-//     generator's next line or exception in a later resume, or never stops.
+//     generator's next line or exception in a later resume, or never stops
+//     (or at a breakpoint kept set that it reaches first).
 //
 //  4. Generators, step_return: the tree stops at the yield (as 3). pdb's
 //     return in a generator stops only at a StopIteration or GeneratorExit
-//     exception in another frame, or runs to the end.
+//     exception in another frame, or at a breakpoint kept set, or runs to
+//     the end.
 //
 //  5. Order of locals: the same names and values, but CPython 3.11 keeps one
 //     f_locals dict per frame and adds a name when a read first sees it, so

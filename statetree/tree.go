@@ -314,6 +314,25 @@ func (t *Tree) Apply(pos int, a dsl.Action) (int, error) {
 	return 0, fmt.Errorf("statetree: unknown action %s", a.Kind)
 }
 
+// ApplyBreakpoints is Apply with breakpoints set at lines, as pdb honours
+// them: a forward action stops at the first line state after pos at any of
+// them if that comes before the action's own stop (pdb's next, return and
+// continue stop at a breakpoint on the way, in any frame, a callee or a
+// comprehension on the same line included); an inverse action, as a reverse
+// debugger does, stops at the last line state before pos at any of them if
+// that comes after the action's own stop. Breakpoints stop at line states
+// only (as bdb). With no lines it is Apply.
+func (t *Tree) ApplyBreakpoints(pos int, a dsl.Action, lines []int) (int, error) {
+	next, err := t.Apply(pos, a)
+	if err != nil || len(lines) == 0 {
+		return next, err
+	}
+	if a.Kind.Inverse() {
+		return max(next, t.prevAt(pos, lines)), nil
+	}
+	return min(next, t.nextAt(pos, lines)), nil
+}
+
 // lastAtDepth0 is the last state of the entry's frame.
 func (t *Tree) lastAtDepth0() int {
 	for j := len(t.depth) - 1; ; j-- {

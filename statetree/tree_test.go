@@ -3,7 +3,9 @@ package statetree
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -289,6 +291,155 @@ func TestInverseProperties(t *testing.T) {
 				}
 				// continue with one line is breakpoint.
 				require.Equal(t, b, ap(s, dsl.Continue, l), msg)
+			}
+		}
+	}
+}
+
+func TestApplyBreakpointsByHand(t *testing.T) {
+	tr := mustTree(t, twoCalls, "f", twoCallsEvents())
+	a := func(k dsl.ActionKind, lines ...int) dsl.Action { return dsl.Action{Kind: k, Lines: lines} }
+	// A breakpoint at line 2 (g's body, states 3 and 7), kept set.
+	cases := []struct {
+		from      int
+		act       dsl.Action
+		want, off int // with the breakpoint, without it
+	}{
+		{1, a(dsl.StepOver), 3, 5}, {5, a(dsl.StepOver), 7, 9}, {3, a(dsl.StepOver), 4, 4},
+		{1, a(dsl.StepReturn), 3, 10}, {3, a(dsl.StepReturn), 4, 4}, {4, a(dsl.StepReturn), 5, 5},
+		{0, a(dsl.Continue), 3, 11}, {1, a(dsl.Breakpoint, 7), 3, 9}, {8, a(dsl.StepOver), 9, 9},
+		{9, a(dsl.InvStepOver), 7, 5}, {5, a(dsl.InvStepOver), 3, 1}, {11, a(dsl.InvStepOver), 10, 10},
+		{9, a(dsl.InvStepReturn), 7, 0}, {8, a(dsl.InvStepReturn), 7, 6}, {7, a(dsl.InvStepReturn), 6, 6},
+		{8, a(dsl.InvStepInto), 7, 7}, {9, a(dsl.InvBreakpoint, 5), 7, 1}, {11, a(dsl.InvContinue), 7, 0},
+	}
+	for _, c := range cases {
+		got, err := tr.ApplyBreakpoints(c.from, c.act, []int{2})
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got, "%s from %d with a breakpoint at 2", c.act, c.from)
+		got, err = tr.ApplyBreakpoints(c.from, c.act, nil)
+		require.NoError(t, err)
+		assert.Equal(t, c.off, got, "%s from %d without breakpoints", c.act, c.from)
+	}
+	_, err := tr.ApplyBreakpoints(11, a(dsl.StepOver), []int{2})
+	require.ErrorIs(t, err, ErrFinished)
+	_, err = tr.ApplyBreakpoints(0, a(dsl.InvStepOver), []int{2})
+	require.ErrorIs(t, err, ErrAtStart)
+}
+
+// TestApplyBreakpointsIssue17 is the case of issue 17, checked with pdb by
+// hand: fact(3), `b 4`, `c`, `n` stops at line 4 again in fact(2), n = 2
+// (Apply alone, with no breakpoint, returns 6 from the outer call).
+func TestApplyBreakpointsIssue17(t *testing.T) {
+	tr := realTree(t, breakPrograms[0])
+	c, err := tr.ApplyBreakpoints(0, dsl.Action{Kind: dsl.Continue}, []int{4})
+	require.NoError(t, err)
+	require.Equal(t, dsl.State{Event: dsl.Line, Line: 4, Source: "    return n * fact(n - 1)", Locals: []dsl.Local{{Name: "n", Repr: "3"}}}, tr.State(c))
+	n, err := tr.ApplyBreakpoints(c, dsl.Action{Kind: dsl.StepOver}, []int{4})
+	require.NoError(t, err)
+	require.Equal(t, dsl.State{Event: dsl.Line, Line: 4, Source: "    return n * fact(n - 1)", Locals: []dsl.Local{{Name: "n", Repr: "2"}}, Depth: 1}, tr.State(n))
+	r, err := tr.ApplyBreakpoints(c, dsl.Action{Kind: dsl.StepReturn}, []int{4})
+	require.NoError(t, err)
+	require.Equal(t, n, r, "pdb's return stops at the breakpoint in the callee too")
+	// Backwards from the outer return, a reverse step passes fact(2)'s line
+	// 4 (the last one before it) and stops there.
+	end, err := tr.Apply(c, dsl.Action{Kind: dsl.StepOver})
+	require.NoError(t, err)
+	require.Equal(t, dsl.State{Event: dsl.Return, Line: 4, Source: "    return n * fact(n - 1)", Value: "6"}, tr.State(end))
+	for _, k := range []dsl.ActionKind{dsl.InvStepOver, dsl.InvStepReturn} {
+		b, err := tr.ApplyBreakpoints(end, dsl.Action{Kind: k}, []int{4})
+		require.NoError(t, err)
+		require.Equal(t, n, b, "%s", k)
+	}
+
+	// A breakpoint on a line of nested comprehensions: next from that line
+	// stops in the comprehension's frame (pdb's next does), not at line 3.
+	tr = realTree(t, breakPrograms[1])
+	at2, err := tr.Apply(0, dsl.Action{Kind: dsl.StepInto})
+	require.NoError(t, err)
+	require.Equal(t, 2, tr.Event(at2).Line)
+	over, err := tr.Apply(at2, dsl.Action{Kind: dsl.StepOver})
+	require.NoError(t, err)
+	require.Equal(t, 3, tr.Event(over).Line)
+	in, err := tr.ApplyBreakpoints(at2, dsl.Action{Kind: dsl.StepOver}, []int{2})
+	require.NoError(t, err)
+	require.Equal(t, trace.Event{Kind: dsl.Line, Line: 2, Depth: 1, Frame: 2, Func: "<listcomp>", Locals: []dsl.Local{{Name: ".0", Repr: tr.Event(in).Locals[0].Repr}}},
+		tr.Event(in))
+}
+
+// TestBreakpointProperties checks ApplyBreakpoints on real traces against a
+// plain scan (a forward action stops at the first line state at a
+// breakpoint before its own stop, an inverse one at the last after its own
+// stop) and the forward-inverse round trips with breakpoints kept set.
+func TestBreakpointProperties(t *testing.T) {
+	progs := append(slices.Clone(breakPrograms), handPrograms...)
+	trees := realTrees(t, progs)
+	for pi, p := range progs {
+		tr := trees[pi]
+		n := tr.End()
+		lines := slices.Sorted(maps.Keys(tr.lineAt))
+		// Every line alone, and sets of two and three lines.
+		var sets [][]int
+		for i, l := range lines {
+			sets = append(sets, []int{int(l)}, []int{int(l), int(lines[(i+2)%len(lines)])},
+				[]int{int(l), int(lines[(i+1)%len(lines)]), int(lines[(i+3)%len(lines)])})
+		}
+		for _, bs := range sets {
+			isBreak := func(j int) bool { return tr.kind[j] == dsl.Line && slices.Contains(bs, int(tr.line[j])) }
+			ap := func(pos int, k dsl.ActionKind) int {
+				r, err := tr.ApplyBreakpoints(pos, dsl.Action{Kind: k}, bs)
+				require.NoError(t, err)
+				return r
+			}
+			for s := 0; s <= n; s++ {
+				msg := fmt.Sprintf("%s: breakpoints %v, from %s", p.name, bs, describe(tr, s))
+				for _, k := range []dsl.ActionKind{dsl.StepInto, dsl.StepOver, dsl.StepReturn, dsl.Continue,
+					dsl.InvStepInto, dsl.InvStepOver, dsl.InvStepReturn, dsl.InvContinue} {
+					if k.Inverse() && s == 0 || !k.Inverse() && s == n {
+						continue
+					}
+					plain, err := tr.Apply(s, dsl.Action{Kind: k})
+					require.NoError(t, err)
+					want := plain
+					if k.Inverse() {
+						for j := s - 1; j > plain; j-- {
+							if isBreak(j) {
+								want = j
+								break
+							}
+						}
+					} else {
+						for j := s + 1; j < plain; j++ {
+							if isBreak(j) {
+								want = j
+								break
+							}
+						}
+					}
+					require.Equal(t, want, ap(s, k), "%s %s", msg, k)
+				}
+				if s == n {
+					continue
+				}
+				// step_into and inv_step_into stay inverses.
+				require.Equal(t, s, ap(ap(s, dsl.StepInto), dsl.InvStepInto), msg)
+				// step_over and inv_step_over stay inverses between states of
+				// equal depth, both ways.
+				if over := ap(s, dsl.StepOver); over < n && tr.Depth(over) == tr.Depth(s) {
+					require.Equal(t, s, ap(over, dsl.InvStepOver), msg)
+				}
+				if s > 0 {
+					if b := ap(s, dsl.InvStepOver); tr.Depth(b) == tr.Depth(s) {
+						require.Equal(t, s, ap(b, dsl.StepOver), msg)
+					}
+				}
+				// A step_return that reaches its return (no breakpoint on the
+				// way) is undone by inv_step_return back to s or before, not
+				// before the activation's call.
+				if ret := ap(s, dsl.StepReturn); tr.kind[s] != dsl.Return && ret < n && !isBreak(ret) {
+					back := ap(ret, dsl.InvStepReturn)
+					require.LessOrEqual(t, back, s, msg)
+					require.GreaterOrEqual(t, back, int(tr.startOf[s]), msg)
+				}
 			}
 		}
 	}

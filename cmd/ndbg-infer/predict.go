@@ -114,9 +114,11 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return fmt.Errorf("the real run for --compare failed: %w", err)
 	}
-	match := ndbg.Compare(predicted, real)
-	_, err = fmt.Fprintf(stdout, `{"predicted":%s,"real":%s,"match":{"all":%t,"event":%t,"line":%t,"locals":%t,"value":%t}}`+"\n",
-		stateJSON(predicted), stateJSON(real), match.All, match.Event, match.Line, match.Locals, match.Value)
+	match, err := json.Marshal(ndbg.Compare(predicted, real))
+	if err != nil {
+		return fmt.Errorf("writing the comparison: %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, `{"predicted":%s,"real":%s,"match":%s}`+"\n", stateJSON(predicted), stateJSON(real), match)
 	return err
 }
 

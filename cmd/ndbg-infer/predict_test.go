@@ -33,6 +33,10 @@ func TestPredictReal(t *testing.T) {
 	cmp := runJSON("--program", prog, "--call", "f([1, 2])", "--backend", "real", "--action", "step_return", "--compare")
 	require.Equal(t, "3", cmp["real"].(map[string]any)["value"])
 	require.Equal(t, true, cmp["match"].(map[string]any)["all"])
+	// The real return state shows the frame's locals; the match says what
+	// it compared.
+	require.Equal(t, map[string]any{"xs": "[1, 2]", "total": "3", "x": "2"}, cmp["real"].(map[string]any)["locals"])
+	require.Equal(t, []any{"event", "line", "locals", "value", "depth"}, cmp["match"].(map[string]any)["compared"])
 
 	end := runJSON("--program", prog, "--call", "f([])", "--backend", "real", "--action", "continue")
 	require.Equal(t, "end", end["event"])

@@ -86,7 +86,7 @@ func TestDebugLongLine(t *testing.T) {
 
 func TestDebugRealSession(t *testing.T) {
 	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "real"},
-		"n", "n", "b 4", "c", "p x", "p total", "w", "", "r", "br", "p xs", "l", "bn", "set clean=[2]", "zz", "to 99", "cl", "c", "q")
+		"n", "n", "b 4", "c", "p x", "p total", "w", "", "r", "cl", "r", "br", "p xs", "l", "bn", "set clean=[2]", "zz", "to 99", "cl", "c", "q")
 	for _, want := range []string{
 		"> call      line 7: def f(data):",
 		"    data = [1, None, 4]",
@@ -96,6 +96,7 @@ func TestDebugRealSession(t *testing.T) {
 		"(ndbg) 1\n",                      // p x
 		"(ndbg) 0\n",                      // p total
 		"def f(data):\n  def mean(xs):\n", // where
+		"(ndbg) > line      line 4: total += x\n    xs = [1, 4]\n    total = 1\n    x = 4\n", // r stops at the breakpoint, as pdb
 		"> return    line 5: return total / len(xs) -> 2.5",
 		"> call      line 1: def mean(xs):",
 		"[1, 4]", // p xs after back to the call

@@ -3,7 +3,8 @@ each debugger command stops: the independent reference for statetree.
 
 Reads a JSON array of requests on stdin, each
   {"source": str, "entry": str, "call": "f(1, 2)",
-   "sessions": [["step", "next", "return", "break:7", "continue:3,9"], ...]}
+   "sessions": [["step", "next", "return", "break:7", "continue:3,9"], ...],
+   "breaks": [4, 9]}
 and writes a JSON array with one reply per request on stdout:
   {"trace": [event...], "sessions": [[stop...], ...]}
 where "trace" is a plain sys.settrace trace of the call (every event in the
@@ -15,7 +16,10 @@ one stop per command. A stop or event is
 trace events also carry "frame", an id per frame object) or
 {"end": true} once the program has finished. Breakpoints live for one
 command: "break:L" is `break L` then `continue`; "continue:L1,L2" sets both
-first; they are all cleared at the next stop. Frames outside the program's
+first; they are all cleared at the next stop. "breaks" (optional) are
+breakpoints set before each session starts and kept for all of it, as a
+pdb user's `break` lines stay set while they step: every command (step,
+next, return, break, continue) may stop at them. Frames outside the program's
 file are skipped, as by pdb's skip option, and do not count in the depth.
 """
 import ast
@@ -133,11 +137,20 @@ def plain_trace(path, source, entry, call):
 
 
 class Driver(bdb.Bdb):
-    def __init__(self, path, cmds):
+    def __init__(self, path, cmds, breaks):
         super().__init__(skip=["*"])
         self.rec = Recorder(path)
         self.cmds = list(cmds)
+        self.breaks_kept = list(breaks)
         self.stops = []
+        self.clear_all_breaks()  # bdb keeps Breakpoint objects class-wide
+        self.set_breaks(self.breaks_kept)
+
+    def set_breaks(self, lines):
+        for l in lines:
+            err = self.set_break(self.rec.path, l)
+            if err:
+                raise RuntimeError(err)
 
     def is_skipped_module(self, module_name):
         return module_name != MODULE
@@ -152,8 +165,12 @@ class Driver(bdb.Bdb):
 
     def stop(self, frame, event, arg):
         self.clear_all_breaks()
+        self.set_breaks(self.breaks_kept)
         self.stops.append(self.rec.record(frame, event, arg))
         if not self.cmds:
+            # The session is over: run to the end without stopping again.
+            self.breaks_kept = []
+            self.clear_all_breaks()
             self.set_continue()
             return
         cmd = self.cmds.pop(0)
@@ -165,10 +182,7 @@ class Driver(bdb.Bdb):
             self.set_return(frame)
         elif cmd.startswith("break:") or cmd.startswith("continue"):
             lines = cmd.partition(":")[2]
-            for l in filter(None, lines.split(",")):
-                err = self.set_break(self.rec.path, int(l))
-                if err:
-                    raise RuntimeError(err)
+            self.set_breaks(int(l) for l in filter(None, lines.split(",")))
             self.set_continue()
         else:
             raise ValueError("unknown command %r" % cmd)
@@ -189,15 +203,16 @@ class Driver(bdb.Bdb):
         self.stop(frame, "exception", exc_info)
 
 
-def session(path, source, entry, call, cmds):
+def session(path, source, entry, call, cmds, breaks):
     fn, args, kwargs = load(path, source, entry, call)
-    d = Driver(path, cmds)
+    d = Driver(path, cmds, breaks)
     try:
         d.runcall(fn, *args, **kwargs)
     except Exception:
         pass
     finally:
         sys.settrace(None)
+        d.clear_all_breaks()
     stops = d.stops
     if d.cmds or len(stops) == len(cmds):
         # The program finished with commands left, or the last command ran
@@ -213,7 +228,7 @@ def run(req):
             f.write(req["source"])
         path = os.path.realpath(path)
         return {"trace": plain_trace(path, req["source"], req["entry"], req["call"]),
-                "sessions": [session(path, req["source"], req["entry"], req["call"], s)
+                "sessions": [session(path, req["source"], req["entry"], req["call"], s, req.get("breaks", []))
                              for s in req["sessions"]]}
     finally:
         os.unlink(path)
