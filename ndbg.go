@@ -194,7 +194,10 @@ func (s *Session) current() *dsl.State {
 // Stack returns the def lines (call-event lines) of the frames on the call
 // stack, outermost first, the current frame last; nil when the backend
 // cannot know (a neural session after a jump: the text does not say how
-// deep a breakpoint hit is).
+// deep a breakpoint hit is; or after stepping back into the return of a
+// lambda or comprehension that shares its line with the enclosing code).
+// A neural session follows the stack through single steps, forward and
+// backward.
 func (s *Session) Stack() []int {
 	if s.Finished() {
 		return nil
