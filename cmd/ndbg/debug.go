@@ -174,7 +174,7 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 			if err := d.s.SetBreakpoint(n); err != nil {
 				fmt.Fprintf(d.out, "*** %v\n", err)
 			} else {
-				fmt.Fprintf(d.out, "breakpoint at line %d: %s\n", n, strings.TrimSpace(d.s.Program().Text(n)))
+				fmt.Fprintf(d.out, "breakpoint at line %d: %s\n", n, strings.TrimSpace(d.s.UserLine(n)))
 			}
 		}
 	case "cl", "clear":
@@ -229,7 +229,7 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 	case errors.Is(err, ndbg.ErrFinished):
 		fmt.Fprintln(d.out, "--the program finished--")
 		if d.real != nil && realState != nil {
-			fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), *realState))
+			fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s, *realState))
 		}
 	case err != nil:
 		fmt.Fprintf(d.out, "*** %v\n", err)
@@ -246,7 +246,7 @@ func (d *debugger) show(realState *ndbg.State) {
 		fmt.Fprintln(d.out, "--the program finished--")
 		return
 	}
-	fmt.Fprintf(d.out, "> %s\n", describe(d.s.Program(), st))
+	fmt.Fprintf(d.out, "> %s\n", describe(d.s, st))
 	if st.Event == dsl.Call || st.Event == dsl.Line {
 		for _, l := range st.Locals {
 			fmt.Fprintf(d.out, "    %s = %s\n", l.Name, l.Repr)
@@ -271,7 +271,7 @@ func (d *debugger) show(realState *ndbg.State) {
 		fmt.Fprintln(d.out, "== real:  the same")
 		return
 	}
-	fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), *realState))
+	fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s, *realState))
 	if !m.Locals {
 		pred := map[string]string{}
 		for _, l := range st.Locals {
@@ -294,8 +294,8 @@ func orMissing(v string, ok bool) string {
 
 // describe is one line: event, line number, source, and the value of a
 // return or exception.
-func describe(p *dsl.Program, st ndbg.State) string {
-	s := fmt.Sprintf("%-9s line %d: %s", st.Event, st.Line, strings.TrimSpace(p.Text(st.Line)))
+func describe(sess *ndbg.Session, st ndbg.State) string {
+	s := fmt.Sprintf("%-9s line %d: %s", st.Event, st.Line, strings.TrimSpace(sess.UserLine(st.Line)))
 	if st.Event == dsl.Return || st.Event == dsl.Exception {
 		s += " -> " + st.Value
 	}
@@ -352,7 +352,7 @@ func (d *debugger) list() {
 		if bps[n] {
 			b = "B"
 		}
-		fmt.Fprintf(d.out, "%3d %s%s %s\n", n, b, mark, p.Text(n))
+		fmt.Fprintf(d.out, "%3d %s%s %s\n", n, b, mark, d.s.UserLine(n))
 	}
 }
 
@@ -366,8 +366,7 @@ func (d *debugger) where() {
 		}
 		return
 	}
-	p := d.s.Program()
 	for i, l := range stack {
-		fmt.Fprintf(d.out, "%s%s\n", strings.Repeat("  ", i), strings.TrimSpace(p.Text(l)))
+		fmt.Fprintf(d.out, "%s%s\n", strings.Repeat("  ", i), strings.TrimSpace(d.s.UserLine(l)))
 	}
 }
