@@ -10,7 +10,8 @@ import (
 	"github.com/ndbg/ndbg/dsl"
 )
 
-// MarshalState writes a state as a JSON object: event, line, source,
+// MarshalState writes a state as a JSON object: event, line, source (as
+// st.Source has it: Session.UserLine gives the user's line to show),
 // locals (an object from name to repr, in Python's order), value (return
 // and exception) and depth (-1 where a neural session cannot know it).
 // "locals" is left out where they are unknown: at a return or exception

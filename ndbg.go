@@ -84,7 +84,8 @@ type Session struct {
 	eng         engine
 	traj        dsl.Trajectory // Start, then every action taken and its state
 	breakpoints []int
-	midway      bool // started at a given state (StartAt), not at the entry's call
+	midway      bool     // started at a given state (StartAt), not at the entry's call
+	user        []string // the source's lines as the user wrote them (dsl.UserLines)
 }
 
 // Start begins debugging call (an expression like "f(3, [1, 2])" calling a
@@ -103,7 +104,8 @@ func Start(ctx context.Context, b Backend, source, call string) (*Session, error
 	if err != nil {
 		return nil, err
 	}
-	return &Session{backend: b, prog: prog, call: call, eng: eng, traj: dsl.Trajectory{Program: prog, Start: first}}, nil
+	return &Session{backend: b, prog: prog, call: call, eng: eng, traj: dsl.Trajectory{Program: prog, Start: first},
+		user: dsl.UserLines(source)}, nil
 }
 
 // StartAt begins debugging from a given state of entry instead of a call:
@@ -128,7 +130,8 @@ func StartAt(ctx context.Context, b Backend, source, entry string, st State) (*S
 	if err != nil {
 		return nil, err
 	}
-	return &Session{backend: b, prog: prog, eng: eng, traj: dsl.Trajectory{Program: prog, Start: st}, midway: true}, nil
+	return &Session{backend: b, prog: prog, eng: eng, traj: dsl.Trajectory{Program: prog, Start: st}, midway: true,
+		user: dsl.UserLines(source)}, nil
 }
 
 // startAter is a backend that can start from a given state.
@@ -164,6 +167,17 @@ func (s *Session) Backend() Backend { return s.backend }
 // runs and what the model reads.
 func (s *Session) Program() *dsl.Program { return s.prog }
 
+// UserLine returns line n of the program as the user wrote it, without
+// the marker and the "  # (k)" comments that preparing it added (dsl.Program):
+// the line to show. States and the DSL quote Program().Text(n). It returns
+// "" for a line out of range.
+func (s *Session) UserLine(n int) string {
+	if n < 1 || n > len(s.user) {
+		return ""
+	}
+	return s.user[n-1]
+}
+
 // Call returns the entry call expression.
 func (s *Session) Call() string { return s.call }
 
@@ -197,7 +211,10 @@ func (s *Session) current() *dsl.State {
 // Stack returns the def lines (call-event lines) of the frames on the call
 // stack, outermost first, the current frame last; nil when the backend
 // cannot know (a neural session after a jump: the text does not say how
-// deep a breakpoint hit is).
+// deep a breakpoint hit is; or after stepping back into the return of a
+// lambda or comprehension that shares its line with the enclosing code).
+// A neural session follows the stack through single steps, forward and
+// backward.
 func (s *Session) Stack() []int {
 	if s.Finished() {
 		return nil

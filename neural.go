@@ -51,8 +51,9 @@ type programCache struct {
 	once   sync.Once
 	err    error
 	cp     *constrain.Program
-	text   string // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
-	tokens []int  // text, tokenized (the key of the model's prefix cache)
+	codes  []constrain.Code // the program's code objects (call lines, lines)
+	text   string           // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
+	tokens []int            // text, tokenized (the key of the model's prefix cache)
 }
 
 // maxCachedPrograms bounds the per-model program cache.
@@ -103,6 +104,7 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 			return
 		}
 		pc.cp, pc.err = constrain.Compile(m.vocab, prog, codes)
+		pc.codes = codes
 		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
 		pc.tokens = m.encode(pc.text)
 	})
@@ -191,6 +193,7 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
+	e.first = slices.Clone(e.calls)
 	if err := e.restart(ctx, prog, first); err != nil {
 		return nil, err
 	}
@@ -230,7 +233,8 @@ type neuralEngine struct {
 	// text. The model reads its frames as it wrote them (a full value where
 	// the DSL would write ".." included); Set rewrites the current one.
 	frameAt, frameTextAt int
-	calls                []int // call lines of the frames on the stack; nil after a jump (unknown)
+	calls                []int // call lines of the frames on the stack; nil when unknown
+	first                []int // calls at the session's first state
 	mask                 *sample.Mask
 	// The model's text starts at the session's state after base steps (0:
 	// at its first state): older history is dropped when the context fills.
@@ -419,26 +423,78 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher) ([
 	return out, nil
 }
 
-// track follows the call stack through the predicted state: exactly for
-// single steps, unknown (nil) after jumps, whose depth the text does not say.
+// track follows the call stack to the predicted state st. Single steps,
+// forward or backward, follow it exactly from the event sequence
+// (statetree's depth rules: a call is one level deeper than the state
+// before it unless that is a return, a sibling; any other state after a
+// return is one level shallower). An inverse jump that reaches a call has
+// gone back to the session's first state (breakpoints stop at lines only).
+// Otherwise, after a jump the stack is unknown (nil): the text does not say
+// how deep a stop at a line is (a recursive function stops at the same
+// line with the same locals at several depths).
 func (e *neuralEngine) track(from dsl.State, a dsl.Action, st *dsl.State) {
-	leaving := from.Event == dsl.Return
+	calls := slices.Clone(e.calls)
+	caller := func() []int { return calls[:max(len(calls)-1, 0)] }
 	switch {
-	case e.calls == nil:
+	case a.Kind == dsl.InvBreakpoint || a.Kind == dsl.InvContinue:
+		calls = nil
+		if st.Event == dsl.Call {
+			calls = slices.Clone(e.first)
+		}
+	case calls == nil:
 	case a.Kind == dsl.StepInto || a.Kind == dsl.StepOver || a.Kind == dsl.StepReturn:
-		if leaving && len(e.calls) > 0 {
-			e.calls = e.calls[:len(e.calls)-1]
+		leaving := from.Event == dsl.Return
+		if leaving {
+			calls = caller()
 		}
 		if st.Event == dsl.Call && (leaving || a.Kind == dsl.StepInto) {
-			e.calls = append(e.calls, st.Line)
+			calls = append(calls, st.Line)
 		}
-		if len(e.calls) == 0 {
-			e.calls = nil
+	case a.Kind == dsl.InvStepInto || a.Kind == dsl.InvStepOver:
+		// Backwards from a call, the state before it is in the caller, or
+		// a sibling's return; from any other state, in the same frame, or
+		// (stepping into) a callee's return.
+		if from.Event == dsl.Call {
+			calls = caller()
+		} else if st.Event == dsl.Return && a.Kind == dsl.InvStepOver {
+			calls = nil // inv_step_over stays in the frame: a bad prediction
+		}
+		if st.Event == dsl.Return && calls != nil {
+			if l, ok := e.callLineOf(st.Line); ok {
+				calls = append(calls, l)
+			} else {
+				calls = nil
+			}
+		}
+	case a.Kind == dsl.InvStepReturn:
+		if from.Event == dsl.Call { // up to the caller's call
+			calls = caller()
 		}
 	default:
-		e.calls = nil
+		calls = nil
 	}
-	st.Depth = len(e.calls) - 1 // -1: unknown
+	if len(calls) == 0 {
+		calls = nil
+	}
+	e.calls = calls
+	st.Depth = len(calls) - 1 // -1: unknown
+}
+
+// callLineOf returns the call-event line of the frame that returns at line
+// l: the first line of the one code object holding l; not ok when several
+// do (a lambda or comprehension inside its function's line) or it is a
+// generator (whose resumes start at their yield).
+func (e *neuralEngine) callLineOf(l int) (int, bool) {
+	first, n := 0, 0
+	for _, c := range e.pc.codes {
+		if slices.Contains(c.Lines, l) {
+			if c.Generator {
+				return 0, false
+			}
+			first, n = c.First, n+1
+		}
+	}
+	return first, n == 1
 }
 
 func lastState(traj *dsl.Trajectory) *dsl.State {
@@ -502,10 +558,7 @@ func (e *neuralEngine) fork() engine {
 	f := *e
 	f.sess = e.sess.Fork()
 	f.pending = append([]int(nil), e.pending...)
-	f.calls = append([]int(nil), e.calls...)
-	if e.calls == nil {
-		f.calls = nil
-	}
+	f.calls = slices.Clone(e.calls)
 	f.mask = sample.NewMask(e.m.eng.Config().Vocab)
 	smp, err := sample.New(e.smp.Params())
 	if err == nil {

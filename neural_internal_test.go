@@ -3,6 +3,7 @@ package ndbg
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"testing"
@@ -82,4 +83,80 @@ func TestNeuralFollowsFreeGreedy(t *testing.T) {
 		}
 	}
 	require.Greater(t, compared, 100, "too few tokens where the free frame was well formed")
+}
+
+// TestTrackFollowsRealStack: the neural engine's call stack, followed
+// through the real run's states, is the real backend's wherever it is
+// known, after forward and inverse steps and jumps; and it stays known
+// through inverse single steps (it was lost at every inverse step).
+func TestTrackFollowsRealStack(t *testing.T) {
+	ctx := context.Background()
+	m, err := Open(ctx, Options{})
+	if errors.Is(err, ErrNoDefaultModel) {
+		t.Skip("no embedded default model")
+	}
+	require.NoError(t, err)
+	defer m.Close()
+	mean, err := os.ReadFile("examples/mean.py")
+	require.NoError(t, err)
+	progs := []struct{ src, call string }{
+		{string(mean), "f([1, 2, None, 4])"},
+		{"def fib(n):\n    if n < 2:\n        return n\n    a = fib(n - 1)\n    b = fib(n - 2)\n    return a + b\n", "fib(4)"},
+		{"def g(x):\n    return x * 2\n\n\ndef h(a, b):\n    return a + b\n\n\ndef f(xs):\n    out = h(g(xs[0]), g(xs[1]))\n" +
+			"    ys = sorted(xs, key=lambda v: -v)\n    try:\n        out += 1 // (xs[0] - xs[0])\n    except ZeroDivisionError:\n" +
+			"        out -= 1\n    return [out + y for y in ys]\n", "f([2, 5, 3])"},
+	}
+	rng := rand.New(rand.NewPCG(17, 2))
+	knownInverse, inverse := 0, 0
+	for _, p := range progs {
+		s, err := Start(ctx, Neural(m, sample.Params{}), p.src, p.call)
+		require.NoError(t, err)
+		e := s.eng.(*neuralEngine)
+		real, err := Start(ctx, Real(trace.Limits{}), p.src, p.call)
+		require.NoError(t, err)
+		for range 40 {
+			e.calls = slices.Clone(e.first)
+			rs := real.Fork()
+			for range 30 {
+				a := dsl.Action{Kind: dsl.ActionKind(1 + rng.IntN(int(dsl.InvContinue)))}
+				if rng.IntN(4) > 0 { // mostly single steps
+					a.Kind = []dsl.ActionKind{dsl.StepInto, dsl.StepOver, dsl.StepReturn,
+						dsl.InvStepInto, dsl.InvStepOver, dsl.InvStepReturn}[rng.IntN(6)]
+				}
+				if a.Kind == dsl.Breakpoint || a.Kind == dsl.InvBreakpoint || a.Kind == dsl.Continue && rng.IntN(2) == 0 {
+					a.Lines = []int{1 + rng.IntN(len(rs.Program().Lines))}
+					if !rs.Program().Nameable(a.Lines[0]) {
+						continue
+					}
+				}
+				from, _ := rs.State()
+				rst, err := rs.Do(ctx, a)
+				if errors.Is(err, ErrFinished) {
+					break // the neural engine does not step back from the end
+				}
+				if err != nil {
+					require.ErrorIsf(t, err, ErrAtStart, "%s", a)
+					continue
+				}
+				known := e.calls != nil
+				st := rst
+				e.track(from, a, &st)
+				if e.calls != nil {
+					require.Equal(t, rs.Stack(), e.calls, "%s: stack after %s from %+v", p.call, a, from)
+					require.Equal(t, rst.Depth, st.Depth)
+				}
+				if known && (a.Kind == dsl.InvStepInto || a.Kind == dsl.InvStepOver || a.Kind == dsl.InvStepReturn) {
+					inverse++
+					if e.calls != nil {
+						knownInverse++
+					}
+				}
+			}
+		}
+		s.Close()
+		real.Close()
+	}
+	t.Log(knownInverse, inverse)
+	require.Greater(t, inverse, 200)
+	require.GreaterOrEqual(t, knownInverse*10, inverse*9, "inverse steps from a known stack keep it known")
 }

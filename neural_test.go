@@ -3,6 +3,8 @@ package ndbg_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -255,4 +257,71 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestNeuralStackAfterInverseSteps: stepping backwards keeps the call stack.
+// The default model's session and the real one take the same random single
+// steps, forward and backward; at every state where they agree on the
+// events and lines so far (what the stack follows), the neural session's
+// depth and stack are the real one's. (They were unknown after any inverse
+// step: depth -1, no stack, and step_return then predicted the program's
+// end.)
+func TestNeuralStackAfterInverseSteps(t *testing.T) {
+	ctx := context.Background()
+	m, err := ndbg.Open(ctx, ndbg.Options{})
+	if errors.Is(err, ndbg.ErrNoDefaultModel) {
+		t.Skip("no embedded default model")
+	}
+	require.NoError(t, err)
+	defer m.Close()
+	mean, err := os.ReadFile("examples/mean.py")
+	require.NoError(t, err)
+	const fact = "def fact(n):\n    if n <= 1:\n        return 1\n    r = fact(n - 1)\n    return n * r\n"
+	kinds := []dsl.ActionKind{dsl.StepInto, dsl.StepInto, dsl.StepOver, dsl.StepOver, dsl.StepReturn,
+		dsl.InvStepInto, dsl.InvStepOver, dsl.InvStepReturn}
+	rng := rand.New(rand.NewPCG(17, 1))
+	compared := 0
+	for session := range 16 {
+		src, call := string(mean), "f([1, 2, 3, 4])"
+		if session%2 == 1 {
+			src, call = fact, "fact(3)"
+		}
+		// The first session is the issue's: into the comprehension, over,
+		// back, over (the neural depth was -1 against 1).
+		issue := []dsl.ActionKind{dsl.StepInto, dsl.StepInto, dsl.StepOver, dsl.InvStepInto, dsl.StepOver}
+		ns, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), src, call)
+		require.NoError(t, err)
+		rs, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), src, call)
+		require.NoError(t, err)
+		into := rng.IntN(8) // step into a callee first, then anything
+		for i := range into + 8 {
+			a := dsl.Action{Kind: kinds[rng.IntN(len(kinds))]}
+			if i < into {
+				a.Kind = dsl.StepInto
+			}
+			if session == 0 {
+				if i == len(issue) {
+					break
+				}
+				a.Kind = issue[i]
+			}
+			rst, rerr := rs.Do(ctx, a)
+			if rerr != nil {
+				break // at the start or the end
+			}
+			nst, nerr := ns.Do(ctx, a)
+			if nerr != nil || nst.Event != rst.Event || nst.Line != rst.Line {
+				break // the model went elsewhere: the stacks may differ
+			}
+			require.Equal(t, rst.Depth, nst.Depth, "%s: depth after action %d (%s)", call, i, a.Kind)
+			require.Equal(t, rs.Stack(), ns.Stack(), "%s: stack after action %d (%s)", call, i, a.Kind)
+			if a.Kind.Inverse() {
+				compared++
+			}
+		}
+		ns.Close()
+		rs.Close()
+	}
+	t.Log("compared", compared)
+	require.GreaterOrEqual(t, compared, 3, "inverse steps where the model agrees with the real run")
 }

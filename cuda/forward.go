@@ -3,6 +3,7 @@
 package cuda
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -245,7 +246,7 @@ func NewModel(b *Backend, cfg model.Config, src model.Source, opts ModelOptions)
 	return m, nil
 }
 
-// tensor fetches name from src and checks its shape.
+// tensor fetches name from src and checks its shape and values.
 func tensor(src model.Source, name string, shape ...int) (*weights.Tensor, error) {
 	t, err := src.Tensor(name)
 	if err != nil {
@@ -258,6 +259,9 @@ func tensor(src model.Source, name string, shape ...int) (*weights.Tensor, error
 		if t.Shape[i] != shape[i] {
 			return nil, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Shape, shape)
 		}
+	}
+	if err := weights.CheckFinite(context.Background(), 0, t); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -9,6 +9,12 @@ import (
 // reference frame (docs/dsl.md, "The .. rule").
 const Dots = ".."
 
+// EscapedDots is how a line frame writes a repr that is literally "..":
+// the JSON string with both dots escaped, which decodes to ".." but is not
+// the marker `".."` (docs/dsl.md, "The .. rule"). Where no ".." is
+// written (call frames, the first frame) such a repr is written plainly.
+const EscapedDots = `"\u002e\u002e"`
+
 // refs tracks, per scope (the innermost def of a line), the most recent call
 // or line frame in the text: the reference frame of the ".." rule.
 type refs struct {
@@ -279,11 +285,12 @@ func (e *encoder) frame(s *State, full bool) error {
 	if s.Value != "" {
 		return fmt.Errorf("%s frame carries a value", s.Event)
 	}
+	dots := s.Event == Line && !full
 	var ref *State
-	if s.Event == Line && !full {
+	if dots {
 		ref = e.refs.of(n)
 	}
-	if err := e.locals(s.Locals, ref); err != nil {
+	if err := e.locals(s.Locals, ref, dots); err != nil {
 		return fmt.Errorf("%s frame: %w", s.Event, err)
 	}
 	e.buf = append(e.buf, ActionSep...)
@@ -293,8 +300,9 @@ func (e *encoder) frame(s *State, full bool) error {
 	return nil
 }
 
-// locals appends the locals dict, writing ".." for those equal in ref.
-func (e *encoder) locals(ls []Local, ref *State) error {
+// locals appends the locals dict. dots: a frame with the ".." rule, which
+// writes ".." for those equal in ref, and EscapedDots for a repr "..".
+func (e *encoder) locals(ls []Local, ref *State, dots bool) error {
 	e.buf = append(e.buf, '{')
 	for i, l := range ls {
 		if err := checkContent("name", l.Name); err != nil {
@@ -320,9 +328,10 @@ func (e *encoder) locals(ls []Local, ref *State) error {
 				e.buf = append(e.buf, `".."`...)
 				continue
 			}
-			if l.Repr == Dots {
-				return fmt.Errorf("local %q: repr %q is reserved in line frames", l.Name, Dots)
-			}
+		}
+		if dots && l.Repr == Dots {
+			e.buf = append(e.buf, EscapedDots...)
+			continue
 		}
 		if err := e.appendString("repr", l.Repr); err != nil {
 			return err

@@ -58,7 +58,7 @@ func TestLocalsMatchPython(t *testing.T) {
 			ls = append(ls, Local{name, randString(r, 20)})
 		}
 		e := encoder{}
-		require.NoError(t, e.locals(ls, nil))
+		require.NoError(t, e.locals(ls, nil, false))
 		dicts = append(dicts, string(e.buf))
 		flat = append(flat, string(rune('0'+k)))
 		for _, l := range ls {

@@ -229,7 +229,8 @@ func (p *parser) frame(i int, s *State, full bool) (int, *ParseError) {
 		return p.expect(i, tokFrame)
 	}
 	var err *ParseError
-	if i, err = p.locals(i, s); err != nil {
+	dots := s.Event == Line && !full
+	if i, err = p.locals(i, s, dots); err != nil {
 		return i, err
 	}
 	if i, err = p.expect(i, tokAction); err != nil {
@@ -239,7 +240,7 @@ func (p *parser) frame(i int, s *State, full bool) (int, *ParseError) {
 		return i, err
 	}
 	s.Source = p.ix.texts[s.Line-1]
-	if s.Event == Line && !full {
+	if dots {
 		if err := p.expand(s, p.offs); err != nil {
 			return i, err
 		}
@@ -249,22 +250,24 @@ func (p *parser) frame(i int, s *State, full bool) (int, *ParseError) {
 }
 
 // expand replaces ".." values by the reference frame's, and rejects full
-// values that the encoder would have written as "..".
+// values that the encoder would have written as "..". (A repr that is
+// literally "..", written EscapedDots, is a full value.)
 func (p *parser) expand(s *State, offs []int) *ParseError {
 	ref := p.refs.of(s.Line)
 	for k := range s.Locals {
 		l := &s.Locals[k]
+		marker := strings.HasPrefix(p.s[offs[k]:], `".."`)
 		if ref == nil {
-			if l.Repr == Dots {
+			if marker {
 				return errAt(p.s, offs[k], "a value (no reference frame for \"..\")")
 			}
 			continue
 		}
 		r, ok := refRepr(ref, l.Name, k)
 		switch {
-		case l.Repr == Dots && !ok:
+		case marker && !ok:
 			return errAt(p.s, offs[k], fmt.Sprintf("a value (%q is not in the reference frame)", l.Name))
-		case l.Repr == Dots:
+		case marker:
 			l.Repr = r
 		case ok && r == l.Repr && !p.lenient:
 			return errAt(p.s, offs[k], `".." (the value equals the reference frame's)`)
@@ -274,8 +277,9 @@ func (p *parser) expand(s *State, offs []int) *ParseError {
 }
 
 // locals reads a canonical json.dumps dict of strings at i into s.Locals,
-// and the offset of each value into p.offs for later errors.
-func (p *parser) locals(i int, s *State) (int, *ParseError) {
+// and the offset of each value into p.offs for later errors. dots: a frame
+// with the ".." rule, where a repr ".." is written EscapedDots.
+func (p *parser) locals(i int, s *State, dots bool) (int, *ParseError) {
 	if i >= len(p.s) || p.s[i] != '{' {
 		return i, errAt(p.s, i, "'{'")
 	}
@@ -301,8 +305,10 @@ func (p *parser) locals(i int, s *State) (int, *ParseError) {
 		}
 		i = j + 2
 		at = i
-		repr, j, err := readJSONString(p.s, i)
-		if err != nil {
+		var repr string
+		if dots && strings.HasPrefix(p.s[i:], EscapedDots) {
+			repr, j = Dots, i+len(EscapedDots)
+		} else if repr, j, err = readJSONString(p.s, i); err != nil {
 			return j, err
 		}
 		if len(repr) > MaxRepr {

@@ -44,8 +44,7 @@ type lineIndex struct {
 // (the definition Python binds) gets StartMarker. The prepared program has
 // the same AST as source.
 func NewProgram(source, entry string) (*Program, error) {
-	source = strings.ReplaceAll(source, "\r\n", "\n")
-	source = strings.ReplaceAll(source, "\r", "\n")
+	source = normalizeNewlines(source)
 	if strings.TrimSpace(source) == "" {
 		return nil, errors.New("dsl: empty program")
 	}
@@ -55,7 +54,7 @@ func NewProgram(source, entry string) (*Program, error) {
 	if i := specialIndex(source); i >= 0 {
 		return nil, fmt.Errorf("dsl: program contains the special token %s at byte %d", describeAt(source, i), i)
 	}
-	lines := strings.Split(strings.TrimSuffix(source, "\n"), "\n")
+	lines := UserLines(source)
 	info := scanPython(lines)
 	entryAt := -1
 	for i, l := range lines {
@@ -75,6 +74,20 @@ func NewProgram(source, entry string) (*Program, error) {
 	uniquify(lines, info)
 	lines[entryAt] += StartMarker
 	return newProgram(lines, entry), nil
+}
+
+// UserLines splits source into lines as NewProgram reads it (line endings
+// normalized): line n of the program NewProgram prepares from source is
+// UserLines(source)[n-1] as the user wrote it, without StartMarker and the
+// comment that makes a repeated line unique. Tools show these lines; frames
+// and breakpoints quote Program.Text.
+func UserLines(source string) []string {
+	return strings.Split(strings.TrimSuffix(normalizeNewlines(source), "\n"), "\n")
+}
+
+func normalizeNewlines(source string) string {
+	source = strings.ReplaceAll(source, "\r\n", "\n")
+	return strings.ReplaceAll(source, "\r", "\n")
 }
 
 // uniquify appends "  # (k)" to the k-th occurrence (k >= 2) of an

@@ -84,6 +84,13 @@ func TestNewProgramNamesLines(t *testing.T) {
 	assert.Equal(t, 4, p.FuncOf(17))
 	assert.Equal(t, 0, p.FuncOf(99))
 
+	// The user's own lines, for display, are the source's lines (CRLF too).
+	user := UserLines(strings.ReplaceAll(src, "\n", "\r\n"))
+	require.Len(t, user, len(p.Lines))
+	require.Equal(t, "    b = a", user[6])
+	require.Equal(t, "def f(a):", user[3])
+	require.Equal(t, "        1", user[15])
+
 	q, err := ParseProgram(p.Source)
 	require.NoError(t, err)
 	require.Equal(t, p, q)

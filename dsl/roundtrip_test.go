@@ -110,8 +110,8 @@ func (g *gen) state(first bool) *State {
 		}
 		seen[name] = true
 		repr := g.repr()
-		if (s.Event == Call || first) && g.r.IntN(8) == 0 {
-			repr = Dots // literal where no ".." rule applies
+		if g.r.IntN(8) == 0 {
+			repr = Dots // a literal "..": escaped where the ".." rule applies
 		}
 		s.Locals = append(s.Locals, Local{name, repr})
 	}

@@ -129,8 +129,29 @@ func TestDotsRule(t *testing.T) {
 		{Action{Kind: StepInto}, &State{Event: Call, Line: 4, Locals: []Local{{"n", "2"}}}},
 		{Action{Kind: StepInto}, &State{Event: Line, Line: 5, Locals: []Local{{"n", "2"}, {"m", ".."}}}},
 	}}
+	// A repr that is literally ".." is escaped in a line frame, where ".."
+	// is the marker (it failed to encode), and plain elsewhere.
 	text, err := tr2.Encode()
-	require.Error(t, err, "a literal .. in a line frame whose reference lacks it")
+	require.NoError(t, err)
+	require.Contains(t, text, `<|line_sep|>{"n": "..", "m": "\u002e\u002e"}`)
+	back, err := Parse(text)
+	require.NoError(t, err)
+	require.Equal(t, tr2.Steps[1].State.Locals, back.Steps[1].State.Locals)
+	tr2.Steps[0].State.Locals = []Local{{"n", "2"}, {"m", ".."}} // now the reference holds it
+	text, err = tr2.Encode()
+	require.NoError(t, err)
+	require.Contains(t, text, `<|call_sep|>{"n": "2", "m": ".."}`)
+	require.Contains(t, text, `<|line_sep|>{"n": "..", "m": ".."}`)
+	back, err = Parse(text)
+	require.NoError(t, err)
+	require.Equal(t, tr2.Steps[0].State.Locals, back.Steps[0].State.Locals)
+	require.Equal(t, tr2.Steps[1].State.Locals, back.Steps[1].State.Locals)
+	_, err = Parse(strings.Replace(text, `"m": ".."}<|action_sep|>`, `"m": "\u002e\u002e"}<|action_sep|>`, 1))
+	require.Error(t, err, "not canonical: the value equals the reference's")
+	_, err = Parse(strings.Replace(text, `{"n": "2", "m": ".."}`, `{"n": "2", "m": "\u002e\u002e"}`, 1))
+	require.Error(t, err, "not canonical: a call frame writes it plainly")
+
+	tr2.Steps[0].State.Locals = tr2.Steps[0].State.Locals[:1]
 	tr2.Steps[1].State.Locals = tr2.Steps[1].State.Locals[:1]
 	text, err = tr2.Encode()
 	require.NoError(t, err)

@@ -113,8 +113,9 @@ func tensorName(l int, suffix string) string {
 // binder fetches tensors from a Source, checking presence and shape and
 // collecting every problem so that one error lists them all.
 type binder struct {
-	src  Source
-	errs []error
+	src   Source
+	errs  []error
+	bound []*weights.Tensor // checked for NaN and Inf once all are bound
 }
 
 func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
@@ -127,6 +128,7 @@ func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
 		b.errs = append(b.errs, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Shape, shape))
 		return nil
 	}
+	b.bound = append(b.bound, t)
 	return t
 }
 
@@ -203,8 +205,10 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 // Face tensor names (model.embed_tokens.weight, model.layers.N.self_attn.
 // {q,k,v,o}_proj.weight, model.layers.N.mlp.{gate,up,down}_proj.weight,
 // model.layers.N.{input,post_attention}_layernorm.weight, model.norm.weight,
-// lm_head.weight unless tied). Every tensor is checked for presence and
-// shape; the error lists all that are wrong. Weights not fused at load
+// lm_head.weight unless tied). Every tensor is checked for presence, shape
+// and finite values (a NaN or Inf weight would turn every logit into NaN;
+// the check reads each weight once, on opts.Threads goroutines); the error
+// lists all that are wrong. Weights not fused at load
 // alias src, which must stay open while the model is used.
 func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, error) {
 	if opts.Context > 0 && opts.Context < cfg.Context {
@@ -245,6 +249,9 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, err
 		if len(b.errs) > 20 {
 			break
 		}
+	}
+	if err := weights.CheckFinite(ctx, opts.Threads, b.bound...); err != nil {
+		b.errs = append(b.errs, err)
 	}
 	if len(b.errs) > 0 {
 		return nil, fmt.Errorf("model: %d weight problem(s): %w", len(b.errs), errors.Join(b.errs...))

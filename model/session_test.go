@@ -2,7 +2,10 @@ package model
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"sync"
 	"testing"
 
@@ -245,4 +248,34 @@ func TestLoadRejectsUnusedTensors(t *testing.T) {
 	_, err = Load(context.Background(), dir, Options{Threads: 1})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "q_proj.bias")
+}
+
+// A checkpoint holding NaN or Inf weights is refused, naming each tensor
+// (it loaded, and every logit came out NaN: "sample: no token allowed").
+func TestLoadRejectsNonFiniteWeights(t *testing.T) {
+	ck, err := weights.Open("testdata/mha_f32")
+	require.NoError(t, err)
+	defer ck.Close()
+	bad := map[string]float32{
+		"model.layers.0.mlp.down_proj.weight":    float32(math.NaN()),
+		"model.layers.1.self_attn.k_proj.weight": float32(math.Inf(-1)),
+	}
+	var ts []weights.Tensor
+	for _, n := range ck.Names() {
+		tn, err := ck.Tensor(n)
+		require.NoError(t, err)
+		data := append([]byte(nil), tn.Data...)
+		if v, ok := bad[n]; ok {
+			require.Equal(t, weights.F32, tn.DType)
+			binary.LittleEndian.PutUint32(data[4*7:], math.Float32bits(v))
+		}
+		ts = append(ts, weights.Tensor{Name: tn.Name, DType: tn.DType, Shape: tn.Shape, Data: data})
+	}
+	dir := t.TempDir()
+	require.NoError(t, weights.WriteCheckpoint(dir, ck.Config, ts, 0, nil))
+	_, err = Load(context.Background(), dir, Options{Threads: 1})
+	require.Error(t, err)
+	for n := range bad {
+		assert.Contains(t, err.Error(), fmt.Sprintf("tensor %q holds a non-finite weight: element 7", n))
+	}
 }

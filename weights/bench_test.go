@@ -80,3 +80,23 @@ func BenchmarkF16ToF32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckFinite scans 64 MiB of finite weights for NaN and Inf, as
+// model loading does once per tensor (bytes/s is the scan rate).
+func BenchmarkCheckFinite(b *testing.B) {
+	for _, dt := range []DType{BF16, F32} {
+		b.Run(dt.String(), func(b *testing.B) {
+			data := make([]byte, 64<<20)
+			for i := range data {
+				data[i] = byte(i * 7 % 61) // small exponents: finite
+			}
+			t := Tensor{Name: "w", DType: dt, Shape: []int{len(data) / dt.Size()}, Data: data}
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if err := t.CheckFinite(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

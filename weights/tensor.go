@@ -1,9 +1,13 @@
 package weights
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/x448/float16"
@@ -179,6 +183,141 @@ func (t *Tensor) uint16View() ([]uint16, bool) {
 		return nil, false
 	}
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&t.Data[0])), len(t.Data)/2), true
+}
+
+// CheckFinite returns an error naming the tensor and its first element that
+// is NaN or infinite; integer tensors pass. It is CheckFinite(ctx, 1, t).
+func (t *Tensor) CheckFinite() error { return CheckFinite(context.Background(), 1, t) }
+
+// finiteChunk is how many bytes of a tensor one CheckFinite task scans.
+const finiteChunk = 4 << 20
+
+// CheckFinite checks that the float tensors ts hold no NaN or infinite
+// value (a diverged or corrupt checkpoint, which would otherwise load and
+// turn every logit into NaN). It reads each byte once, in chunks of 4 MiB
+// shared by threads goroutines (≤ 0: one per CPU). The error names every
+// tensor that holds one, with its first such element.
+func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
+	type chunk struct{ t, from, to int } // a tensor's byte range
+	var chunks []chunk
+	for k, t := range ts {
+		if err := t.validate(); err != nil {
+			return err
+		}
+		if size, _ := finiteBits(t.DType); size > 0 {
+			for from := 0; from < len(t.Data); from += finiteChunk {
+				chunks = append(chunks, chunk{k, from, min(from+finiteChunk, len(t.Data))})
+			}
+		}
+	}
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	first := make([]int, len(ts)) // per tensor, the first bad element's byte offset; -1: none
+	for k := range first {
+		first[k] = -1
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	work := make(chan chunk)
+	for range min(threads, len(chunks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range work {
+				size, exp := finiteBits(ts[c.t].DType)
+				if i := firstNonFinite(ts[c.t].Data[c.from:c.to], size, exp); i >= 0 {
+					mu.Lock()
+					if at := c.from + i*size; first[c.t] < 0 || at < first[c.t] {
+						first[c.t] = at
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for _, c := range chunks {
+		select {
+		case work <- c:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("weights: checking for NaN and Inf: %w", err)
+	}
+	var errs []error
+	for k, at := range first {
+		if at < 0 {
+			continue
+		}
+		t := ts[k]
+		var v float32
+		switch t.DType {
+		case F32:
+			v = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[at:]))
+		case BF16:
+			v = BF16ToF32(binary.LittleEndian.Uint16(t.Data[at:]))
+		case F16:
+			v = F16ToF32(binary.LittleEndian.Uint16(t.Data[at:]))
+		}
+		errs = append(errs, fmt.Errorf("tensor %q holds a non-finite weight: element %d of %v is %v",
+			t.Name, at/t.DType.Size(), t.Shape, v))
+	}
+	return errors.Join(errs...)
+}
+
+// finiteBits returns the element size of a float dtype and its exponent
+// bits, all set for NaN and ±Inf; size 0 for other dtypes.
+func finiteBits(dt DType) (size int, exp uint64) {
+	switch dt {
+	case F32:
+		return 4, 0x7f800000
+	case BF16:
+		return 2, 0x7f80
+	case F16:
+		return 2, 0x7c00
+	}
+	return 0, 0
+}
+
+// firstNonFinite returns the index of the first little-endian element of
+// size 2 or 4 bytes in data whose exponent bits (exp) are all set, or -1.
+// Whole 8-byte words are tested at once: with y = (word & E) ^ E, a lane is
+// zero exactly where an element has every exponent bit set, and since the
+// top bit of every lane of y is clear, (y - ones) & ^y & highs is non-zero
+// exactly when some lane is zero.
+func firstNonFinite(data []byte, size int, exp uint64) int {
+	var ones, highs, e uint64
+	for lane := 0; lane < 8; lane += size {
+		ones |= 1 << (8 * lane)
+		highs |= 1 << (8*(lane+size) - 1)
+		e |= exp << (8 * lane)
+	}
+	hit := func(w uint64) uint64 { y := w&e ^ e; return (y - ones) &^ y & highs }
+	i := 0
+	for ; i+32 <= len(data); i += 32 { // four words a round, one branch
+		d := data[i : i+32]
+		if hit(binary.LittleEndian.Uint64(d))|hit(binary.LittleEndian.Uint64(d[8:]))|
+			hit(binary.LittleEndian.Uint64(d[16:]))|hit(binary.LittleEndian.Uint64(d[24:])) != 0 {
+			break
+		}
+	}
+	for ; i+size <= len(data); i += size {
+		var v uint64
+		if size == 2 {
+			v = uint64(binary.LittleEndian.Uint16(data[i:]))
+		} else {
+			v = uint64(binary.LittleEndian.Uint32(data[i:]))
+		}
+		if v&exp == exp {
+			return i / size
+		}
+	}
+	return -1
 }
 
 // BF16ToF32 widens a bfloat16 bit pattern exactly.

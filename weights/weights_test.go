@@ -2,6 +2,8 @@ package weights
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -294,4 +296,85 @@ func TestIntegerTensors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.Int64s()
 	assert.ErrorContains(t, err, `tensor "h" is BF16, not an integer type`)
+}
+
+// TestCheckFinite: the first NaN or infinite element is found in every
+// float dtype, at any position (word-aligned or in the tail, at any byte
+// offset), against math.IsNaN/IsInf of the widened values; finite extremes
+// (largest, subnormal, -0) pass, and integer tensors always do.
+func TestCheckFinite(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 17))
+	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for _, dt := range []DType{F32, BF16, F16} {
+		for n := 1; n <= 21; n++ {
+			for trial := range 8 {
+				vals := make([]float32, n)
+				for i := range vals {
+					vals[i] = []float32{0, float32(math.Copysign(0, -1)), 1e-40, -65504, 65504, 1e-7, float32(r.NormFloat64())}[r.IntN(7)]
+				}
+				if dt == F32 && trial == 0 {
+					vals[r.IntN(n)] = math.MaxFloat32
+				}
+				want := -1
+				if trial > 0 {
+					want = r.IntN(n)
+					vals[want] = bad[r.IntN(len(bad))]
+					if r.IntN(2) == 0 && want+1 < n {
+						vals[want+1+r.IntN(n-want-1)] = bad[r.IntN(len(bad))] // a later one too
+					}
+				}
+				tn, err := NewTensor("w", dt, []int{n}, vals)
+				require.NoError(t, err)
+				// The reference: the widened values.
+				f, err := tn.F32()
+				require.NoError(t, err)
+				ref := -1
+				for i, v := range f {
+					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+						ref = i
+						break
+					}
+				}
+				require.Equal(t, want, ref, "the test's own values (%s)", dt)
+				// Misaligned data: the check reads bytes, not aligned words.
+				shifted := append(make([]byte, 1+r.IntN(7)), tn.Data...)
+				for _, data := range [][]byte{tn.Data, shifted[len(shifted)-len(tn.Data):]} {
+					tn.Data = data
+					err := tn.CheckFinite()
+					if ref < 0 {
+						require.NoError(t, err, "%s %v", dt, vals)
+						continue
+					}
+					require.Error(t, err, "%s %v", dt, vals)
+					require.Contains(t, err.Error(), fmt.Sprintf(`tensor "w" holds a non-finite weight: element %d of [%d] is`, ref, n))
+				}
+			}
+		}
+	}
+	ints, err := NewIntTensor("ids", I32, []int{3}, []int64{-1, 0x7f800000, 0x7fc00000})
+	require.NoError(t, err)
+	require.NoError(t, ints.CheckFinite())
+}
+
+// TestCheckFiniteChunked: tensors larger than one chunk, checked by several
+// goroutines, report each bad tensor's first bad element, in order.
+func TestCheckFiniteChunked(t *testing.T) {
+	n := (2*finiteChunk + finiteChunk/2) / 2 // BF16 elements over three chunks
+	a := &Tensor{Name: "a", DType: BF16, Shape: []int{n}, Data: make([]byte, 2*n)}
+	b := &Tensor{Name: "b", DType: F32, Shape: []int{n / 2}, Data: make([]byte, 2*n)}
+	c := &Tensor{Name: "c", DType: BF16, Shape: []int{n}, Data: make([]byte, 2*n)}
+	nan, inf := F32ToBF16(float32(math.NaN())), F32ToBF16(float32(math.Inf(1)))
+	late, early := n-3, finiteChunk/2+5 // in the third chunk, in the second
+	a.Data[2*late], a.Data[2*late+1] = byte(nan), byte(nan>>8)
+	a.Data[2*early], a.Data[2*early+1] = byte(inf), byte(inf>>8)
+	copy(c.Data[2*(n-1):], []byte{byte(nan), byte(nan >> 8)})
+	require.NoError(t, CheckFinite(context.Background(), 4, b))
+	err := CheckFinite(context.Background(), 4, a, b, c)
+	require.Error(t, err)
+	require.Equal(t, fmt.Sprintf("tensor \"a\" holds a non-finite weight: element %d of [%d] is +Inf\n"+
+		"tensor \"c\" holds a non-finite weight: element %d of [%d] is NaN", early, n, n-1, n), err.Error())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, CheckFinite(ctx, 2, a, b, c), context.Canceled)
 }

@@ -123,7 +123,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // runActions starts a session, applies pre, and returns the state after a
-// (nil when the program ran past its end).
+// (nil when the program ran past its end), its source the user's line.
 func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error), b ndbg.Backend, pre []ndbg.Action, a ndbg.Action) (*ndbg.State, error) {
 	s, err := start(b)
 	if err != nil {
@@ -142,6 +142,7 @@ func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, er
 	if err != nil {
 		return nil, err
 	}
+	st.Source = s.UserLine(st.Line) // the user's line, not the prepared one
 	return &st, nil
 }
 

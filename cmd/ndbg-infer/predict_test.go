@@ -135,3 +135,18 @@ func TestCommandLine(t *testing.T) {
 	require.Contains(t, errOut, "reading the item")
 	require.NotContains(t, errOut, "program")
 }
+
+// TestPredictShowsUserLine: "source" is the line as the user wrote it, not
+// the prepared one (a repeated line gets "  # (2)" to make it unique).
+func TestPredictShowsUserLine(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte("def f(xs):\n    x = xs[0]\n    x = xs[0]\n    return x\n"), 0o644))
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"--program", prog, "--call", "f([1])", "--backend", "real",
+		"--action", "breakpoint:3", "--compare"}, &out, &errb), errb.String())
+	var v map[string]map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
+	require.EqualValues(t, 3, v["real"]["line"])
+	require.Equal(t, "    x = xs[0]", v["real"]["source"])
+	require.Equal(t, "    x = xs[0]", v["predicted"]["source"])
+}

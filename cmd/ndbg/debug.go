@@ -176,7 +176,7 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 			if err := d.s.SetBreakpoint(n); err != nil {
 				fmt.Fprintf(d.out, "*** %v\n", err)
 			} else {
-				fmt.Fprintf(d.out, "breakpoint at line %d: %s\n", n, strings.TrimSpace(d.s.Program().Text(n)))
+				fmt.Fprintf(d.out, "breakpoint at line %d: %s\n", n, strings.TrimSpace(d.s.UserLine(n)))
 			}
 		}
 	case "cl", "clear":
@@ -235,7 +235,7 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 		fmt.Fprintln(d.out, "--the program finished--")
 		if d.real != nil {
 			if r, ok := d.real.State(); ok {
-				fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), r))
+				fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s, r))
 			} else {
 				fmt.Fprintln(d.out, "== real:  the same")
 			}
@@ -279,7 +279,7 @@ func (d *debugger) show() {
 		fmt.Fprintln(d.out, "--the program finished--")
 		return
 	}
-	fmt.Fprintf(d.out, "> %s\n", describe(d.s.Program(), st))
+	fmt.Fprintf(d.out, "> %s\n", describe(d.s, st))
 	if st.Event == dsl.Call || st.Event == dsl.Line {
 		for _, l := range st.Locals {
 			fmt.Fprintf(d.out, "    %s = %s\n", l.Name, l.Repr)
@@ -298,7 +298,7 @@ func (d *debugger) show() {
 		fmt.Fprintln(d.out, "== real:  the same")
 		return
 	}
-	fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s.Program(), real))
+	fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s, real))
 	if !m.Locals {
 		pred := map[string]string{}
 		for _, l := range st.Locals {
@@ -321,8 +321,8 @@ func orMissing(v string, ok bool) string {
 
 // describe is one line: event, line number, source, and the value of a
 // return or exception.
-func describe(p *dsl.Program, st ndbg.State) string {
-	s := fmt.Sprintf("%-9s line %d: %s", st.Event, st.Line, strings.TrimSpace(p.Text(st.Line)))
+func describe(sess *ndbg.Session, st ndbg.State) string {
+	s := fmt.Sprintf("%-9s line %d: %s", st.Event, st.Line, strings.TrimSpace(sess.UserLine(st.Line)))
 	if st.Event == dsl.Return || st.Event == dsl.Exception {
 		s += " -> " + st.Value
 	}
@@ -379,7 +379,7 @@ func (d *debugger) list() {
 		if bps[n] {
 			b = "B"
 		}
-		fmt.Fprintf(d.out, "%3d %s%s %s\n", n, b, mark, p.Text(n))
+		fmt.Fprintf(d.out, "%3d %s%s %s\n", n, b, mark, d.s.UserLine(n))
 	}
 }
 
@@ -393,8 +393,7 @@ func (d *debugger) where() {
 		}
 		return
 	}
-	p := d.s.Program()
 	for i, l := range stack {
-		fmt.Fprintf(d.out, "%s%s\n", strings.Repeat("  ", i), strings.TrimSpace(p.Text(l)))
+		fmt.Fprintf(d.out, "%s%s\n", strings.Repeat("  ", i), strings.TrimSpace(d.s.UserLine(l)))
 	}
 }

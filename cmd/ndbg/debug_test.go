@@ -120,3 +120,17 @@ func TestDebugUsageErrors(t *testing.T) {
 	require.Error(t, debugSession(context.Background(), []string{"--call", "f(1)"}, strings.NewReader(""), &out, &errb))
 	require.Error(t, debugSession(context.Background(), []string{"/nonexistent.py", "--call", "f(1)", "--backend", "real"}, strings.NewReader(""), &out, &errb))
 }
+
+// TestDebugShowsUserLines: the listing, the stops and the breakpoints show
+// the user's lines, not the prepared program's "  # (2)".
+func TestDebugShowsUserLines(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("def f(xs):\n    x = xs[0]\n    x = xs[0]\n    return x\n"), 0o644))
+	var out, errb bytes.Buffer
+	in := strings.NewReader("b 3\nc\nl\nq\n")
+	require.NoError(t, debugSession(context.Background(), []string{file, "--call", "f([1])", "--backend", "real"}, in, &out, &errb), errb.String())
+	require.NotContains(t, out.String(), "# (2)")
+	for _, want := range []string{"breakpoint at line 3: x = xs[0]\n", "> line      line 3: x = xs[0]\n", "  3 B-> "} {
+		require.Contains(t, out.String(), want)
+	}
+}

@@ -96,7 +96,7 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *format == "dsl" {
 			err = writeDSL(w, tree)
 		} else {
-			err = writeJSON(w, tree)
+			err = writeJSON(w, tree, dsl.UserLines(string(src)))
 		}
 		if err != nil {
 			return err
@@ -178,10 +178,11 @@ func (e traceEnd) err(call string, runErr error) error {
 	return nil
 }
 
-// writeJSON writes one JSON object per state: index, event, line, source,
-// depth, func, locals (name to repr, in Python's order; for return and
-// exception states the final locals) and, for return and exception, value.
-func writeJSON(w io.Writer, tree *statetree.Tree) error {
+// writeJSON writes one JSON object per state: index, event, line, source
+// (the user's line, from user: dsl.UserLines), depth, func, locals (name to
+// repr, in Python's order; for return and exception states the final
+// locals) and, for return and exception, value.
+func writeJSON(w io.Writer, tree *statetree.Tree, user []string) error {
 	var b []byte
 	for i := 0; i < tree.End(); i++ {
 		e := tree.Event(i)
@@ -189,7 +190,11 @@ func writeJSON(w io.Writer, tree *statetree.Tree) error {
 		b = fmt.Appendf(b, "%d", i)
 		b = appendField(b, "event", e.Kind.String())
 		b = fmt.Appendf(b, `,"line":%d`, e.Line)
-		b = appendField(b, "source", tree.State(i).Source)
+		source := ""
+		if e.Line >= 1 && e.Line <= len(user) {
+			source = user[e.Line-1]
+		}
+		b = appendField(b, "source", source)
 		b = fmt.Appendf(b, `,"depth":%d`, e.Depth)
 		b = appendField(b, "func", e.Func)
 		b = append(b, `,"locals":{`...)

@@ -205,3 +205,27 @@ func TestTraceEndLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, errb.String(), "cut at 50 states")
 }
+
+// TestTraceCommandShowsUserLine: "source" is the user's line, without the
+// comment that makes a repeated line unique in the prepared program.
+func TestTraceCommandShowsUserLine(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	path := writeProg(t, "def f(xs):\n    x = xs[0]\n    x = xs[0]\n    return x\n")
+	var out bytes.Buffer
+	require.NoError(t, runTrace(context.Background(), []string{path, "--call", "f([1])"}, &out, io.Discard))
+	seen := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var s struct {
+			Line   int    `json:"line"`
+			Source string `json:"source"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &s), l)
+		if s.Line == 3 {
+			assert.Equal(t, "    x = xs[0]", s.Source)
+			seen++
+		}
+	}
+	require.Positive(t, seen)
+}

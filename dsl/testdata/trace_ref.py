@@ -97,14 +97,17 @@ def encode(source, events):
             out.append(tok + "<|action_sep|>" + src + "<|arg_sep|>" + json.dumps(value) + "<|frame_sep|>")
             continue
         d = dict(locs)
-        shown = dict(d)
+        shown = {name: json.dumps(r) for name, r in d.items()}
         ref = last.get(fo(line))
-        if event == "line" and k > 0 and ref is not None:
+        if event == "line" and k > 0:
             for name, r in d.items():
-                if ref.get(name) == r:
-                    shown[name] = ".."
+                if ref is not None and ref.get(name) == r:
+                    shown[name] = '".."'
+                elif r == "..":  # a literal "..", not the marker
+                    shown[name] = '"\\u002e\\u002e"'
         tok = "<|call_sep|>" if event == "call" else "<|line_sep|>"
-        out.append(tok + json.dumps(shown) + "<|action_sep|>" + src + "<|frame_sep|>")
+        pairs = ", ".join(json.dumps(name) + ": " + v for name, v in shown.items())
+        out.append(tok + "{" + pairs + "}" + "<|action_sep|>" + src + "<|frame_sep|>")
         last[fo(line)] = d
     out.append("<|step_into|><|end_of_text|>")
     return "".join(out)
