@@ -136,6 +136,27 @@ func forEachLine(t *testing.T, path string, fn func(n int, line string)) {
 	require.NoError(t, sc.Err(), path)
 }
 
+// proseLines calls fn with each line of a Markdown file outside fenced
+// code blocks, and its number.
+func proseLines(t *testing.T, path string, fn func(n int, line string)) {
+	t.Helper()
+	fence := ""
+	forEachLine(t, path, func(n int, line string) {
+		trim := strings.TrimSpace(line)
+		if fence != "" {
+			if strings.HasPrefix(trim, fence) {
+				fence = ""
+			}
+			return
+		}
+		if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
+			fence = trim[:3]
+			return
+		}
+		fn(n, line)
+	})
+}
+
 type mdLink struct {
 	line   int
 	target string
@@ -153,19 +174,7 @@ var (
 // code spans; absolute URLs (scheme:...) are left out.
 func markdownLinks(t *testing.T, path string) []mdLink {
 	var out []mdLink
-	fence := ""
-	forEachLine(t, path, func(n int, line string) {
-		trim := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trim, fence) {
-				fence = ""
-			}
-			return
-		}
-		if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
-			fence = trim[:3]
-			return
-		}
+	proseLines(t, path, func(n int, line string) {
 		line = codeSpan.ReplaceAllString(line, "")
 		var targets []string
 		for _, m := range inlineLink.FindAllStringSubmatch(line, -1) {
@@ -189,19 +198,7 @@ func markdownLinks(t *testing.T, path string) []mdLink {
 func headingAnchors(t *testing.T, path string) map[string]bool {
 	seen := map[string]int{}
 	out := map[string]bool{}
-	fence := ""
-	forEachLine(t, path, func(_ int, line string) {
-		trim := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trim, fence) {
-				fence = ""
-			}
-			return
-		}
-		if strings.HasPrefix(trim, "```") || strings.HasPrefix(trim, "~~~") {
-			fence = trim[:3]
-			return
-		}
+	proseLines(t, path, func(_ int, line string) {
 		if !strings.HasPrefix(line, "#") {
 			return
 		}
