@@ -10,10 +10,14 @@ build:
 	$(GO) build $(PKGS)
 
 # Every test that runs without a GPU, with the assembly kernels and with the
-# pure-Go fallback (noasm).
+# pure-Go fallback (noasm). internal/testreport runs go test -json and prints
+# each package's line, every skipped test with its reason, the output of
+# failures, and "N passed, N failed, N skipped". NDBG_REQUIRE_ORACLES=1 makes
+# a test whose oracle (PyTorch, npm tokenizers, the Llama-3 vocabulary) is
+# missing fail instead of skip (internal/oracle); CI sets it.
 test:
-	$(GO) test -count=1 $(PKGS)
-	$(GO) test -count=1 -tags noasm ./kernels/... ./model/...
+	$(GO) run ./internal/testreport -count=1 $(PKGS)
+	$(GO) run ./internal/testreport -count=1 -tags noasm ./kernels/... ./model/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x $(PKGS)

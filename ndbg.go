@@ -8,12 +8,16 @@
 // run under sys.settrace, the ground truth). Both answer the same actions,
 // so an agent can switch between them and grade every prediction:
 //
-//	m, _ := ndbg.Open(ctx, ndbg.Options{})            // the embedded default model
-//	s, _ := ndbg.Start(ctx, ndbg.Neural(m), src, "f(3, [1, 2])")
-//	st, _ := s.StepOver(ctx)
-//	s.SetBreakpoint(7)
-//	st, _ = s.Continue(ctx)
-//	st, _ = s.StepBackReturn(ctx)                      // back to the call: the inputs
+//	m, err := ndbg.Open(ctx, ndbg.Options{}) // the embedded default model
+//	s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), src, "f([3, None, 4])") // greedy
+//	st, err := s.StepOver(ctx) // predicted, not run
+//	err = s.SetBreakpoint(5)
+//	st, err = s.Continue(ctx)
+//	st, err = s.StepBackReturn(ctx) // back to the call: the inputs
+//
+// ExampleNeural is this code in full, with its errors handled; go test runs
+// it and checks its output. Example debugs a failing call with the Real
+// backend.
 package ndbg
 
 import (

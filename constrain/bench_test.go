@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/oracle"
 	"github.com/ndbg/ndbg/statetree"
 	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/trace"
@@ -22,7 +23,7 @@ import (
 func llama3(tb testing.TB) *tokenizer.Tokenizer {
 	path := filepath.Join("..", ".cache", "tokenizer", "llama3-tokenizer.json")
 	if _, err := os.Stat(path); err != nil {
-		tb.Skip("no Llama-3 tokenizer: run tokenizer/oracle/fetch-llama3.sh")
+		oracle.Missing(tb, "no Llama-3 tokenizer: run tokenizer/oracle/fetch-llama3.sh")
 	}
 	tok, err := tokenizer.Load(path)
 	require.NoError(tb, err)

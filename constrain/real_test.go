@@ -1,16 +1,13 @@
 package constrain
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/statetree"
 	"github.com/ndbg/ndbg/trace"
@@ -74,23 +71,6 @@ def f(xs):
 `, "f({})"},
 }
 
-// cruxevalDev finds ../shared/data/cruxeval/dev.jsonl above the package.
-func cruxevalDev(t *testing.T) string {
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "shared", "data", "cruxeval", "dev.jsonl")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
 // stackAt returns the call-event lines of the frames on the stack at state
 // i, outermost first, as a debugger session tracks them.
 func stackAt(tr *statetree.Tree, i int) []int {
@@ -123,19 +103,10 @@ func TestRealNextStatesAccepted(t *testing.T) {
 	for _, p := range realPrograms {
 		items = append(items, item{p.src, p.call})
 	}
-	if path := cruxevalDev(t); path != "" {
-		f, err := os.Open(path)
-		require.NoError(t, err)
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var it struct{ Code, Input string }
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &it))
-			items = append(items, item{it.Code, "f(" + it.Input + ")"})
-		}
-		require.NoError(t, f.Close())
-	} else {
-		t.Log("CRUXEval dev split not found: hand-written programs only")
+	dev, err := cruxeval.Dev()
+	require.NoError(t, err)
+	for _, it := range dev {
+		items = append(items, item{it.Code, it.Call()})
 	}
 	v, special := byteVocab(t)
 	ctx := context.Background()

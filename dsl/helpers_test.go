@@ -3,15 +3,14 @@ package dsl
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/data/cruxeval"
 )
 
 // awkwardRunes are code points that stress escaping: quotes, backslashes,
@@ -99,41 +98,18 @@ def read_strings():
     return out
 `
 
-// cruxItem is one CRUXEval problem: a program with entry f and an input.
-type cruxItem struct {
-	Code  string `json:"code"`
-	Input string `json:"input"`
-}
-
-// cruxeval returns the items of shared/data/cruxeval/dev.jsonl, found by
-// walking up from the package directory; nil if absent.
-func cruxeval(t testing.TB) []cruxItem {
+// cruxevalDev returns CRUXEval's development split (package data/cruxeval).
+func cruxevalDev(t testing.TB) []cruxeval.Item {
 	t.Helper()
-	dir, err := os.Getwd()
+	items, err := cruxeval.Dev()
 	require.NoError(t, err)
-	for {
-		path := filepath.Join(dir, "shared", "data", "cruxeval", "dev.jsonl")
-		if data, err := os.ReadFile(path); err == nil {
-			var items []cruxItem
-			for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-				var it cruxItem
-				require.NoError(t, json.Unmarshal(line, &it))
-				items = append(items, it)
-			}
-			return items
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return nil
-		}
-		dir = parent
-	}
+	return items
 }
 
-// cruxevalCodes returns the programs of cruxeval.
+// cruxevalCodes returns the programs of cruxevalDev.
 func cruxevalCodes(t testing.TB) []string {
 	var codes []string
-	for _, it := range cruxeval(t) {
+	for _, it := range cruxevalDev(t) {
 		codes = append(codes, it.Code)
 	}
 	return codes

@@ -1,5 +1,5 @@
 // Package eval measures a neural debugger the way the paper does
-// (docs: neural-debugger.md), against the real debugger as ground truth:
+// (docs/neural-debugger.md), against the real debugger as ground truth:
 //
 //   - Next-state exact match (NextState): held-out programs (progen with a
 //     seed never used for training, or CRUXEval-style JSONL) are traced for

@@ -21,13 +21,9 @@ import (
 	"github.com/ndbg/ndbg/trace"
 )
 
-// devItems returns the first n CRUXEval dev items, or skips the test.
+// devItems returns the first n CRUXEval dev items.
 func devItems(t *testing.T, n int) []Item {
-	path, err := FindCRUXEval(".")
-	if err != nil {
-		t.Skip(err)
-	}
-	items, err := LoadItems(path)
+	items, err := DevItems()
 	require.NoError(t, err)
 	require.NotEmpty(t, items)
 	return items[:min(n, len(items))]

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dataset"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/progen"
@@ -51,56 +53,45 @@ func LoadItems(path string) ([]Item, error) {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	defer f.Close()
+	return ReadItems(f, path)
+}
+
+// ReadItems reads CRUXEval-style JSONL from r as LoadItems does; name (a
+// file name) is used in errors and in the ids of items that have none.
+func ReadItems(r io.Reader, name string) ([]Item, error) {
 	var items []Item
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
 			continue
 		}
-		var r struct {
+		var rec struct {
 			Code, Input, Output, ID string
 		}
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return nil, fmt.Errorf("eval: %s:%d: %w", path, n, err)
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			return nil, fmt.Errorf("eval: %s:%d: %w", name, n, err)
 		}
-		if r.Code == "" {
-			return nil, fmt.Errorf("eval: %s:%d: no code", path, n)
+		if rec.Code == "" {
+			return nil, fmt.Errorf("eval: %s:%d: no code", name, n)
 		}
-		if r.ID == "" {
-			r.ID = fmt.Sprintf("%s:%d", filepath.Base(path), n)
+		if rec.ID == "" {
+			rec.ID = fmt.Sprintf("%s:%d", filepath.Base(name), n)
 		}
-		items = append(items, Item{ID: r.ID, Family: "items", Source: r.Code, Entry: "f",
-			Call: "f(" + r.Input + ")", Input: r.Input, Output: r.Output})
+		items = append(items, Item{ID: rec.ID, Family: "items", Source: rec.Code, Entry: "f",
+			Call: "f(" + rec.Input + ")", Input: rec.Input, Output: rec.Output})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("eval: %s: %w", path, err)
+		return nil, fmt.Errorf("eval: %s: %w", name, err)
 	}
 	return items, nil
 }
 
-// CRUXEvalRel is where the CRUXEval dev split lies below a shared folder.
-const CRUXEvalRel = "shared/data/cruxeval/dev.jsonl"
-
-// FindCRUXEval walks up from dir to a folder holding CRUXEvalRel and
-// returns that file's path.
-func FindCRUXEval(dir string) (string, error) {
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("eval: %w", err)
-	}
-	for {
-		p := filepath.Join(dir, CRUXEvalRel)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("eval: no " + CRUXEvalRel + " above the working directory")
-		}
-		dir = up
-	}
+// DevItems returns CRUXEval's development split, embedded in the binary
+// (package data/cruxeval): what `ndbg eval --items dev` evaluates.
+func DevItems() ([]Item, error) {
+	return ReadItems(strings.NewReader(cruxeval.DevJSONL()), "dev.jsonl")
 }
 
 // returnLines are the lines of prog's entry function that hold a return

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg/internal/oracle"
 	"github.com/ndbg/ndbg/weights"
 )
 
@@ -155,7 +156,7 @@ func TestReferenceRegenerated(t *testing.T) {
 		t.Skip("short mode")
 	}
 	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
-		t.Skipf("no PyTorch at %s: %v", py, err)
+		oracle.Missing(t, "no PyTorch at %s (apt-get install python3-torch): %v", py, err)
 	}
 	out := t.TempDir()
 	cmd := exec.Command(py, "testdata/make_reference.py", out)

@@ -1,7 +1,6 @@
 package statetree
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/progen"
 	"github.com/ndbg/ndbg/trace"
@@ -348,38 +348,16 @@ func checkPrograms(t *testing.T, progs []testProgram, seed uint64, mk sessionMak
 	return out
 }
 
-// cruxPrograms loads the CRUXEval dev items, walking up from the package
-// directory to find shared/data/cruxeval/dev.jsonl.
+// cruxPrograms returns CRUXEval's development split (package
+// data/cruxeval) as test programs.
 func cruxPrograms(t testing.TB) []testProgram {
 	t.Helper()
-	dir, err := os.Getwd()
+	items, err := cruxeval.Dev()
 	require.NoError(t, err)
-	var path string
-	for d := dir; ; d = filepath.Dir(d) {
-		for _, c := range []string{"shared/data/cruxeval/dev.jsonl", "../shared/data/cruxeval/dev.jsonl"} {
-			if _, err := os.Stat(filepath.Join(d, c)); err == nil {
-				path = filepath.Join(d, c)
-			}
-		}
-		if path != "" || filepath.Dir(d) == d {
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("shared/data/cruxeval/dev.jsonl not found")
-	}
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
 	var out []testProgram
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var it struct{ Code, Input, ID string }
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &it))
-		out = append(out, testProgram{it.ID, it.Code + "\n", "f", "f(" + it.Input + ")"})
+	for _, it := range items {
+		out = append(out, testProgram{it.ID, it.Code + "\n", "f", it.Call()})
 	}
-	require.NoError(t, sc.Err())
 	return out
 }
 

@@ -1,8 +1,6 @@
 package tokenizer
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/data/cruxeval"
 )
 
 // benchTexts returns about 100 KB of Python code (CRUXEval programs) and
@@ -25,22 +25,11 @@ func benchTexts(b *testing.B) (code, dsl string) {
 			d.WriteString(s)
 		}
 	}
-	f, err := os.Open("/work/shared/data/cruxeval/dev.jsonl")
-	if err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			var rec struct{ Code string }
-			if json.Unmarshal(sc.Bytes(), &rec) == nil {
-				c.WriteString(rec.Code)
-				c.WriteString("\n\n")
-			}
-		}
-	} else {
-		for _, s := range corpus[:100] {
-			c.WriteString(s)
-		}
+	items, err := cruxeval.Dev()
+	require.NoError(b, err)
+	for _, it := range items {
+		c.WriteString(it.Code)
+		c.WriteString("\n\n")
 	}
 	code, dsl = c.String(), d.String()
 	for len(code) < 100_000 {

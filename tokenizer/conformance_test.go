@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/internal/oracle"
 )
 
 // expected is the oracle's output for the corpus: ids per text and the
@@ -67,12 +69,12 @@ func llama3Path(t testing.TB) string {
 		return p
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
-		t.Skip("Llama-3 tokenizer.json not cached and npm absent")
+		oracle.Missing(t, "Llama-3 tokenizer.json not cached and npm absent")
 	}
 	cmd := exec.Command("sh", "oracle/fetch-llama3.sh", cacheDir())
 	out, err := cmd.CombinedOutput()
 	if _, statErr := os.Stat(p); statErr != nil {
-		t.Skipf("cannot fetch the Llama-3 tokenizer: %v\n%s", err, out)
+		oracle.Missing(t, "cannot fetch the Llama-3 tokenizer: %v\n%s", err, out)
 	}
 	return p
 }
@@ -168,17 +170,10 @@ func nodeOracle() error {
 // NDBG_UPDATE_FIXTURES=1 to overwrite testdata instead.
 func TestConformanceRegenerate(t *testing.T) {
 	if err := nodeOracle(); err != nil {
-		t.Skip(err)
+		oracle.Missing(t, "%v", err)
 	}
 	if testing.Short() {
 		t.Skip("short")
-	}
-	crux := os.Getenv("NDBG_CRUXEVAL")
-	if crux == "" {
-		crux = "/work/shared/data/cruxeval/dev.jsonl"
-	}
-	if _, err := os.Stat(crux); err != nil {
-		t.Skipf("CRUXEval corpus absent (set NDBG_CRUXEVAL): %v", err)
 	}
 	dir := t.TempDir()
 	if os.Getenv("NDBG_UPDATE_FIXTURES") == "1" {
@@ -199,7 +194,7 @@ func TestConformanceRegenerate(t *testing.T) {
 	checkAgainst(t, dir)
 }
 
-// TestCWMVocabulary checks the ids neural-debugger.md gives for CWM.
+// TestCWMVocabulary checks the ids docs/neural-debugger.md gives for CWM.
 func TestCWMVocabulary(t *testing.T) {
 	tk := loadVariant(t, "testdata", "llama3-cwm")
 	assert.Equal(t, 128256, tk.VocabSize())

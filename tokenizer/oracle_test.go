@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/internal/oracle"
 )
 
 // randomPieces are the building blocks of random oracle inputs: character
@@ -93,7 +95,7 @@ var derivedVariants = map[string]struct {
 // random texts (a fixed seed; NDBG_SEED=random draws a new one, logged).
 func TestOracleRandom(t *testing.T) {
 	if err := nodeOracle(); err != nil {
-		t.Skip(err)
+		oracle.Missing(t, "%v", err)
 	}
 	if testing.Short() {
 		t.Skip("short")

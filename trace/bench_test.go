@@ -1,15 +1,12 @@
 package trace
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/stretchr/testify/require"
 )
@@ -19,41 +16,16 @@ type benchJob struct {
 	call string
 }
 
-// benchJobs are CRUXEval's dev items when present (short functions over
-// strings, lists and dicts, like the generated programs), else a few
-// programs of that kind.
+// benchJobs are CRUXEval's dev items (short functions over strings, lists
+// and dicts, like the generated programs).
 func benchJobs(b *testing.B) []benchJob {
+	items, err := cruxeval.Dev()
+	require.NoError(b, err)
 	var jobs []benchJob
-	if dir, err := os.Getwd(); err == nil {
-		for ; ; dir = filepath.Dir(dir) {
-			if f, err := os.Open(filepath.Join(dir, "shared", "data", "cruxeval", "dev.jsonl")); err == nil {
-				sc := bufio.NewScanner(f)
-				sc.Buffer(nil, 1<<20)
-				for sc.Scan() {
-					var it struct{ Code, Input string }
-					require.NoError(b, json.Unmarshal(sc.Bytes(), &it))
-					p, err := dsl.NewProgram(it.Code, "f")
-					require.NoError(b, err)
-					jobs = append(jobs, benchJob{p, "f(" + it.Input + ")"})
-				}
-				f.Close()
-				break
-			}
-			if filepath.Dir(dir) == dir {
-				break
-			}
-		}
-	}
-	if len(jobs) == 0 {
-		for _, c := range [][2]string{
-			{"def f(nums):\n    out = []\n    for n in nums:\n        out.append((nums.count(n), n))\n    out.sort(reverse=True)\n    return out\n", "f([1, 1, 3, 1, 3, 1])"},
-			{"def f(text):\n    d = {}\n    for ch in text:\n        d[ch] = d.get(ch, 0) + 1\n    return sorted(d.items())\n", "f('hello world')"},
-			{"def f(s, n):\n    res = ''\n    for i in range(n):\n        res += s[i % len(s)].upper() if i % 2 else s[i % len(s)]\n    return res\n", "f('abc', 12)"},
-		} {
-			p, err := dsl.NewProgram(c[0], "f")
-			require.NoError(b, err)
-			jobs = append(jobs, benchJob{p, c[1]})
-		}
+	for _, it := range items {
+		p, err := dsl.NewProgram(it.Code, "f")
+		require.NoError(b, err)
+		jobs = append(jobs, benchJob{p, it.Call()})
 	}
 	return jobs
 }

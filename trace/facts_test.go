@@ -1,16 +1,14 @@
 package trace
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -144,42 +142,11 @@ func TestTruncationMatchesDSL(t *testing.T) {
 	}
 }
 
-// cruxevalPath finds shared/data/cruxeval/dev.jsonl above the package dir.
-func cruxevalPath(t *testing.T) string {
-	dir, err := os.Getwd()
-	require.NoError(t, err)
-	for {
-		p := filepath.Join(dir, "shared", "data", "cruxeval", "dev.jsonl")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("shared/data/cruxeval/dev.jsonl not found above the package")
-		}
-		dir = parent
-	}
-}
-
 // TestCRUXEvalGroundTruth traces every dev item and checks that the traced
 // return value equals the reference output as Python values.
 func TestCRUXEvalGroundTruth(t *testing.T) {
-	path := cruxevalPath(t)
-	f, err := os.Open(path)
+	items, err := cruxeval.Dev()
 	require.NoError(t, err)
-	defer f.Close()
-	type item struct {
-		Code, Input, Output, ID string
-	}
-	var items []item
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var it item
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &it))
-		items = append(items, it)
-	}
-	require.NoError(t, sc.Err())
 	require.NotEmpty(t, items)
 
 	lim := testLimits(t)
@@ -190,7 +157,7 @@ func TestCRUXEvalGroundTruth(t *testing.T) {
 	for i, it := range items {
 		prog, err := dsl.NewProgram(it.Code, "f")
 		require.NoError(t, err, it.ID)
-		res, err := b.Run(context.Background(), prog, "f("+it.Input+")")
+		res, err := b.Run(context.Background(), prog, it.Call())
 		require.NoError(t, err, it.ID)
 		require.Nil(t, res.Exception, "%s raised %+v", it.ID, res.Exception)
 		require.False(t, res.Truncated, it.ID)

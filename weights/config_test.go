@@ -66,7 +66,7 @@ func TestParseLlama31(t *testing.T) {
 	}
 }
 
-// cwmConfig is the 32B CWM shape (neural-debugger.md) without layer_types,
+// cwmConfig is the 32B CWM shape (docs/neural-debugger.md) without layer_types,
 // which must then follow CWM's 3:1 local/global pattern.
 const cwmConfig = `{
   "architectures": ["CwmForCausalLM"], "model_type": "cwm",

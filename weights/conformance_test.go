@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/internal/oracle"
 )
 
 // conformance is testdata/conformance.json, written by PyTorch.
@@ -100,7 +102,7 @@ func TestTorchConformanceLive(t *testing.T) {
 		t.Skip("short mode")
 	}
 	if _, err := os.Stat(py); err != nil {
-		t.Skipf("no %s: %v", py, err)
+		oracle.Missing(t, "no %s: %v", py, err)
 	}
 	dir := t.TempDir()
 	goDir := writeForPython(t)
@@ -108,7 +110,7 @@ func TestTorchConformanceLive(t *testing.T) {
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if err != nil && strings.Contains(string(out), "No module named 'torch'") {
-		t.Skipf("%s cannot import torch", py)
+		oracle.Missing(t, "%s cannot import torch (apt-get install python3-torch)", py)
 	}
 	require.NoError(t, err, "%s", out)
 	t.Logf("torch wrote the fixture and read ours in %v: %s", time.Since(start), strings.TrimSpace(string(out)))

@@ -31,7 +31,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	n := fs.Int("n", 50, "held-out generated programs for next-state evaluation (0: none)")
 	seed := fs.Uint64("seed", 99, "progen master seed of the generated programs (use one never used for training)")
 	fams := fs.String("families", "", "comma-separated progen families (default all: "+strings.Join(progen.Families(), ",")+")")
-	items := fs.String("items", "", "CRUXEval-style JSONL (code, input, output, id; entry f(<input>)); 'dev' finds "+eval.CRUXEvalRel+" above the working directory")
+	items := fs.String("items", "", "CRUXEval-style JSONL (code, input, output, id; entry f(<input>)); 'dev': CRUXEval's development split, built in")
 	limit := fs.Int("limit", 0, "use only the first N items of --items (0: all)")
 	tasks := fs.String("tasks", "next,cruxeval", "what to run: next (next-state exact match), cruxeval (on --items with outputs)")
 	mode := fs.String("pairs", "policy", "next-state pairs: policy (the training policy's trajectories) or every (every state, six step actions)")
@@ -96,18 +96,13 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if *items != "" {
-		path := *items
-		if path == "dev" {
-			wd, err := os.Getwd()
-			if err != nil {
-				return fmt.Errorf("working directory: %w", err)
-			}
-			if path, err = eval.FindCRUXEval(wd); err != nil {
-				return err
-			}
-		}
 		var err error
-		if crux, err = eval.LoadItems(path); err != nil {
+		if *items == "dev" {
+			crux, err = eval.DevItems()
+		} else {
+			crux, err = eval.LoadItems(*items)
+		}
+		if err != nil {
 			return err
 		}
 		if *limit > 0 && *limit < len(crux) {

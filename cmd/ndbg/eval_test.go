@@ -94,3 +94,29 @@ func TestEvalCommandModelDir(t *testing.T) {
 	assert.Contains(t, string(js), `"model": "`+mdir+`"`)
 	assert.FileExists(t, filepath.Join(dir, "r", "report.md"))
 }
+
+// TestEvalItemsDev: `--items dev` evaluates CRUXEval's development split
+// built into the binary, from any working directory (here one with nothing
+// around it); the real debugger scores 100% on it.
+func TestEvalItemsDev(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	t.Chdir(t.TempDir())
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"eval", "--backend", "real", "--n", "0", "--items", "dev", "--limit", "3",
+		"--tasks", "cruxeval", "--strategies", "step_return"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	var sum struct {
+		Crux struct {
+			Scores map[string]struct {
+				Pass1   float64 `json:"pass_at_1"`
+				Samples int     `json:"samples"`
+			}
+		} `json:"cruxeval"`
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &sum), out.String())
+	require.Contains(t, sum.Crux.Scores, "step_return", out.String())
+	assert.Equal(t, 100.0, sum.Crux.Scores["step_return"].Pass1)
+	assert.Equal(t, 3, sum.Crux.Scores["step_return"].Samples)
+}

@@ -9,7 +9,7 @@
 // ({"ids": [...], "decoded": [...]}, decoded null where it equals the input) for each tokenizer variant. The llama3-cwm
 // variant (the Llama-3 tokenizer with CWM's trace tokens) is produced only when
 // LLAMA3_JSON is given. The corpus starts from CRUXEval's dev.jsonl
-// ($NDBG_CRUXEVAL, default /work/shared/data/cruxeval/dev.jsonl).
+// (data/cruxeval/dev.jsonl in the repository).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -72,7 +72,7 @@ function traceOf(code, input, output) {
 
 function corpus() {
   const texts = [];
-  const crux = fs.readFileSync(process.env.NDBG_CRUXEVAL || '/work/shared/data/cruxeval/dev.jsonl', 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+  const crux = fs.readFileSync(path.join(__dirname, '..', '..', 'data', 'cruxeval', 'dev.jsonl'), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
   for (const c of crux) texts.push(c.code);
   for (const c of crux.slice(0, 40)) texts.push(traceOf(c.code, c.input, c.output));
   for (const c of crux.slice(0, 20)) texts.push(c.input + '\n' + c.output);
