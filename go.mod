@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/google/go-dap v0.12.0 // indirect
 	github.com/google/uuid v1.1.1 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
