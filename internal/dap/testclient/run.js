@@ -343,6 +343,35 @@ async function overTCP() {
 	}
 }
 
+// editorConfigs launches each configuration of docs/editors/launch.json as
+// VS Code would (${workspaceFolder} is the repository) through the VS Code
+// extension's adapter script (docs/editors/vscode-ndbg/adapter.sh), stops
+// at the entry, steps, reads the locals and runs to the end.
+async function editorConfigs() {
+	const editors = path.join(repo, 'docs', 'editors');
+	const launchJSON = JSON.parse(fs.readFileSync(path.join(editors, 'launch.json'), 'utf8'));
+	assert.ok(launchJSON.configurations.length >= 3);
+	for (const conf of launchJSON.configurations) {
+		const c = JSON.parse(JSON.stringify(conf).replaceAll('${workspaceFolder}', repo));
+		assert.strictEqual(c.type, 'ndbg');
+		const dc = new DebugClient('/bin/sh', path.join(editors, 'vscode-ndbg', 'adapter.sh'), 'ndbg', { cwd: repo, env: { ...process.env, NDBG: args.ndbg } });
+		await dc.start();
+		try {
+			const first = await launch(dc, c, c.program, []);
+			assert.strictEqual(first.line, 8, `${c.name}: the entry's call`);
+			assert.deepStrictEqual(first.locals, { data: '[3, None, 4]' }, `${c.name}: the arguments`);
+			const next = await act(dc, 'next');
+			if (c.backend === 'real') assert.strictEqual(next.line, 9, `${c.name}: next`);
+			else assert.ok(next === 'end' || next.error || codeLines(c.program).has(next.line), `${c.name}: next: ${JSON.stringify(next)}`);
+			let last = next;
+			for (let i = 0; i < 50 && last !== 'end' && !last.error; i++) last = await act(dc, 'continue');
+			assert.ok(last === 'end' || (c.backend !== 'real' && last.error), `${c.name}: runs to the end: ${JSON.stringify(last)}`);
+		} finally {
+			await dc.stop();
+		}
+	}
+}
+
 // debugpyCopy writes prog with its call appended as module code, for
 // debugpy, which runs whole scripts: the program's lines keep their numbers.
 function debugpyCopy(prog, dir) {
@@ -455,7 +484,7 @@ async function ndbgChecks() {
 			}
 		}
 	}
-	for (const [name, fn] of [['neural setVariable', neuralEdit], ['tcp', overTCP]]) {
+	for (const [name, fn] of [['neural setVariable', neuralEdit], ['tcp', overTCP], ['docs/editors', editorConfigs]]) {
 		try {
 			await fn();
 			console.log(`ok ${name}`);
