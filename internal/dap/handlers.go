@@ -28,7 +28,9 @@ const (
 // (disconnect).
 func (s *server) handle(ctx context.Context, m godap.RequestMessage) bool {
 	req := m.GetRequest()
-	if _, ok := m.(*godap.InitializeRequest); !ok && !s.initialized {
+	_, isInit := m.(*godap.InitializeRequest)
+	_, isDisconnect := m.(*godap.DisconnectRequest)
+	if !isInit && !isDisconnect && !s.initialized {
 		s.fail(req.Seq, req.Command, fmt.Sprintf("%s before initialize: send initialize first", req.Command))
 		return false
 	}
@@ -112,7 +114,6 @@ func (s *server) initialize(r *godap.InitializeRequest) {
 		SupportsSetVariable:              true, // the neural backend; the real one answers why not
 		SupportsConditionalBreakpoints:   false,
 		SupportsEvaluateForHovers:        true,
-		SupportTerminateDebuggee:         false,
 	}})
 }
 
@@ -135,6 +136,8 @@ func (s *server) launch(ctx context.Context, r *godap.LaunchRequest) {
 	s.send(&godap.LaunchResponse{Response: response(&r.Request)})
 	s.output("console", fmt.Sprintf("ndbg: debugging %s with the %s backend\n", a.Call, a.Backend))
 	if a.Backend == backendReal {
+		// initialize could not know the backend: a real run cannot be edited.
+		s.event("capabilities", &capabilitiesEvent{Body: capabilitiesBody{Capabilities: map[string]bool{"supportsSetVariable": false}}})
 		s.output("console", "ndbg: the program's printed output is not shown: ndbg's API does not expose it yet\n")
 	}
 	s.event("initialized", &godap.InitializedEvent{})
@@ -399,4 +402,15 @@ func isName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// capabilitiesEvent changes capabilities after initialize. go-dap's
+// Capabilities leaves out false fields, so it cannot turn one off.
+type capabilitiesEvent struct {
+	godap.Event
+	Body capabilitiesBody `json:"body"`
+}
+
+type capabilitiesBody struct {
+	Capabilities map[string]bool `json:"capabilities"`
 }

@@ -150,6 +150,10 @@ func (c *client) launch(t *testing.T, text, call, backend string, stopOnEntry bo
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	c.do("initialize", map[string]any{"adapterID": "ndbg"})
 	c.do("launch", map[string]any{"program": path, "call": call, "backend": backend, "stopOnEntry": stopOnEntry})
+	if backend == "real" {
+		caps := c.event("capabilities").(*godap.CapabilitiesEvent)
+		require.False(t, caps.Body.Capabilities.SupportsSetVariable)
+	}
 	c.event("initialized")
 	return path
 }
