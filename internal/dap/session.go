@@ -183,7 +183,7 @@ func (ss *session) set(ctx context.Context, name, repr string) (note string, err
 // describe is one line for a state: event, line and source, and the value
 // of a return or exception.
 func (ss *session) describe(st ndbg.State) string {
-	d := fmt.Sprintf("%s at line %d: %s", st.Event, st.Line, strings.TrimSpace(ss.s.UserLine(st.Line)))
+	d := fmt.Sprintf("line %d (%s): %s", st.Line, st.Event, strings.TrimSpace(ss.s.UserLine(st.Line)))
 	if st.Event == dsl.Return || st.Event == dsl.Exception {
 		d += " -> " + st.Value
 	}
