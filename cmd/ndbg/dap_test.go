@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	godap "github.com/google/go-dap"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/internal/dap"
+)
+
+// frame is one DAP request on the wire.
+func frame(seq int, command string) string {
+	body := fmt.Sprintf(`{"seq":%d,"type":"request","command":%q}`, seq, command)
+	return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+}
+
+// TestDapStdio: `ndbg dap` answers on stdin/stdout and ends at disconnect.
+func TestDapStdio(t *testing.T) {
+	var out, errb bytes.Buffer
+	in := strings.NewReader(frame(1, "initialize") + frame(2, "disconnect") + frame(3, "threads"))
+	require.NoError(t, dapServe(context.Background(), nil, in, &out, &errb))
+	r := bufio.NewReader(&out)
+	init, err := godap.ReadProtocolMessage(r)
+	require.NoError(t, err)
+	require.True(t, init.(*godap.InitializeResponse).Body.SupportsStepBack)
+	require.False(t, init.(*godap.InitializeResponse).Body.SupportsConditionalBreakpoints)
+	disc, err := godap.ReadProtocolMessage(r)
+	require.NoError(t, err)
+	require.IsType(t, &godap.DisconnectResponse{}, disc)
+	_, err = godap.ReadProtocolMessage(r)
+	require.ErrorIs(t, err, io.EOF, "nothing is answered after disconnect")
+
+	code := run(context.Background(), []string{"dap", "extra"}, &out, &errb)
+	require.Equal(t, 2, code)
+}
+
+// TestDapListen: --listen serves each connection, and stops when the
+// context ends, closing the connections still open.
+func TestDapListen(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serveConns(ctx, ln, dap.Config{Log: io.Discard}) }()
+
+	ask := func(c net.Conn, r *bufio.Reader, seq int, command string) godap.Message {
+		t.Helper()
+		_, err := io.WriteString(c, frame(seq, command))
+		require.NoError(t, err)
+		m, err := godap.ReadProtocolMessage(r)
+		require.NoError(t, err)
+		return m
+	}
+	a, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	b, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	ra, rb := bufio.NewReader(a), bufio.NewReader(b)
+	require.IsType(t, &godap.InitializeResponse{}, ask(a, ra, 1, "initialize"))
+	require.IsType(t, &godap.InitializeResponse{}, ask(b, rb, 1, "initialize"), "each connection is its own session")
+	require.IsType(t, &godap.DisconnectResponse{}, ask(a, ra, 2, "disconnect"))
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("serveConns did not end with its context")
+	}
+	_, err = godap.ReadProtocolMessage(rb)
+	require.Error(t, err, "an open connection is closed at the end")
+}

@@ -1,0 +1,203 @@
+// Package dap serves the Debug Adapter Protocol (DAP) for ndbg: it
+// translates the requests of an editor (VS Code, nvim-dap, ...) into
+// calls of the ndbg API (Start, the Session's actions, breakpoints, Set)
+// and ndbg's states into DAP's stopped events, stack frames and variables.
+// Its one job is that translation; the protocol's types and wire format
+// are github.com/google/go-dap's.
+//
+// One Serve call is one debugging session over one connection: initialize,
+// launch (program, call, backend, model, device), setBreakpoints,
+// configurationDone, then steps forwards and backwards until the program
+// ends (a terminated event) or the client disconnects. A malformed or
+// out-of-order request gets an error response, never a crash.
+package dap
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	godap "github.com/google/go-dap"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// Config is what a server needs beyond the client's launch arguments.
+type Config struct {
+	// Limits bound the real backend's run (and the compare backend's real
+	// run); zero fields take package trace's defaults.
+	Limits trace.Limits
+	// Threads for the model's CPU backend; 0 means all cores.
+	Threads int
+	// Log, when not nil, receives one line per protocol problem (a
+	// malformed message, a failed write): what the client may not see.
+	Log io.Writer
+}
+
+// Serve answers the DAP requests read from r, writing responses and
+// events to w, until the client disconnects, r ends, or ctx is done. It
+// returns nil after a disconnect or the end of r, and an error when the
+// stream cannot be read as DAP any more (a broken header: the next
+// message's start is unknown) or cannot be written.
+func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
+	s := &server{cfg: cfg, in: bufio.NewReader(r), out: w}
+	defer s.closeSession()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		req, err := s.read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if req == nil {
+			continue // answered with an error response already
+		}
+		done := s.handle(ctx, req)
+		if s.writeErr != nil {
+			return fmt.Errorf("dap: writing to the client: %w", s.writeErr)
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// server is the state of one connection.
+type server struct {
+	cfg      Config
+	in       *bufio.Reader
+	out      io.Writer
+	seq      int   // the last seq sent
+	writeErr error // the first failed write; Serve ends on it
+
+	initialized bool
+	sess        *session // nil until launch succeeds
+	configured  bool     // configurationDone received
+}
+
+// maxMessage bounds one message's content (go-dap refuses more than 4 MiB
+// itself; a request of ndbg's is a few hundred bytes).
+const maxMessage = 1 << 20
+
+// read returns the next request. A message that is framed correctly but
+// is not a request ndbg can decode is answered with an error response
+// here and read returns nil, nil; a broken frame is an error (the stream
+// cannot be resynchronised), as is io.EOF at its end.
+func (s *server) read() (godap.RequestMessage, error) {
+	content, err := godap.ReadBaseMessage(s.in)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("dap: the stream ended inside a message: %w", err)
+		}
+		return nil, fmt.Errorf("dap: reading a message: %w", err)
+	}
+	if len(content) > maxMessage {
+		s.fail(0, "", fmt.Sprintf("a message of %d bytes is over ndbg's limit of %d", len(content), maxMessage))
+		return nil, nil
+	}
+	msg, err := godap.DecodeProtocolMessage(content)
+	if err != nil {
+		// Answer with what can be read of the request: its seq and command.
+		var head struct {
+			Seq     int    `json:"seq"`
+			Type    string `json:"type"`
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(content, &head) // best effort: zero values when not even that parses
+		var fe *godap.DecodeProtocolMessageFieldError
+		switch {
+		case errors.As(err, &fe) && fe.SubType == "Request":
+			s.fail(head.Seq, head.Command, fmt.Sprintf("unknown request %q", head.Command))
+		case head.Type != "request" && head.Type != "":
+			s.fail(head.Seq, head.Command, fmt.Sprintf("ndbg reads only requests, not a message of type %q", head.Type))
+		default:
+			s.fail(head.Seq, head.Command, fmt.Sprintf("malformed request: %v", err))
+		}
+		s.logf("malformed message (seq %d): %v", head.Seq, err)
+		return nil, nil
+	}
+	req, ok := msg.(godap.RequestMessage)
+	if !ok {
+		s.fail(msg.GetSeq(), "", "ndbg reads only requests")
+		return nil, nil
+	}
+	return req, nil
+}
+
+// send writes one message, numbering it.
+func (s *server) send(m godap.Message) {
+	if s.writeErr != nil {
+		return
+	}
+	s.seq++
+	switch m := m.(type) {
+	case godap.ResponseMessage:
+		m.GetResponse().Seq, m.GetResponse().Type = s.seq, "response"
+	case godap.EventMessage:
+		m.GetEvent().Seq, m.GetEvent().Type = s.seq, "event"
+	}
+	if err := godap.WriteProtocolMessage(s.out, m); err != nil {
+		s.writeErr = err
+		s.logf("writing: %v", err)
+	}
+}
+
+// response is the success header answering req.
+func response(req *godap.Request) godap.Response {
+	return godap.Response{RequestSeq: req.Seq, Command: req.Command, Success: true}
+}
+
+// fail sends an error response to the request numbered seq.
+func (s *server) fail(seq int, command, message string) {
+	s.send(&godap.ErrorResponse{
+		Response: godap.Response{RequestSeq: seq, Command: command, Message: message},
+		Body:     godap.ErrorResponseBody{Error: &godap.ErrorMessage{Id: 1, Format: message, ShowUser: true}},
+	})
+}
+
+// event sends an event with a body.
+func (s *server) event(name string, m godap.EventMessage) {
+	m.GetEvent().Event = name
+	s.send(m)
+}
+
+// output sends text as an output event of category ("console", "stdout").
+func (s *server) output(category, text string) {
+	s.event("output", &godap.OutputEvent{Body: godap.OutputEventBody{Category: category, Output: text}})
+}
+
+func (s *server) logf(format string, args ...any) {
+	if s.cfg.Log != nil {
+		fmt.Fprintf(s.cfg.Log, "ndbg dap: "+format+"\n", args...)
+	}
+}
+
+func (s *server) closeSession() {
+	if s.sess != nil {
+		s.sess.close()
+		s.sess = nil
+	}
+}
+
+// ndbgError is the message of an error from the API for the client: the
+// API's errors say what and where already.
+func ndbgError(err error) string {
+	switch {
+	case errors.Is(err, ndbg.ErrFinished):
+		return "the program has finished"
+	case errors.Is(err, ndbg.ErrAtStart):
+		return "already at the first state: nothing to step back to"
+	}
+	return err.Error()
+}

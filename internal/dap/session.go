@@ -1,0 +1,264 @@
+package dap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/sample"
+)
+
+// Backends a launch may name.
+const (
+	backendNeural  = "neural"  // the model predicts
+	backendReal    = "real"    // the program runs under sys.settrace
+	backendCompare = "compare" // the model predicts; the real run is shown beside
+)
+
+// launchArgs are the launch request's arguments ndbg reads; a client's
+// others (type, name, request, ...) are ignored.
+type launchArgs struct {
+	// Program is the Python file's path (absolute, or relative to the
+	// adapter's working directory).
+	Program string `json:"program"`
+	// Call is the entry call expression, e.g. "f([3, None, 4])".
+	Call string `json:"call"`
+	// Backend is neural (the default), real or compare.
+	Backend string `json:"backend"`
+	// Model is a model directory; empty means the embedded default model.
+	Model string `json:"model"`
+	// Device is where the model runs: "cpu" (the default, and the only one).
+	Device string `json:"device"`
+	// StopOnEntry stops at the entry's call instead of running to the
+	// first breakpoint.
+	StopOnEntry bool `json:"stopOnEntry"`
+	// Temperature samples predictions (0: greedy).
+	Temperature float64 `json:"temperature"`
+}
+
+// parseLaunch decodes and checks a launch request's arguments.
+func parseLaunch(raw json.RawMessage) (launchArgs, error) {
+	var a launchArgs
+	if len(raw) == 0 {
+		return a, errors.New("launch needs arguments: program and call")
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return a, fmt.Errorf("launch arguments: %w", err)
+	}
+	switch {
+	case a.Program == "":
+		return a, errors.New("launch: program is required: the path of a Python file")
+	case strings.TrimSpace(a.Call) == "":
+		return a, errors.New(`launch: call is required: the entry call to debug, e.g. "f([3, None, 4])" (debugging a whole script without a call is not supported yet)`)
+	case a.Temperature < 0:
+		return a, fmt.Errorf("launch: temperature %v is negative", a.Temperature)
+	}
+	if a.Backend == "" {
+		a.Backend = backendNeural
+	}
+	if !slices.Contains([]string{backendNeural, backendReal, backendCompare}, a.Backend) {
+		return a, fmt.Errorf("launch: backend %q: want neural, real or compare", a.Backend)
+	}
+	if a.Device != "" && a.Device != "cpu" {
+		return a, fmt.Errorf("launch: device %q: ndbg runs models on the cpu only (device \"cpu\")", a.Device)
+	}
+	return a, nil
+}
+
+// session is one launched program: the ndbg session, and for the compare
+// backend the real session that takes the same actions beside it.
+type session struct {
+	s     *ndbg.Session
+	real  *ndbg.Session // compare: the real run; nil otherwise, or once it cannot follow
+	model *ndbg.Model   // opened for this session; nil for the real backend
+	path  string        // the program's absolute path
+	args  launchArgs
+}
+
+// launch starts a session as the arguments say.
+func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
+	path, err := filepath.Abs(a.Program)
+	if err != nil {
+		return nil, fmt.Errorf("launch: program %q: %w", a.Program, err)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("launch: reading the program: %w", err)
+	}
+	ss := &session{path: path, args: a}
+	var b ndbg.Backend
+	if a.Backend == backendReal {
+		b = ndbg.Real(cfg.Limits)
+	} else {
+		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads}); err != nil {
+			return nil, fmt.Errorf("launch: opening the model: %w", err)
+		}
+		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})
+	}
+	if ss.s, err = ndbg.Start(ctx, b, string(src), a.Call); err != nil {
+		ss.close()
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	if a.Backend == backendCompare {
+		if ss.real, err = ndbg.Start(ctx, ndbg.Real(cfg.Limits), string(src), a.Call); err != nil {
+			ss.close()
+			return nil, fmt.Errorf("launch: the real run beside the prediction: %w", err)
+		}
+	}
+	return ss, nil
+}
+
+func (ss *session) close() {
+	if ss.s != nil {
+		ss.s.Close()
+	}
+	ss.detach()
+	if ss.model != nil {
+		ss.model.Close()
+	}
+}
+
+// detach ends the compare backend's real run.
+func (ss *session) detach() {
+	if ss.real != nil {
+		ss.real.Close()
+		ss.real = nil
+	}
+}
+
+// setBreakpoints replaces the breakpoints of both sessions; it returns,
+// per line, the error that kept it from being set (nil: set).
+func (ss *session) setBreakpoints(lines []int) []error {
+	ss.s.ClearBreakpoint(0)
+	if ss.real != nil {
+		ss.real.ClearBreakpoint(0)
+	}
+	errs := make([]error, len(lines))
+	for i, l := range lines {
+		errs[i] = ss.s.SetBreakpoint(l)
+		if errs[i] == nil && ss.real != nil {
+			_ = ss.real.SetBreakpoint(l) // the same program: the same lines are code lines
+		}
+	}
+	return errs
+}
+
+// do applies a to the session and, for compare, to the real run when the
+// session took it, so both histories stay step for step. The note says
+// why the real run stopped following, if it did.
+func (ss *session) do(ctx context.Context, a ndbg.Action) (note string, err error) {
+	n := len(ss.s.Trajectory().Steps)
+	_, err = ss.s.Do(ctx, a)
+	if ss.real == nil || len(ss.s.Trajectory().Steps) == n {
+		return "", err
+	}
+	m := len(ss.real.Trajectory().Steps)
+	_, rerr := ss.real.Do(ctx, a)
+	if len(ss.real.Trajectory().Steps) == m {
+		ss.detach()
+		return fmt.Sprintf("the real run cannot take %s from where it is (%v); the Real scope is gone from here", a.Kind, rerr), err
+	}
+	return "", err
+}
+
+// set edits a local; for compare, the real run cannot follow an edit.
+func (ss *session) set(ctx context.Context, name, repr string) (note string, err error) {
+	if err := ss.s.Set(ctx, name, repr); err != nil {
+		return "", err
+	}
+	if ss.real != nil {
+		ss.detach()
+		return "the real run cannot follow an edited state; the Real scope is gone from here", nil
+	}
+	return "", nil
+}
+
+// describe is one line for a state: event, line and source, and the value
+// of a return or exception.
+func (ss *session) describe(st ndbg.State) string {
+	d := fmt.Sprintf("line %d (%s): %s", st.Line, st.Event, strings.TrimSpace(ss.s.UserLine(st.Line)))
+	if st.Event == dsl.Return || st.Event == dsl.Exception {
+		d += " -> " + st.Value
+	}
+	return d
+}
+
+// comparison says how the real run's current state differs from the
+// prediction's (compare backend); "" without a real run.
+func (ss *session) comparison() string {
+	if ss.real == nil {
+		return ""
+	}
+	pred, pok := ss.s.State()
+	real, rok := ss.real.State()
+	var pp, rp *ndbg.State
+	if pok {
+		pp = &pred
+	}
+	if rok {
+		rp = &real
+	}
+	if ndbg.Compare(pp, rp).All {
+		return "real: the same"
+	}
+	if !rok {
+		return "real: the program finished"
+	}
+	d := "real: " + ss.describe(real)
+	if pok && pred.HasLocals() && real.HasLocals() && !ndbg.Compare(pp, rp).Locals {
+		predicted := map[string]string{}
+		for _, l := range pred.Locals {
+			predicted[l.Name] = l.Repr
+		}
+		for _, l := range real.Locals {
+			if v, ok := predicted[l.Name]; !ok || v != l.Repr {
+				d += fmt.Sprintf("; %s = %s (predicted %s)", l.Name, l.Repr, orNothing(v, ok))
+			}
+		}
+	}
+	return d
+}
+
+func orNothing(v string, ok bool) string {
+	if !ok {
+		return "nothing"
+	}
+	return v
+}
+
+// variables lists a state's locals, then its return value or exception
+// under pdb's names __return__ and __exception__.
+func variables(st ndbg.State) [][2]string {
+	var vs [][2]string
+	for _, l := range st.Locals {
+		vs = append(vs, [2]string{l.Name, l.Repr})
+	}
+	switch st.Event {
+	case dsl.Return:
+		vs = append(vs, [2]string{"__return__", st.Value})
+	case dsl.Exception:
+		vs = append(vs, [2]string{"__exception__", st.Value})
+	}
+	return vs
+}
+
+// funcName names the function whose def (call-event) line is l: "mean"
+// for "def mean(xs):"; a lambda or comprehension, which has no def, by its
+// line.
+func (ss *session) funcName(l int) string {
+	text := strings.TrimSpace(ss.s.UserLine(l))
+	text = strings.TrimPrefix(text, "async ")
+	if rest, ok := strings.CutPrefix(text, "def "); ok {
+		if name, _, ok := strings.Cut(rest, "("); ok {
+			return strings.TrimSpace(name)
+		}
+	}
+	return fmt.Sprintf("<lambda or comprehension at line %d>", l)
+}
