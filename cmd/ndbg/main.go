@@ -29,6 +29,7 @@ func commands() []command {
 		{"tokenize", "turn data shards into token files for train/train.py", runTokenize},
 		{"eval", "next-state exact match and CRUXEval-O/-I pass@1 of a model (or of the real debugger)", runEval},
 		{"debug", "an interactive debugger (pdb-like) that predicts states", runDebug},
+		{"serve", "the debugger over HTTP/JSON for agents (GET /openapi.json)", runServe},
 	}
 }
 
