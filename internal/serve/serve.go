@@ -310,9 +310,14 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	return false
 }
 
-// fail answers an error the API returned.
-func (s *Service) fail(w http.ResponseWriter, what string, err error) {
+// fail answers an error the API returned for the request r. An error
+// after r's deadline passed is the deadline's, whether or not the error
+// says so (a killed run may only say "killed").
+func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
 	code := http.StatusUnprocessableEntity // the program, call or action cannot be done as asked
+	if cerr := r.Context().Err(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		writeError(w, http.StatusServiceUnavailable, "%s: the request ran past the limit of %s per request (--request-timeout)", what, s.lim.RequestTimeout)
@@ -441,7 +446,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	sess, err := ndbg.Start(r.Context(), b, req.Program, req.Call)
 	if err != nil {
 		s.unreserve()
-		s.fail(w, "starting the session", err)
+		s.fail(w, r, "starting the session", err)
 		return
 	}
 	s.add(w, req.Backend, sess)
@@ -489,7 +494,7 @@ func (s *Service) withSession(h func(http.ResponseWriter, *http.Request, *entry)
 			return
 		}
 		if err := e.lock(r.Context()); err != nil {
-			s.fail(w, "waiting for the session (another request is using it)", err)
+			s.fail(w, r, "waiting for the session (another request is using it)", err)
 			return
 		}
 		defer e.unlock()
@@ -526,7 +531,7 @@ func (s *Service) remove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := e.lock(r.Context()); err != nil {
-		s.fail(w, "waiting for the session (another request is using it)", err)
+		s.fail(w, r, "waiting for the session (another request is using it)", err)
 		return
 	}
 	defer e.unlock()
@@ -573,7 +578,7 @@ func (s *Service) action(w http.ResponseWriter, r *http.Request, e *entry) {
 	// session already finished records nothing and is refused.
 	ranOff := errors.Is(err, ndbg.ErrFinished) && len(e.s.Trajectory().Steps) > before
 	if err != nil && !ranOff {
-		s.fail(w, "action "+req.Action, err)
+		s.fail(w, r, "action "+req.Action, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, view(e))
@@ -626,7 +631,7 @@ func (s *Service) setLocal(w http.ResponseWriter, r *http.Request, e *entry) {
 	}
 	name := r.PathValue("name")
 	if err := e.s.Set(r.Context(), name, *req.Repr); err != nil {
-		s.fail(w, "setting "+name, err)
+		s.fail(w, r, "setting "+name, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, view(e))
@@ -649,7 +654,7 @@ func (s *Service) setBreakpoint(w http.ResponseWriter, r *http.Request, e *entry
 		return
 	}
 	if err := e.s.SetBreakpoint(n); err != nil {
-		s.fail(w, "setting a breakpoint", err)
+		s.fail(w, r, "setting a breakpoint", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, view(e))
