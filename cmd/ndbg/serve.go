@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,7 +55,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--timeout, --max-events and --threads cannot be negative")
 	}
 	cfg := serve.Config{Backends: strings.Split(*backends, ","), Trace: lim, Limits: sl}
-	if *backends != serve.Real {
+	if slices.Contains(cfg.Backends, serve.Neural) || slices.Contains(cfg.Backends, serve.CWM) {
 		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
 		if err != nil {
 			return err
