@@ -19,8 +19,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // TestServe starts `ndbg serve` on a free loopback port, asks it for its
 // health, and stops it as SIGTERM does (its context ends).
@@ -28,7 +32,9 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--backends", "real"}, &out, &errOut) }()
+	go func() {
+		done <- run(ctx, []string{"serve", "--listen", "127.0.0.1:0", "--backends", "real"}, &out, &errOut)
+	}()
 	var url string
 	for i := 0; url == ""; i++ {
 		require.Less(t, i, 1000, "no listening line: %s %s", out.String(), errOut.String())
