@@ -25,7 +25,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -193,14 +192,14 @@ func (s *Service) routes() []route {
 func (s *Service) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := s.mux.Handler(r); pattern == "" {
-			rec := httptest.NewRecorder() // the mux's own answer: 404, or 405 with Allow
-			s.mux.ServeHTTP(rec, r)
-			if allow := rec.Header().Get("Allow"); allow != "" {
+			p := &probe{header: http.Header{}, code: http.StatusOK} // the mux's own answer: 404, or 405 with Allow
+			s.mux.ServeHTTP(p, r)
+			if allow := p.header.Get("Allow"); allow != "" {
 				w.Header().Set("Allow", allow)
-				writeError(w, rec.Code, "method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow)
+				writeError(w, p.code, "method %s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, allow)
 				return
 			}
-			writeError(w, rec.Code, "no route %s %s (GET /openapi.json describes the API)", r.Method, r.URL.Path)
+			writeError(w, p.code, "no route %s %s (GET /openapi.json describes the API)", r.Method, r.URL.Path)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes)
@@ -209,6 +208,16 @@ func (s *Service) Handler() http.Handler {
 		s.mux.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
+
+// probe is a ResponseWriter that keeps only the status and the header.
+type probe struct {
+	header http.Header
+	code   int
+}
+
+func (p *probe) Header() http.Header         { return p.header }
+func (p *probe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *probe) WriteHeader(code int)        { p.code = code }
 
 // Close closes every session and stops the janitor. Call it after the HTTP
 // server has shut down; it waits for requests still using a session.
