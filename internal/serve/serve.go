@@ -106,8 +106,9 @@ type Service struct {
 	sessions map[string]*entry
 	pending  int // sessions being created, counted against MaxSessions
 
-	done chan struct{} // closed by Close: the janitor stops
-	wg   sync.WaitGroup
+	done      chan struct{} // closed by Close: the janitor stops
+	closeOnce sync.Once
+	wg        sync.WaitGroup
 }
 
 // entry is one live session. sem (capacity 1) is held by whoever uses the
@@ -221,8 +222,9 @@ func (p *probe) WriteHeader(code int)        { p.code = code }
 
 // Close closes every session and stops the janitor. Call it after the HTTP
 // server has shut down; it waits for requests still using a session.
+// Closing twice does nothing more.
 func (s *Service) Close() {
-	close(s.done)
+	s.closeOnce.Do(func() { close(s.done) })
 	s.wg.Wait()
 	s.mu.Lock()
 	all := s.sessions

@@ -448,3 +448,38 @@ func TestConfigErrors(t *testing.T) {
 	_, err = New(Config{Backends: []string{"pdb"}})
 	require.ErrorContains(t, err, `backend "pdb"`)
 }
+
+// TestConcurrentRequestsOnOneSession: requests on one session are
+// serialised, so 16 clients stepping at once take 16 steps, each answered
+// with a state, and the history is the Go API's 16 steps into.
+func TestConcurrentRequestsOnOneSession(t *testing.T) {
+	ctx := context.Background()
+	ts, _ := start(t, Config{})
+	id := create(t, ts, "real", prog, "f([1, None, 4])")
+	codes := make(chan int, 16)
+	for range 16 {
+		go func() {
+			resp, err := ts.Client().Post(ts.URL+"/sessions/"+id+"/actions", "application/json", strings.NewReader(`{"action": "step_into"}`))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	for range 16 {
+		require.Equal(t, http.StatusOK, <-codes)
+	}
+	ref, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), prog, "f([1, None, 4])")
+	require.NoError(t, err)
+	defer ref.Close()
+	_, v := call(t, ts, "GET", "/sessions/"+id+"/history", nil)
+	steps := v["steps"].([]any)
+	require.Len(t, steps, 16)
+	for i, h := range steps {
+		want, err := ref.StepInto(ctx)
+		require.NoError(t, err)
+		require.JSONEq(t, apiJSON(t, want), stateJSON(t, h.(map[string]any)["state"]), "step %d", i+1)
+	}
+}
