@@ -490,6 +490,14 @@ func (s *Service) add(w http.ResponseWriter, backend string, sess *ndbg.Session)
 	v := view(e)
 	s.mu.Lock()
 	s.pending--
+	select {
+	case <-s.done: // Close ran while this request was still running (past the shutdown's bound)
+		s.mu.Unlock()
+		sess.Close()
+		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
+		return
+	default:
+	}
 	s.sessions[e.id] = e
 	s.mu.Unlock()
 	w.Header().Set("Location", "/sessions/"+e.id)
