@@ -30,6 +30,7 @@ func commands() []command {
 		{"eval", "next-state exact match and CRUXEval-O/-I pass@1 of a model (or of the real debugger)", runEval},
 		{"debug", "an interactive debugger (pdb-like) that predicts states", runDebug},
 		{"dap", "a Debug Adapter Protocol server for editors (stdio, or --listen ADDR)", runDap},
+		{"serve", "the debugger over HTTP/JSON for agents (GET /openapi.json)", runServe},
 	}
 }
 

@@ -1,0 +1,485 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/trace"
+)
+
+const prog = `def mean(xs):
+    total = 0
+    for x in xs:
+        total += x
+    return total / len(xs)
+
+def f(data):
+    clean = [d for d in data if d is not None]
+    m = mean(clean)
+    return round(m, 2)
+`
+
+const sleepy = `import time
+
+def f(s):
+    time.sleep(s)
+    return s
+`
+
+// start serves a new service on loopback for the test.
+func start(t *testing.T, cfg Config) (*httptest.Server, *Service) {
+	t.Helper()
+	svc, err := New(cfg)
+	require.NoError(t, err)
+	ts := httptest.NewServer(svc.Handler())
+	t.Cleanup(func() { ts.Close(); svc.Close() })
+	return ts, svc
+}
+
+// call sends a request with a JSON body (a string is sent as is) and
+// returns the status and the decoded answer.
+func call(t *testing.T, ts *httptest.Server, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		data, err := json.Marshal(b)
+		require.NoError(t, err)
+		rd = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, ts.URL+path, rd)
+	require.NoError(t, err)
+	resp, err := ts.Client().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	if resp.StatusCode == http.StatusNoContent {
+		return resp.StatusCode, nil
+	}
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"), "%s %s: %s", method, path, data)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(data, &v), "%s %s: %s", method, path, data)
+	return resp.StatusCode, v
+}
+
+// create starts a session and returns its id.
+func create(t *testing.T, ts *httptest.Server, backend, src, callExpr string) string {
+	t.Helper()
+	code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": src, "call": callExpr, "backend": backend})
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	return v["id"].(string)
+}
+
+// stateJSON re-encodes a state from an answer for comparison.
+func stateJSON(t *testing.T, v any) string {
+	t.Helper()
+	data, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(data)
+}
+
+// apiJSON is what the Go API's state encodes to, through the same path.
+func apiJSON(t *testing.T, st ndbg.State) string {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(ndbg.MarshalState(st), &v))
+	return stateJSON(t, v)
+}
+
+// TestRoutesMatchOpenAPI: openapi.json describes every route the service
+// answers, and nothing else.
+func TestRoutesMatchOpenAPI(t *testing.T) {
+	var spec struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(OpenAPI, &spec))
+	require.True(t, strings.HasPrefix(spec.OpenAPI, "3."))
+	var described []string
+	for path, ops := range spec.Paths {
+		for m := range ops {
+			if m != "parameters" {
+				described = append(described, strings.ToUpper(m)+" "+path)
+			}
+		}
+	}
+	svc, err := New(Config{})
+	require.NoError(t, err)
+	defer svc.Close()
+	var routed []string
+	for _, r := range svc.routes() {
+		routed = append(routed, r.method+" "+r.path)
+	}
+	slices.Sort(described)
+	slices.Sort(routed)
+	require.Equal(t, routed, described)
+}
+
+// TestRealSessionMatchesAPI drives a real session through every endpoint
+// and checks each answer against the Go API doing the same.
+func TestRealSessionMatchesAPI(t *testing.T) {
+	ctx := context.Background()
+	ts, _ := start(t, Config{})
+	ref, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), prog, "f([1, None, 4])")
+	require.NoError(t, err)
+	defer ref.Close()
+
+	id := create(t, ts, "real", prog, "f([1, None, 4])")
+	code, v := call(t, ts, "GET", "/sessions/"+id, nil)
+	require.Equal(t, http.StatusOK, code)
+	first, _ := ref.State()
+	require.JSONEq(t, apiJSON(t, first), stateJSON(t, v["state"]))
+	require.Equal(t, "real", v["backend"])
+	require.Equal(t, []any{7.0}, v["stack"])
+
+	code, v = call(t, ts, "PUT", "/sessions/"+id+"/breakpoints/4", nil)
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.Equal(t, []any{4.0}, v["breakpoints"])
+	require.NoError(t, ref.SetBreakpoint(4))
+
+	steps := []struct {
+		action string
+		do     func() (ndbg.State, error)
+	}{
+		{"step_over", func() (ndbg.State, error) { return ref.StepOver(ctx) }},
+		{"step_into", func() (ndbg.State, error) { return ref.StepInto(ctx) }},
+		{"continue", func() (ndbg.State, error) { return ref.Continue(ctx) }},
+		{"step_return", func() (ndbg.State, error) { return ref.StepReturn(ctx) }},
+		{"inv_step_over", func() (ndbg.State, error) { return ref.StepBackOver(ctx) }},
+		{"inv_continue", func() (ndbg.State, error) { return ref.ContinueBack(ctx) }},
+		{"breakpoint:9", func() (ndbg.State, error) { return ref.RunTo(ctx, 9) }},
+		{"inv_breakpoint:8", func() (ndbg.State, error) { return ref.BackTo(ctx, 8) }},
+		{"continue:5", func() (ndbg.State, error) { return ref.Do(ctx, ndbg.Action{Kind: dsl.Continue, Lines: []int{5}}) }},
+		{"inv_step_return", func() (ndbg.State, error) { return ref.StepBackReturn(ctx) }},
+	}
+	for _, s := range steps {
+		want, err := s.do()
+		require.NoError(t, err, s.action)
+		code, v := call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": s.action})
+		require.Equal(t, http.StatusOK, code, "%s: %v", s.action, v)
+		require.JSONEq(t, apiJSON(t, want), stateJSON(t, v["state"]), s.action)
+		require.Equal(t, stateJSON(t, ref.Stack()), stateJSON(t, v["stack"]), s.action)
+	}
+
+	// A fork goes its own way.
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/fork", nil)
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	forkID := v["id"].(string)
+	require.NotEqual(t, id, forkID)
+	_, v = call(t, ts, "POST", "/sessions/"+forkID+"/actions", map[string]string{"action": "step_into"})
+	require.Equal(t, 11.0, v["steps"])
+	_, v = call(t, ts, "GET", "/sessions/"+id, nil)
+	require.Equal(t, 10.0, v["steps"])
+
+	code, v = call(t, ts, "DELETE", "/sessions/"+id+"/breakpoints/4", nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, []any{}, v["breakpoints"])
+	ref.ClearBreakpoint(4)
+
+	// To the end: finished, a null state; then a forward action is refused.
+	for {
+		_, err := ref.StepOver(ctx)
+		code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_over"})
+		require.Equal(t, http.StatusOK, code, "%v", v)
+		if err != nil {
+			require.ErrorIs(t, err, ndbg.ErrFinished)
+			break
+		}
+	}
+	require.Equal(t, true, v["finished"])
+	require.Nil(t, v["state"])
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_over"})
+	require.Equal(t, http.StatusConflict, code)
+	require.Contains(t, v["error"], "finished")
+
+	// The history is the Go API's trajectory.
+	code, v = call(t, ts, "GET", "/sessions/"+id+"/history", nil)
+	require.Equal(t, http.StatusOK, code)
+	tr := ref.Trajectory()
+	require.JSONEq(t, apiJSON(t, tr.Start), stateJSON(t, v["start"]))
+	hs := v["steps"].([]any)
+	require.Len(t, hs, len(tr.Steps))
+	for i, st := range tr.Steps {
+		h := hs[i].(map[string]any)
+		require.Equal(t, st.Action.String(), h["action"])
+		if st.State == nil {
+			require.Nil(t, h["state"])
+		} else {
+			require.JSONEq(t, apiJSON(t, *st.State), stateJSON(t, h["state"]))
+		}
+	}
+
+	// A real run's locals cannot be edited: a clear 422.
+	code, v = call(t, ts, "PUT", "/sessions/"+forkID+"/locals/xs", map[string]string{"repr": "[2]"})
+	require.Equal(t, http.StatusUnprocessableEntity, code)
+	require.Contains(t, v["error"], "not supported")
+
+	code, _ = call(t, ts, "DELETE", "/sessions/"+id, nil)
+	require.Equal(t, http.StatusNoContent, code)
+	code, v = call(t, ts, "GET", "/sessions/"+id, nil)
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, v["error"], id)
+
+	code, v = call(t, ts, "GET", "/health", nil)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, 1.0, v["sessions"]) // the fork
+	require.Equal(t, []any{"real"}, v["backends"])
+
+	resp, err := ts.Client().Get(ts.URL + "/openapi.json")
+	require.NoError(t, err)
+	served, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, OpenAPI, served)
+}
+
+// TestNeuralSession: a neural session on the shared model predicts, is
+// edited, forked and stepped back.
+func TestNeuralSession(t *testing.T) {
+	m := testmodel.Model(t, 3)
+	ts, _ := start(t, Config{Model: m})
+	code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": prog, "call": "f([1, None, 4])",
+		"sampling": map[string]any{"temperature": 0.7, "seed": 5}})
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	require.Equal(t, "neural", v["backend"])
+	id := v["id"].(string)
+
+	code, v = call(t, ts, "PUT", "/sessions/"+id+"/locals/data", map[string]string{"repr": "[2, 2]"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.Equal(t, "[2, 2]", v["state"].(map[string]any)["locals"].(map[string]any)["data"])
+	code, v = call(t, ts, "PUT", "/sessions/"+id+"/locals/nope", map[string]string{"repr": "1"})
+	require.Equal(t, http.StatusUnprocessableEntity, code)
+	require.Contains(t, v["error"], `no local "nope"`)
+	code, v = call(t, ts, "PUT", "/sessions/"+id+"/locals/data", map[string]string{"repr": "(1]"})
+	require.Equal(t, http.StatusUnprocessableEntity, code)
+	require.Contains(t, v["error"], "repr")
+
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_into"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/fork", nil)
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	require.Equal(t, "neural", v["backend"])
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "inv_step_into"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.Equal(t, 2.0, v["steps"]) // a random model's state: any, but one
+
+}
+
+// TestRefusals: each limit and each kind of bad request gets its status
+// and a JSON error saying what and why.
+func TestRefusals(t *testing.T) {
+	ts, _ := start(t, Config{Limits: Limits{MaxSessions: 2, MaxBodyBytes: 4096, MaxProgramBytes: 1024}})
+	id := create(t, ts, "real", prog, "f([1, 4])")
+	huge := strings.Repeat("x", 8000)
+	for _, c := range []struct {
+		method, path string
+		body         any
+		code         int
+		msg          string
+	}{
+		{"POST", "/sessions", "{", 400, "not the JSON"},
+		{"POST", "/sessions", "", 400, "empty"},
+		{"POST", "/sessions", "[1]", 400, "not the JSON"},
+		{"POST", "/sessions", `{"program": "x"} {}`, 400, "more data"},
+		{"POST", "/sessions", `{"program": "x", "cal": "f()"}`, 400, `unknown field "cal"`},
+		{"POST", "/sessions", `{"program": 3}`, 400, "not the JSON"},
+		{"POST", "/sessions", `{"program": "` + huge + `"}`, 413, "4096 bytes"},
+		{"POST", "/sessions", map[string]any{"program": strings.Repeat("#\n", 600), "call": "f()"}, 413, "1024"},
+		{"POST", "/sessions", map[string]any{"call": "f()"}, 400, `"program"`},
+		{"POST", "/sessions", map[string]any{"program": prog}, 400, `"call"`},
+		{"POST", "/sessions", map[string]any{"program": prog, "call": "f()", "backend": "neural"}, 400, `backend "neural" is not offered here (have real)`},
+		{"POST", "/sessions", map[string]any{"program": prog, "call": "f()", "sampling": map[string]any{}}, 400, "sampling"},
+		{"POST", "/sessions", map[string]any{"program": prog, "call": "os.system('x')"}, 422, "not a call of a top-level function"},
+		{"POST", "/sessions", map[string]any{"program": "def f(:\n", "call": "f()"}, 422, "starting the session"},
+		{"POST", "/sessions", map[string]any{"program": prog, "call": "g()"}, 422, "starting the session"},
+		{"POST", "/sessions/" + id + "/actions", map[string]string{"action": "jump"}, 400, `unknown action "jump"`},
+		{"POST", "/sessions/" + id + "/actions", map[string]string{"action": "breakpoint:x"}, 400, "bad line"},
+		{"POST", "/sessions/" + id + "/actions", map[string]string{"action": "breakpoint"}, 422, "exactly one line"},
+		{"POST", "/sessions/" + id + "/actions", map[string]string{"action": "breakpoint:6"}, 422, "not a code line"},
+		{"POST", "/sessions/" + id + "/actions", map[string]string{"action": "inv_step_into"}, 409, "first state"},
+		{"POST", "/sessions/" + id + "/actions", "{}", 400, "unknown action"},
+		{"PUT", "/sessions/" + id + "/breakpoints/0", nil, 400, "1 or more"},
+		{"PUT", "/sessions/" + id + "/breakpoints/six", nil, 400, "line number"},
+		{"PUT", "/sessions/" + id + "/breakpoints/6", nil, 422, "not a code line"},
+		{"PUT", "/sessions/" + id + "/locals/data", "{}", 400, `"repr"`},
+		{"PATCH", "/sessions/" + id, nil, 405, "not allowed"},
+		{"GET", "/nowhere", nil, 404, "no route"},
+	} {
+		code, v := call(t, ts, c.method, c.path, c.body)
+		require.Equal(t, c.code, code, "%s %s %v: %v", c.method, c.path, c.body, v)
+		require.Contains(t, v["error"], c.msg, "%s %s", c.method, c.path)
+	}
+	// Unknown sessions, on every route that takes one.
+	svc, _ := New(Config{})
+	defer svc.Close()
+	for _, r := range svc.routes() {
+		if !strings.Contains(r.path, "{id}") {
+			continue
+		}
+		path := strings.NewReplacer("{id}", "0123456789abcdef", "{name}", "x", "{line}", "3").Replace(r.path)
+		code, v := call(t, ts, r.method, path, `{"action": "step_into", "repr": "1"}`)
+		require.Equal(t, http.StatusNotFound, code, "%s %s", r.method, path)
+		require.Contains(t, v["error"], `no session "0123456789abcdef"`)
+	}
+	// The session limit, and a slot freed by a delete.
+	create(t, ts, "real", prog, "f([1, 4])")
+	code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": prog, "call": "f([1])"})
+	require.Equal(t, http.StatusTooManyRequests, code)
+	require.Contains(t, v["error"], "2 live sessions")
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/fork", nil)
+	require.Equal(t, http.StatusTooManyRequests, code, "%v", v)
+	code, _ = call(t, ts, "DELETE", "/sessions/"+id, nil)
+	require.Equal(t, http.StatusNoContent, code)
+	create(t, ts, "real", prog, "f([1, 4])")
+}
+
+// TestRequestTimeout: a request past its deadline is answered 503 and
+// leaves no session behind; a request waiting for a busy session gives up
+// at its deadline too.
+func TestRequestTimeout(t *testing.T) {
+	ts, _ := start(t, Config{Limits: Limits{RequestTimeout: 300 * time.Millisecond}})
+	code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": sleepy, "call": "f(3)", "backend": "real"})
+	require.Equal(t, http.StatusServiceUnavailable, code, "%v", v)
+	require.Contains(t, v["error"], "300ms per request")
+	_, v = call(t, ts, "GET", "/health", nil)
+	require.Equal(t, 0.0, v["sessions"])
+
+	ts, svc := start(t, Config{Limits: Limits{RequestTimeout: 2 * time.Second}})
+	id := create(t, ts, "real", prog, "f([1])")
+	svc.mu.Lock()
+	e := svc.sessions[id]
+	svc.mu.Unlock()
+	require.NoError(t, e.lock(context.Background())) // another request holds it
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_into"})
+	e.unlock()
+	require.Equal(t, http.StatusServiceUnavailable, code, "%v", v)
+	require.Contains(t, v["error"], "another request is using it")
+}
+
+// TestIdleExpiry: a session unused for the idle timeout is closed.
+func TestIdleExpiry(t *testing.T) {
+	ts, _ := start(t, Config{Limits: Limits{IdleTimeout: 100 * time.Millisecond}})
+	id := create(t, ts, "real", prog, "f([1])")
+	require.Eventually(t, func() bool {
+		_, v := call(t, ts, "GET", "/health", nil)
+		return v["sessions"] == 0.0
+	}, 5*time.Second, 50*time.Millisecond)
+	code, v := call(t, ts, "GET", "/sessions/"+id, nil)
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, v["error"], "expired after 100ms idle")
+}
+
+// TestShutdownFinishesInFlight: cancelling Serve's context (what SIGTERM
+// does in `ndbg serve`) while a request runs lets it finish, refuses new
+// connections, and leaves no goroutine behind.
+func TestShutdownFinishesInFlight(t *testing.T) {
+	before := runtime.NumGoroutine()
+	svc, err := New(Config{})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, ln, svc.Handler(), 20*time.Second) }()
+
+	url := "http://" + ln.Addr().String()
+	type answer struct {
+		code int
+		body string
+		err  error
+	}
+	got := make(chan answer, 1)
+	client := &http.Client{Transport: &http.Transport{}}
+	go func() {
+		body := fmt.Sprintf(`{"program": %q, "call": "f(1.0)", "backend": "real"}`, sleepy)
+		resp, err := client.Post(url+"/sessions", "application/json", strings.NewReader(body))
+		if err != nil {
+			got <- answer{err: err}
+			return
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- answer{resp.StatusCode, string(data), err}
+	}()
+	require.Eventually(t, func() bool { // the request is being served
+		svc.mu.Lock()
+		defer svc.mu.Unlock()
+		return svc.pending == 1
+	}, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	a := <-got
+	require.NoError(t, a.err)
+	require.Equal(t, http.StatusCreated, a.code, a.body)
+	require.NoError(t, <-served)
+	_, err = client.Get(url + "/health")
+	require.Error(t, err, "the listener is closed")
+	client.CloseIdleConnections()
+	svc.Close()
+	for i := 0; runtime.NumGoroutine() > before; i++ { // not require.Eventually: it runs a goroutine of its own
+		require.Less(t, i, 500, "goroutines: %d before, %d after", before, runtime.NumGoroutine())
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestConfigErrors: a backend the service cannot offer is refused.
+func TestConfigErrors(t *testing.T) {
+	_, err := New(Config{Backends: []string{"neural"}})
+	require.ErrorContains(t, err, `backend "neural" is not available (have real; neural and cwm need a model)`)
+	_, err = New(Config{Backends: []string{"pdb"}})
+	require.ErrorContains(t, err, `backend "pdb"`)
+}
+
+// TestConcurrentRequestsOnOneSession: requests on one session are
+// serialised, so 16 clients stepping at once take 16 steps, each answered
+// with a state, and the history is the Go API's 16 steps into.
+func TestConcurrentRequestsOnOneSession(t *testing.T) {
+	ctx := context.Background()
+	ts, _ := start(t, Config{})
+	id := create(t, ts, "real", prog, "f([1, None, 4])")
+	codes := make(chan int, 16)
+	for range 16 {
+		go func() {
+			resp, err := ts.Client().Post(ts.URL+"/sessions/"+id+"/actions", "application/json", strings.NewReader(`{"action": "step_into"}`))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	for range 16 {
+		require.Equal(t, http.StatusOK, <-codes)
+	}
+	ref, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), prog, "f([1, None, 4])")
+	require.NoError(t, err)
+	defer ref.Close()
+	_, v := call(t, ts, "GET", "/sessions/"+id+"/history", nil)
+	steps := v["steps"].([]any)
+	require.Len(t, steps, 16)
+	for i, h := range steps {
+		want, err := ref.StepInto(ctx)
+		require.NoError(t, err)
+		require.JSONEq(t, apiJSON(t, want), stateJSON(t, h.(map[string]any)["state"]), "step %d", i+1)
+	}
+}
