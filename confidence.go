@@ -72,6 +72,10 @@ func (s *Session) Prediction() (p Prediction, ok bool) {
 	p = *s.preds[n-1]
 	p.Locals = append([]float64(nil), p.Locals...)
 	p.Cut = append([]string(nil), p.Cut...)
+	if p.Model != nil {
+		m := *p.Model
+		p.Model = &m
+	}
 	return p, true
 }
 

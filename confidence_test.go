@@ -50,7 +50,6 @@ func TestContextCutReturnValue(t *testing.T) {
 	require.Positive(t, cuts, "no random model ran out of context in the return value")
 }
 
-
 // TestVerifyBelow: a Verify session shows the real state wherever the
 // model's confidence is below the threshold, and says so; with threshold 1
 // it agrees with the real backend at every step; with threshold 0 it is the

@@ -35,6 +35,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	compare := fs.Bool("compare", false, "also run the real debugger and show its state and the match")
 	var bf cli.BackendFlags
 	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
+	bf.RegisterVerify(fs)
 	var sp sample.Params
 	fs.Float64Var(&sp.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
 	fs.IntVar(&sp.TopK, "top-k", 0, "top-k (0: off)")
@@ -148,6 +149,9 @@ func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, er
 	}
 	var o outcome
 	if p, ok := s.Prediction(); ok {
+		if p.Model != nil {
+			p.Model.Source = s.UserLine(p.Model.Line)
+		}
 		o.pred = &p
 	}
 	if err == nil {
