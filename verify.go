@@ -69,7 +69,11 @@ func (v *verifyEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if err != nil {
 		return nil, err
 	}
-	pred := *v.neural.prediction()
+	np := v.neural.prediction()
+	if np == nil {
+		return nil, fmt.Errorf("ndbg: internal: the neural engine kept no prediction")
+	}
+	pred := *np
 	v.last = &pred
 	var real *dsl.State
 	if v.lost == "" {

@@ -60,7 +60,7 @@ func (c *Calibration) add(conf float64, right bool) {
 // chart is the reliability diagram: per confidence bin, the exact-match
 // rate beside the mean confidence (equal on a calibrated model), in percent.
 func (c *Calibration) chart() *Chart {
-	ch := &Chart{Title: fmt.Sprintf("Reliability: whole-state confidence vs exact match (ECE %.3f, n=%d)", c.ECE, c.N),
+	ch := &Chart{Title: fmt.Sprintf("Reliability (ECE %.3f, n=%d)", c.ECE, c.N),
 		XLabel: "confidence bin", YLabel: "%", Bars: true}
 	exact, conf := Series{Name: "exact match"}, Series{Name: "mean confidence"}
 	for _, b := range c.Bins {
