@@ -11,7 +11,7 @@ import (
 // the model wrote for it, each under the constrained distribution: the
 // model's softmax at temperature 1 (whatever the sampling parameters)
 // restricted to the tokens the grammar allows there and renormalised
-// (sample.Prob). By the chain rule the product is the probability the
+// (sample.Sampler.Prob). By the chain rule the product is the probability the
 // model gives that field's text, given what precedes it, so it is a
 // probability that can be calibrated against exact match; a minimum would
 // rate a value with one doubtful token like one with ten. Tokens the
@@ -161,7 +161,7 @@ func (f *frameConf) finish(st *dsl.State) *Prediction {
 // extend it where the grammar allows no more: within the last bytes a
 // repr may have (dsl.MaxRepr; the tracer never writes a longer one), the
 // tokens the grammar still allows hold less than half of the model's
-// probability (allowed, from sample.Prob). The grammar then ends the
+// probability (allowed, from Sampler.Prob). The grammar then ends the
 // value; the model meant a longer one.
 func runaway(pos constrain.Position, allowed float64) bool {
 	return pos.InString && pos.Len > dsl.MaxRepr-4 && allowed < 0.5

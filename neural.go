@@ -442,7 +442,7 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		if err != nil {
 			return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
 		}
-		p, allowed, err := sample.Prob(logits, e.mask, tok)
+		p, allowed, err := e.smp.Prob(logits, e.mask, tok)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
 		}

@@ -293,7 +293,9 @@ func TestProb(t *testing.T) {
 		exp[i] = math.Exp(float64(v))
 		z += exp[i]
 	}
-	p, allowed, err := Prob(logits, nil, 1)
+	smp, err := New(Params{})
+	require.NoError(t, err)
+	p, allowed, err := smp.Prob(logits, nil, 1)
 	require.NoError(t, err)
 	assert.InDelta(t, exp[1]/z, p, 1e-6)
 	assert.InDelta(t, 1, allowed, 1e-9)
@@ -302,16 +304,16 @@ func TestProb(t *testing.T) {
 	mask.Allow(0)
 	mask.Allow(3)
 	za := exp[0] + exp[3]
-	p, allowed, err = Prob(logits, mask, 3)
+	p, allowed, err = smp.Prob(logits, mask, 3)
 	require.NoError(t, err)
 	assert.InDelta(t, exp[3]/za, p, 1e-6)
 	assert.InDelta(t, za/z, allowed, 1e-6)
 
-	p, _, err = Prob(logits, mask, 1) // not allowed
+	p, _, err = smp.Prob(logits, mask, 1) // not allowed
 	require.NoError(t, err)
 	assert.Zero(t, p)
-	_, _, err = Prob(logits, mask, 9)
+	_, _, err = smp.Prob(logits, mask, 9)
 	assert.Error(t, err)
-	_, _, err = Prob(logits, NewMask(3), 0)
+	_, _, err = smp.Prob(logits, NewMask(3), 0)
 	assert.Error(t, err)
 }
