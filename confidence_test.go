@@ -114,6 +114,8 @@ func TestVerifyBelow(t *testing.T) {
 	require.Positive(t, verified)
 	require.Equal(t, sessions["real"].Stack(), sessions["always"].Stack())
 
+	_, err = ndbg.StartAt(ctx, always, string(src), "f", ndbg.State{Event: dsl.Call, Line: 8})
+	require.ErrorIs(t, err, ndbg.ErrUnsupported)
 	_, err = ndbg.Verify(ndbg.Real(trace.Limits{}), trace.Limits{}, 0.5)
 	require.Error(t, err)
 	_, err = ndbg.Verify(ndbg.Neural(m, sample.Params{}), trace.Limits{}, 1.5)

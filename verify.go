@@ -54,6 +54,11 @@ func (b verifyBackend) start(ctx context.Context, prog *dsl.Program, call string
 	return &verifyEngine{neural: ne.(*neuralEngine), real: re.(*realEngine), below: b.below}, first, nil
 }
 
+// startAt: a real run starts at the entry's call, not at a given state.
+func (verifyBackend) startAt(context.Context, *dsl.Program, dsl.State) (engine, error) {
+	return nil, fmt.Errorf("%w: verifying predictions needs a real run, which starts at the entry's call (use Start, not StartAt)", ErrUnsupported)
+}
+
 // verifyEngine is a neural engine with a real one following it.
 type verifyEngine struct {
 	neural *neuralEngine
