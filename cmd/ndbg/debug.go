@@ -234,6 +234,7 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 	switch {
 	case errors.Is(err, ndbg.ErrFinished):
 		fmt.Fprintln(d.out, "--the program finished--")
+		d.note(d.s.Prediction())
 		if d.real != nil {
 			if r, ok := d.real.State(); ok {
 				fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s, r))
@@ -295,23 +296,7 @@ func (d *debugger) show() {
 			fmt.Fprintf(d.out, "    %s = %s%s\n", l.Name, l.Repr, mark)
 		}
 	}
-	switch {
-	case !predicted:
-	case p.Verified:
-		model := "the end of the program"
-		if m := p.Model; m != nil {
-			model = fmt.Sprintf("%s at line %d", m.Event, m.Line)
-			if m.Event == dsl.Return || m.Event == dsl.Exception {
-				model += " -> " + m.Value
-			}
-		}
-		fmt.Fprintf(d.out, "== verified: the model was %s sure (it predicted %s); this is the real state\n", pct(p.State), model)
-	case p.Uncertain():
-		fmt.Fprintf(d.out, "?? uncertain: the model kept extending %s past any real value; cut\n", strings.Join(p.Cut, ", "))
-	}
-	if predicted && p.Unverified != "" {
-		fmt.Fprintf(d.out, "?? not verified: %s\n", p.Unverified)
-	}
+	d.note(p, predicted)
 	if d.real == nil {
 		return
 	}
@@ -336,6 +321,29 @@ func (d *debugger) show() {
 				fmt.Fprintf(d.out, "!!  %s = %s (predicted %s)\n", l.Name, l.Repr, orMissing(v, ok))
 			}
 		}
+	}
+}
+
+// note says how the current state was predicted where that is news: a
+// verified state (the real one shown instead), a value cut, a check that
+// could not be made.
+func (d *debugger) note(p ndbg.Prediction, predicted bool) {
+	switch {
+	case !predicted:
+	case p.Verified:
+		model := "the end of the program"
+		if m := p.Model; m != nil {
+			model = fmt.Sprintf("%s at line %d", m.Event, m.Line)
+			if m.Event == dsl.Return || m.Event == dsl.Exception {
+				model += " -> " + m.Value
+			}
+		}
+		fmt.Fprintf(d.out, "== verified: the model was %s sure (it predicted %s); this is the real state\n", pct(p.State), model)
+	case p.Uncertain():
+		fmt.Fprintf(d.out, "?? uncertain: the model kept extending %s past any real value; cut\n", strings.Join(p.Cut, ", "))
+	}
+	if predicted && p.Unverified != "" {
+		fmt.Fprintf(d.out, "?? not verified: %s\n", p.Unverified)
 	}
 }
 
