@@ -410,7 +410,7 @@ func actionText(p *dsl.Program, a dsl.Action) string {
 func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
 	var out []int
 	conf := newFrameConf()
-	cutting := false // the value under way was cut: close it
+	cutting := false // the value under way was cut: its remaining tokens count for nothing
 	for !m.Done() {
 		if len(out) > maxFrameTokens {
 			return nil, nil, errors.New("ndbg: internal: frame did not end")

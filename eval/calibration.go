@@ -30,7 +30,7 @@ type CalBin struct {
 	Lo      float64 `json:"lo"`
 	Hi      float64 `json:"hi"`
 	N       int     `json:"n"`
-	Conf    float64 `json:"confidence"`  // mean confidence; NaN-free: 0 when N is 0
+	Conf    float64 `json:"confidence"`  // mean confidence (0 when N is 0)
 	Correct int     `json:"exact_match"` // predictions whose whole state was right
 }
 
