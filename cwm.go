@@ -141,7 +141,7 @@ func (c *cwmEngine) next(ctx context.Context, kind dsl.ActionKind, force string)
 		out = append(out, id)
 		c.pending = append(c.pending, id)
 	}
-	rest, err := c.decodeFrame(ctx, m)
+	rest, _, err := c.decodeFrame(ctx, m, true)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
@@ -231,4 +232,69 @@ func maskAddress(s string) string {
 		return s
 	}
 	return address.ReplaceAllString(s, " at 0x...")
+}
+
+// MarshalPrediction writes how a state was predicted, as a JSON object:
+// "confidence" (state, event, line, locals as an object from name to
+// confidence where the state shows locals, value at return and exception
+// states; each in [0, 1], rounded to 4 digits), "uncertain" (true when a
+// value was cut, listed in "cut"), and, when a Verify backend replaced a
+// low-confidence prediction by the real state, "verified": true and
+// "model", the state the model had predicted (MarshalState's form, or
+// {"event":"end"}). st is the state shown (nil: the end of the program);
+// the confidence is the model's, of "model" when verified.
+func MarshalPrediction(p Prediction, st *State) []byte {
+	if p.Verified {
+		st = p.Model
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"confidence":{"state":%s,"event":%s`, conf4(p.State), conf4(p.Event))
+	if st != nil {
+		fmt.Fprintf(&b, `,"line":%s`, conf4(p.Line))
+		if len(p.Locals) > 0 && len(p.Locals) == len(st.Locals) {
+			b.WriteString(`,"locals":{`)
+			for i, l := range st.Locals {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				writeJSON(&b, l.Name)
+				b.WriteString(":" + conf4(p.Locals[i]))
+			}
+			b.WriteByte('}')
+		}
+		if st.Event == dsl.Return || st.Event == dsl.Exception {
+			fmt.Fprintf(&b, `,"value":%s`, conf4(p.Value))
+		}
+	}
+	fmt.Fprintf(&b, `},"uncertain":%t`, p.Uncertain())
+	if p.Uncertain() {
+		b.WriteString(`,"cut":[`)
+		for i, c := range p.Cut {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeJSON(&b, c)
+		}
+		b.WriteByte(']')
+	}
+	if p.Verified {
+		b.WriteString(`,"verified":true,"model":`)
+		if p.Model == nil {
+			b.WriteString(`{"event":"end"}`)
+		} else {
+			b.Write(MarshalState(*p.Model))
+		}
+	}
+	if p.Unverified != "" {
+		b.WriteString(`,"unverified":`)
+		writeJSON(&b, p.Unverified)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// conf4 writes a confidence with 4 decimals, without trailing zeros.
+func conf4(x float64) string {
+	s := strings.TrimRight(strconv.FormatFloat(x, 'f', 4, 64), "0")
+	return strings.TrimSuffix(s, ".")
 }

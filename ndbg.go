@@ -87,6 +87,7 @@ type Session struct {
 	call        string
 	eng         engine
 	traj        dsl.Trajectory // Start, then every action taken and its state
+	preds       []*Prediction  // how each step's state was predicted (nil: not by a model)
 	breakpoints []int
 	midway      bool     // started at a given state (StartAt), not at the entry's call
 	user        []string // the source's lines as the user wrote them (dsl.UserLines)
@@ -240,6 +241,11 @@ func (s *Session) Do(ctx context.Context, a Action) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
+	var pred *Prediction
+	if p, ok := s.eng.(predictor); ok {
+		pred = p.prediction()
+	}
+	s.preds = append(s.preds[:len(s.traj.Steps)], pred)
 	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
 	if next == nil {
 		return State{}, ErrFinished
@@ -391,6 +397,9 @@ func (s *Session) Set(ctx context.Context, name, repr string) error {
 		*cur = old
 		return err
 	}
+	if n := len(s.traj.Steps); n > 0 && n <= len(s.preds) {
+		s.preds[n-1] = nil // the state is the user's now, not a prediction
+	}
 	return nil
 }
 
@@ -411,6 +420,7 @@ func localNames(ls []dsl.Local) string {
 func (s *Session) Fork() *Session {
 	f := *s
 	f.traj.Steps = slices.Clone(s.traj.Steps)
+	f.preds = slices.Clone(s.preds)
 	f.breakpoints = slices.Clone(s.breakpoints)
 	f.eng = s.eng.fork()
 	return &f

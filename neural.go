@@ -239,6 +239,7 @@ type neuralEngine struct {
 	// The model's text starts at the session's state after base steps (0:
 	// at its first state): older history is dropped when the context fills.
 	base int
+	last *Prediction // how the last apply predicted its state; nil after an error
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -308,9 +309,11 @@ func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
 // trajectories start from), so a long session never stops at
 // ErrContextFull; the Session still keeps the whole history.
 func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, _ []int) (*dsl.State, error) {
-	st, err := e.predict(ctx, traj, a)
-	if !errors.Is(err, ErrContextFull) || e.base == len(traj.Steps) {
-		return st, err // not full, or nothing older than the current frame to drop
+	e.last = nil
+	full := e.base == len(traj.Steps) // nothing older than the current frame to drop
+	st, err := e.predict(ctx, traj, a, full)
+	if !errors.Is(err, ErrContextFull) || full {
+		return st, err
 	}
 	saved := *e // predict restored e; restart replaces sess, text and pending
 	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
@@ -318,7 +321,7 @@ func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 		return nil, err
 	}
 	e.base = len(traj.Steps)
-	if st, err = e.predict(ctx, traj, a); err != nil {
+	if st, err = e.predict(ctx, traj, a, true); err != nil {
 		*e = saved
 	}
 	return st, err
@@ -332,8 +335,11 @@ func (e *neuralEngine) view(traj *dsl.Trajectory) *dsl.Trajectory {
 	return &dsl.Trajectory{Program: traj.Program, Start: *traj.Steps[e.base-1].State, Steps: traj.Steps[e.base:]}
 }
 
-// predict is apply within the current context: on any error, e is as it was.
-func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (st *dsl.State, err error) {
+// predict is apply within the current context: on any error, e is as it
+// was. cutAtContext lets a return value be cut where the context ends
+// (decodeFrame) rather than fail with ErrContextFull, which apply answers
+// by dropping older history when there is some.
+func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, cutAtContext bool) (st *dsl.State, err error) {
 	before := e.snapshot()
 	defer func() {
 		if err != nil {
@@ -359,7 +365,7 @@ func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.
 	e.text += seg
 	e.pending = append(e.pending, e.m.encode(seg)...)
 	frameAt, frameTextAt := e.sess.Len()+len(e.pending), len(e.text)
-	out, err := e.decodeFrame(ctx, m)
+	out, conf, err := e.decodeFrame(ctx, m, cutAtContext)
 	if err != nil {
 		return nil, err
 	}
@@ -370,11 +376,15 @@ func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
 	}
+	e.last = conf.finish(st)
 	if st != nil {
 		e.track(from, a, st)
 	}
 	return st, nil
 }
+
+// prediction describes the state the last apply predicted.
+func (e *neuralEngine) prediction() *Prediction { return e.last }
 
 // actionText is an action as the DSL writes it: its token, then each
 // breakpoint line's text and newline.
@@ -391,36 +401,66 @@ func actionText(p *dsl.Program, a dsl.Action) string {
 // decodeFrame decodes one frame under the matcher: a special token the
 // grammar forces is queued without the model; everywhere else (forced text
 // included, so that the model keeps its own tokenization) the sampler draws
-// a token, the matcher checks only that one, and the full mask is built only
-// when it is rejected. The frame's tokens are queued in pending.
-func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher) ([]int, error) {
+// a token among those the grammar allows. Each drawn token's probability
+// under the constrained distribution goes into the frame's confidence
+// (Confidence). A value the model runs away with is cut (runaway): by the
+// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where a
+// return value would leave less than contextReserve tokens of context. The
+// frame's tokens are queued in pending.
+func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
 	var out []int
+	conf := newFrameConf()
+	cutting := false // the value under way was cut: its remaining tokens count for nothing
 	for !m.Done() {
 		if len(out) > maxFrameTokens {
-			return nil, errors.New("ndbg: internal: frame did not end")
+			return nil, nil, errors.New("ndbg: internal: frame did not end")
 		}
 		if text, sp := m.Forced(); len(text) == 0 && sp >= 0 {
 			if !m.Accept(sp) {
-				return nil, fmt.Errorf("ndbg: internal: forced token %d rejected", sp)
+				return nil, nil, fmt.Errorf("ndbg: internal: forced token %d rejected", sp)
 			}
 			out = append(out, sp)
 			e.pending = append(e.pending, sp)
 			continue
 		}
 		if err := e.flush(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		tok, err := e.smp.SampleConstrained(e.sess.Last(), constraint{m}, e.mask)
+		pos := m.Position()
+		if !pos.InString {
+			cutting = false
+		}
+		logits := e.sess.Last()
+		e.mask.Reset()
+		// Near the end of the context a return value may only close.
+		closing := cutAtContext && pos.Part == constrain.PartValue && pos.InString &&
+			e.m.eng.Config().Context-e.sess.Len() < contextReserve && m.FillCloseMask(e.mask.Words())
+		if !closing {
+			m.FillMask(e.mask.Words())
+		}
+		tok, err := e.smp.SampleMasked(logits, e.mask)
 		if err != nil {
-			return nil, fmt.Errorf("ndbg: sampling: %w", err)
+			return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
+		}
+		p, allowed, err := e.smp.Prob(logits, e.mask, tok)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
+		}
+		switch {
+		case cutting: // the rest of a value already cut counts for nothing
+		case runaway(pos, allowed) || closing && allowed < 0.5:
+			conf.cut(pos)
+			cutting = true
+		default:
+			conf.add(pos, p)
 		}
 		if !m.Accept(tok) {
-			return nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
+			return nil, nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
 		}
 		out = append(out, tok)
 		e.pending = append(e.pending, tok)
 	}
-	return out, nil
+	return out, conf, nil
 }
 
 // track follows the call stack to the predicted state st. Single steps,
@@ -529,15 +569,46 @@ func (e *neuralEngine) edited(ctx context.Context, traj *dsl.Trajectory) error {
 	if err != nil {
 		return fmt.Errorf("ndbg: %w", err)
 	}
-	frame := lastFrameText(strings.TrimSuffix(full, dsl.EndOfText))
-	if err := e.flush(ctx); err != nil {
+	return e.rewrite(ctx, lastFrameText(strings.TrimSuffix(full, dsl.EndOfText)))
+}
+
+// replace rewrites the frame the model has just written for action a
+// after traj as st instead (nil: the end of the program), the state the
+// session shows (Verify), whose call stack is calls.
+func (e *neuralEngine) replace(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, st *dsl.State, calls []int) error {
+	frame := dsl.EndOfText
+	if st != nil {
+		seen := *e.view(traj)
+		seen.Steps = append(slices.Clone(seen.Steps), dsl.Step{Action: a, State: st})
+		full, err := seen.Encode()
+		if err != nil {
+			return fmt.Errorf("ndbg: writing the real state for the model: %w", err)
+		}
+		frame = lastFrameText(strings.TrimSuffix(full, dsl.EndOfText))
+	}
+	if err := e.rewrite(ctx, frame); err != nil {
 		return err
 	}
-	if err := e.sess.Truncate(e.frameAt); err != nil {
-		return fmt.Errorf("ndbg: %w", err)
+	e.calls = slices.Clone(calls)
+	if len(e.calls) == 0 {
+		e.calls = nil
+	}
+	return nil
+}
+
+// rewrite replaces the current frame's text (from frameAt) by frame,
+// queued for the model to read.
+func (e *neuralEngine) rewrite(_ context.Context, frame string) error {
+	if n := e.sess.Len(); n > e.frameAt {
+		if err := e.sess.Truncate(e.frameAt); err != nil {
+			return fmt.Errorf("ndbg: %w", err)
+		}
+		e.pending = e.pending[:0]
+	} else {
+		e.pending = e.pending[:e.frameAt-n]
 	}
 	e.text = e.text[:e.frameTextAt] + frame
-	e.pending = e.m.encode(frame)
+	e.pending = append(e.pending, e.m.encode(frame)...)
 	return nil
 }
 
@@ -570,13 +641,3 @@ func (e *neuralEngine) fork() engine {
 func (e *neuralEngine) close() {}
 
 func (e *neuralEngine) stack() []int { return e.calls }
-
-// constraint adapts a matcher to the sampler's hook.
-type constraint struct{ m *constrain.Matcher }
-
-func (c constraint) Allowed(tok int) bool { return c.m.Allowed(tok) }
-
-func (c constraint) FillMask(mask *sample.Mask) error {
-	c.m.FillMask(mask.Words())
-	return nil
-}

@@ -1,6 +1,10 @@
 package constrain
 
-import "github.com/ndbg/ndbg/dsl"
+import (
+	"math/bits"
+
+	"github.com/ndbg/ndbg/dsl"
+)
 
 // pos is a position in the grammar of one frame (docs/dsl.md):
 //
@@ -468,4 +472,8 @@ func (p *Program) forced(st State) (b byte, special string, ok bool) {
 		return 0, tokFrameSep, true
 	}
 	return 0, "", false
+}
+
+func (s nameSet) count() int {
+	return bits.OnesCount64(s[0]) + bits.OnesCount64(s[1]) + bits.OnesCount64(s[2]) + bits.OnesCount64(s[3])
 }

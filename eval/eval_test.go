@@ -252,6 +252,39 @@ func TestNeuralRandom(t *testing.T) {
 		assert.False(t, math.IsNaN(p.Pass1))
 		assert.GreaterOrEqual(t, p.Pass1, 0.0)
 	}
+	require.NotNil(t, res.Calibration, "neural predictions carry a confidence")
+	assert.Equal(t, res.All.N-res.All.Errors, res.Calibration.N)
 	s := &Summary{Model: m.Name(), Backend: be.Name(), Next: res, Crux: crux}
-	require.NoError(t, s.WriteReport(t.TempDir()))
+	dir := t.TempDir()
+	require.NoError(t, s.WriteReport(dir))
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "![reliability diagram](reliability.png)")
+	f, err := os.ReadFile(filepath.Join(dir, "reliability.png"))
+	require.NoError(t, err)
+	_, err = png.Decode(bytes.NewReader(f))
+	require.NoError(t, err)
+}
+
+// TestCalibration: the ECE over 10 bins, against a direct computation of
+// its definition on a small hand-made set.
+func TestCalibration(t *testing.T) {
+	preds := []struct {
+		conf  float64
+		right bool
+	}{{0.95, true}, {0.91, true}, {0.99, false}, {0.05, false}, {0.02, false}, {0.55, true}, {0.5, false}, {1, true}, {0, false}}
+	var c Calibration
+	for _, p := range preds {
+		c.add(p.conf, p.right)
+	}
+	// Bins: [0.9,1]: 0.95 0.91 0.99 1 (3 right, mean 0.9625);
+	// [0,0.1): 0.05 0.02 0 (0 right, mean 0.07/3); [0.5,0.6): 0.55 0.5 (1 right, mean 0.525).
+	want := 4.0/9*math.Abs(3.0/4-0.9625) + 3.0/9*math.Abs(0-0.07/3) + 2.0/9*math.Abs(0.5-0.525)
+	assert.InDelta(t, want, c.ECE, 1e-12)
+	assert.Equal(t, 9, c.N)
+	assert.Len(t, c.Bins, 10)
+	assert.Equal(t, 4, c.Bins[9].N)
+	assert.Contains(t, c.markdown(true), "reliability.png")
+	_, err := c.chart().PNG()
+	require.NoError(t, err)
 }

@@ -131,9 +131,12 @@ type NextResult struct {
 	ByFamily map[string]*Tally `json:"by_family"`
 	// ByHorizon is per action kind, per horizon bucket (dataset.Bucket:
 	// 0, 1, 2-3, 4-7, ...: the number of states skipped).
-	ByHorizon  map[string]map[string]*Tally `json:"by_horizon"`
-	Misses     []Miss                       `json:"misses"`
-	ElapsedSec float64                      `json:"elapsed_s"`
+	ByHorizon map[string]map[string]*Tally `json:"by_horizon"`
+	// Calibration of the whole-state confidence against exact match; nil
+	// for a backend whose predictions carry none (real).
+	Calibration *Calibration `json:"calibration,omitempty"`
+	Misses      []Miss       `json:"misses"`
+	ElapsedSec  float64      `json:"elapsed_s"`
 }
 
 // Setting describes how the neural backend is prompted in NextState.
@@ -266,6 +269,12 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 			}
 			tallyOf(h, dataset.Bucket(o.horizon)).add(o)
 			res.All.add(o)
+			if o.hasConf {
+				if res.Calibration == nil {
+					res.Calibration = &Calibration{}
+				}
+				res.Calibration.add(o.conf, o.state)
+			}
 			if kind.Inverse() {
 				res.Inverse.add(o)
 			} else {
@@ -311,6 +320,8 @@ type outcome struct {
 	hasLocals, locals, hasValue bool
 	value, err                  bool
 	why                         string // the backend's error, where err
+	conf                        float64
+	hasConf                     bool // the prediction carries a confidence (conf)
 }
 
 // evalItem traces item i, draws its pairs and predicts each.
@@ -362,13 +373,16 @@ func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, b *t
 			s := tree.State(p.next)
 			want = &s
 		}
-		got, err := predict(ctx, run, p, from)
+		got, conf, err := predict(ctx, run, p, from)
 		if ctx.Err() != nil {
 			r.err = ctx.Err()
 			return r
 		}
 		o := compare(want, got, err != nil)
 		o.action, o.horizon, o.from = p.action, p.horizon, from
+		if conf != nil {
+			o.conf, o.hasConf = conf.State, true
+		}
 		if err != nil {
 			o.why = err.Error()
 		}
@@ -378,21 +392,26 @@ func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, b *t
 }
 
 // predict opens a session at the pair's state and applies its action; nil
-// means the program ran past its end.
-func predict(ctx context.Context, run Runner, p pair, from dsl.State) (*dsl.State, error) {
+// means the program ran past its end. It returns the prediction's
+// confidence where it has one.
+func predict(ctx context.Context, run Runner, p pair, from dsl.State) (*dsl.State, *ndbg.Confidence, error) {
 	s, err := run.At(ctx, p.pos, from)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer s.Close()
 	st, err := s.Do(ctx, p.action)
-	if errors.Is(err, ndbg.ErrFinished) {
-		return nil, nil
+	if err != nil && !errors.Is(err, ndbg.ErrFinished) {
+		return nil, nil, err
+	}
+	var conf *ndbg.Confidence
+	if pr, ok := s.Prediction(); ok {
+		conf = &pr.Confidence
 	}
 	if err != nil {
-		return nil, err
+		return nil, conf, nil
 	}
-	return &st, nil
+	return &st, conf, nil
 }
 
 // drawPairs picks the item's (state, action) pairs, reproducibly from its

@@ -115,6 +115,9 @@ func (s *Summary) Charts() map[string]*Chart {
 			act.Series = append(act.Series, ser)
 		}
 		out["actions.png"] = act
+		if n.Calibration != nil {
+			out["reliability.png"] = n.Calibration.chart()
+		}
 	}
 	if c := s.Crux; c != nil && len(c.Scores) > 0 {
 		ch := &Chart{Title: "CRUXEval pass@1", XLabel: "strategy (O: step_return, breakpoint, steps; I: inverse)", YLabel: "pass@1 %", Bars: true}
@@ -242,6 +245,9 @@ func (s *Summary) Markdown(charts map[string]*Chart) string {
 			if charts[f] != nil {
 				fmt.Fprintf(&b, "\n![exact match by horizon](%s)\n", f)
 			}
+		}
+		if n.Calibration != nil {
+			b.WriteString(n.Calibration.markdown(charts["reliability.png"] != nil))
 		}
 		if len(n.Misses) > 0 {
 			b.WriteString("\n### Examples of wrong predictions\n\n| item | action | horizon | from | want | got |\n|---|---|---|---|---|---|\n")

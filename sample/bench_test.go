@@ -50,3 +50,23 @@ func BenchmarkTopKTopP(b *testing.B) {
 func BenchmarkTemperatureMasked(b *testing.B) {
 	benchSample(b, Params{Temperature: 0.8}, true)
 }
+
+// BenchmarkProb: the confidence's cost per drawn token, one pass over
+// CWM's vocabulary with a mask.
+func BenchmarkProb(b *testing.B) {
+	l := benchLogits()
+	m := NewMask(vocab)
+	for i := 0; i < vocab; i += 3 {
+		m.Allow(i)
+	}
+	s, err := New(Params{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := s.Prob(l, m, 3); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

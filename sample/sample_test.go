@@ -283,3 +283,37 @@ func TestFastExp(t *testing.T) {
 	assert.Zero(t, fastExp(float32(math.Inf(-1))))
 	assert.Zero(t, fastExp(-100))
 }
+
+// TestProb checks Prob against a plain float64 softmax.
+func TestProb(t *testing.T) {
+	logits := []float32{1, 3, -2, 0.5, float32(math.Inf(-1)), 2}
+	exp := make([]float64, len(logits))
+	var z float64
+	for i, v := range logits {
+		exp[i] = math.Exp(float64(v))
+		z += exp[i]
+	}
+	smp, err := New(Params{})
+	require.NoError(t, err)
+	p, allowed, err := smp.Prob(logits, nil, 1)
+	require.NoError(t, err)
+	assert.InDelta(t, exp[1]/z, p, 1e-6)
+	assert.InDelta(t, 1, allowed, 1e-9)
+
+	mask := NewMask(len(logits))
+	mask.Allow(0)
+	mask.Allow(3)
+	za := exp[0] + exp[3]
+	p, allowed, err = smp.Prob(logits, mask, 3)
+	require.NoError(t, err)
+	assert.InDelta(t, exp[3]/za, p, 1e-6)
+	assert.InDelta(t, za/z, allowed, 1e-6)
+
+	p, _, err = smp.Prob(logits, mask, 1) // not allowed
+	require.NoError(t, err)
+	assert.Zero(t, p)
+	_, _, err = smp.Prob(logits, mask, 9)
+	assert.Error(t, err)
+	_, _, err = smp.Prob(logits, NewMask(3), 0)
+	assert.Error(t, err)
+}

@@ -35,6 +35,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	compare := fs.Bool("compare", false, "also run the real debugger and show its state and the match")
 	var bf cli.BackendFlags
 	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
+	bf.RegisterVerify(fs)
 	var sp sample.Params
 	fs.Float64Var(&sp.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
 	fs.IntVar(&sp.TopK, "top-k", 0, "top-k (0: off)")
@@ -114,7 +115,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return fmt.Errorf("the real run for --compare failed: %w", err)
 	}
-	match, err := json.Marshal(ndbg.Compare(predicted, real))
+	match, err := json.Marshal(ndbg.Compare(predicted.st, real.st))
 	if err != nil {
 		return fmt.Errorf("writing the comparison: %w", err)
 	}
@@ -122,36 +123,56 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return err
 }
 
-// runActions starts a session, applies pre, and returns the state after a
-// (nil when the program ran past its end), its source the user's line.
-func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error), b ndbg.Backend, pre []ndbg.Action, a ndbg.Action) (*ndbg.State, error) {
+// outcome is the state an action reached (nil: the program ran past its
+// end) and, when a model predicted it, how (ndbg.Session.Prediction).
+type outcome struct {
+	st   *ndbg.State
+	pred *ndbg.Prediction
+}
+
+// runActions starts a session, applies pre, and returns the state after a,
+// its source the user's line.
+func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error), b ndbg.Backend, pre []ndbg.Action, a ndbg.Action) (outcome, error) {
 	s, err := start(b)
 	if err != nil {
-		return nil, err
+		return outcome{}, err
 	}
 	defer s.Close()
 	for i, p := range pre {
 		if _, err := s.Do(ctx, p); err != nil {
-			return nil, fmt.Errorf("--actions %d (%v): %w", i+1, p, err)
+			return outcome{}, fmt.Errorf("--actions %d (%v): %w", i+1, p, err)
 		}
 	}
 	st, err := s.Do(ctx, a)
-	if errors.Is(err, ndbg.ErrFinished) {
-		return nil, nil
+	if err != nil && !errors.Is(err, ndbg.ErrFinished) {
+		return outcome{}, err
 	}
-	if err != nil {
-		return nil, err
+	var o outcome
+	if p, ok := s.Prediction(); ok {
+		if p.Model != nil {
+			p.Model.Source = s.UserLine(p.Model.Line)
+		}
+		o.pred = &p
 	}
-	st.Source = s.UserLine(st.Line) // the user's line, not the prepared one
-	return &st, nil
+	if err == nil {
+		st.Source = s.UserLine(st.Line) // the user's line, not the prepared one
+		o.st = &st
+	}
+	return o, nil
 }
 
-// stateJSON prints a state, or {"event":"end"} for the end of the program.
-func stateJSON(st *ndbg.State) string {
-	if st == nil {
-		return `{"event":"end"}`
+// stateJSON prints a state, or {"event":"end"} for the end of the program,
+// with how it was predicted (ndbg.MarshalPrediction) where it was.
+func stateJSON(o outcome) string {
+	s := `{"event":"end"}`
+	if o.st != nil {
+		s = string(ndbg.MarshalState(*o.st))
 	}
-	return string(ndbg.MarshalState(*st))
+	if o.pred == nil {
+		return s
+	}
+	p := string(ndbg.MarshalPrediction(*o.pred, o.st))
+	return s[:len(s)-1] + "," + p[1:]
 }
 
 // readFile reads the file at path (- reads stdin); what names it in errors.

@@ -150,3 +150,35 @@ func TestPredictShowsUserLine(t *testing.T) {
 	require.Equal(t, "    x = xs[0]", v["real"]["source"])
 	require.Equal(t, "    x = xs[0]", v["predicted"]["source"])
 }
+
+// TestPredictConfidence: a neural prediction's JSON carries its
+// confidence per field and the uncertain mark; with --verify-below 1 the
+// state is the real one, marked verified, with the model's beside it.
+func TestPredictConfidence(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte(sumSource), 0o644))
+	runJSON := func(args ...string) map[string]any {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), append(args, "--threads", "1"), &out, &errb)
+		require.Equal(t, 0, code, errb.String())
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
+		return v
+	}
+	st := runJSON("--program", prog, "--call", "f([1, 2])", "--actions", "step_into", "--action", "step_into")
+	conf := st["confidence"].(map[string]any)
+	for _, k := range []string{"state", "event", "line"} {
+		v := conf[k].(float64)
+		require.True(t, v >= 0 && v <= 1, "%s %v", k, v)
+	}
+	require.Len(t, conf["locals"], len(st["locals"].(map[string]any)))
+	require.Contains(t, st, "uncertain")
+
+	cmp := runJSON("--program", prog, "--call", "f([1, 2])", "--action", "step_return", "--compare", "--verify-below", "1")
+	pred := cmp["predicted"].(map[string]any)
+	if pred["confidence"].(map[string]any)["state"].(float64) < 1 {
+		require.Equal(t, true, pred["verified"])
+		require.Contains(t, pred, "model")
+		require.Equal(t, true, cmp["match"].(map[string]any)["all"])
+	}
+}

@@ -41,10 +41,11 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	call := fs.String("call", "", `the call to debug, e.g. 'f(3, [1, 2])' (required)`)
 	var bf cli.BackendFlags
 	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
+	bf.RegisterVerify(fs)
 	compare := fs.Bool("compare", false, "run the real debugger alongside and mark where the prediction differs")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend %s] [--model DIR] [--compare]\n", bf.Names())
+		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend %s] [--model DIR] [--compare] [--verify-below P]\n", bf.Names())
 		fmt.Fprintln(fs.Output(), "(the cwm backend answers s, n, r and back only)")
 		fs.PrintDefaults()
 	}
@@ -233,6 +234,7 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 	switch {
 	case errors.Is(err, ndbg.ErrFinished):
 		fmt.Fprintln(d.out, "--the program finished--")
+		d.note(d.s.Prediction())
 		if d.real != nil {
 			if r, ok := d.real.State(); ok {
 				fmt.Fprintf(d.out, "!! real:  %s\n", describe(d.s, r))
@@ -279,12 +281,22 @@ func (d *debugger) show() {
 		fmt.Fprintln(d.out, "--the program finished--")
 		return
 	}
-	fmt.Fprintf(d.out, "> %s\n", describe(d.s, st))
+	p, predicted := d.s.Prediction()
+	line := describe(d.s, st)
+	if predicted && !p.Verified {
+		line += confMark(p.State)
+	}
+	fmt.Fprintf(d.out, "> %s\n", line)
 	if st.Event == dsl.Call || st.Event == dsl.Line {
-		for _, l := range st.Locals {
-			fmt.Fprintf(d.out, "    %s = %s\n", l.Name, l.Repr)
+		for i, l := range st.Locals {
+			mark := ""
+			if predicted && !p.Verified && i < len(p.Locals) {
+				mark = confMark(p.Locals[i])
+			}
+			fmt.Fprintf(d.out, "    %s = %s%s\n", l.Name, l.Repr, mark)
 		}
 	}
+	d.note(p, predicted)
 	if d.real == nil {
 		return
 	}
@@ -310,6 +322,50 @@ func (d *debugger) show() {
 			}
 		}
 	}
+}
+
+// note says how the current state was predicted where that is news: a
+// verified state (the real one shown instead), a value cut, a check that
+// could not be made.
+func (d *debugger) note(p ndbg.Prediction, predicted bool) {
+	switch {
+	case !predicted:
+	case p.Verified:
+		model := "the end of the program"
+		if m := p.Model; m != nil {
+			model = fmt.Sprintf("%s at line %d", m.Event, m.Line)
+			if m.Event == dsl.Return || m.Event == dsl.Exception {
+				model += " -> " + m.Value
+			}
+		}
+		fmt.Fprintf(d.out, "== verified: the model was %s sure (it predicted %s); this is the real state\n", pct(p.State), model)
+	case p.Uncertain():
+		fmt.Fprintf(d.out, "?? uncertain: the model kept extending %s past any real value; cut\n", strings.Join(p.Cut, ", "))
+	}
+	if predicted && p.Unverified != "" {
+		fmt.Fprintf(d.out, "?? not verified: %s\n", p.Unverified)
+	}
+}
+
+// showConfBelow: a predicted state's or local's confidence is shown when
+// below it (the display stays quiet where the model is sure).
+const showConfBelow = 0.9
+
+// confMark is "  [63%]" for a confidence below showConfBelow, else "".
+func confMark(c float64) string {
+	if c >= showConfBelow {
+		return ""
+	}
+	return "  [" + pct(c) + "]"
+}
+
+// pct writes a probability as a whole percentage ("<1%" for a small one
+// that is not 0).
+func pct(c float64) string {
+	if c > 0 && c < 0.005 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*c)
 }
 
 func orMissing(v string, ok bool) string {

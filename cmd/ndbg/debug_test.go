@@ -134,3 +134,21 @@ func TestDebugShowsUserLines(t *testing.T) {
 		require.Contains(t, out.String(), want)
 	}
 }
+
+// TestDebugConfidence: a prediction the model was unsure of shows its
+// confidence; with --verify-below 1 every unsure step is checked against
+// the real run, which then matches at each step; --verify-below outside
+// [0, 1] or with the real backend is a usage error.
+func TestDebugConfidence(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--threads", "1"}, "s", "s", "s", "q")
+	require.Regexp(t, `\[(\d+|<1)%\]`, out, "some step below 90%")
+
+	out = typeInto(t, []string{"--call", "f([1, None, 4])", "--threads", "1", "--verify-below", "1", "--compare"}, "s", "s", "n", "n", "q")
+	require.Contains(t, out, "== verified: the model was")
+	require.NotContains(t, out, "!! real", "verified states are the real ones")
+
+	for _, bad := range [][]string{{"--verify-below", "1.5"}, {"--verify-below", "0.5", "--backend", "real"}} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(context.Background(), append([]string{"debug", "x.py", "--call", "f(1)"}, bad...), &stdout, &stderr), "%v", bad)
+	}
+}

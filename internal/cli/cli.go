@@ -79,7 +79,16 @@ type BackendFlags struct {
 	Model   string       // --model: a model directory, empty for the embedded default
 	Threads int          // --threads: compute threads, 0 for one per core
 	Limits  trace.Limits // --timeout, --max-events: the real run's limits
-	names   []string     // the backends this command offers
+	// VerifyBelow (--verify-below, where RegisterVerify added it): check
+	// neural predictions whose confidence is below it against the real run
+	// (ndbg.Verify); 0 checks none.
+	VerifyBelow float64
+	names       []string // the backends this command offers
+}
+
+// RegisterVerify adds --verify-below to fs.
+func (b *BackendFlags) RegisterVerify(fs *flag.FlagSet) {
+	fs.Float64Var(&b.VerifyBelow, "verify-below", 0, "check predictions whose confidence is below this probability (0-1) against the real run and show the real state (0: never)")
 }
 
 // Register adds --backend (one of names, the first the default), --model,
@@ -119,6 +128,12 @@ func (b *BackendFlags) Check() error {
 	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 || b.Threads < 0 {
 		return Usagef("--timeout, --max-events and --threads cannot be negative")
 	}
+	if !(b.VerifyBelow >= 0 && b.VerifyBelow <= 1) {
+		return Usagef("--verify-below %g: want a probability from 0 to 1", b.VerifyBelow)
+	}
+	if b.VerifyBelow > 0 && b.Name != Neural {
+		return Usagef("--verify-below checks the neural backend's predictions (not --backend %s)", b.Name)
+	}
 	return nil
 }
 
@@ -146,6 +161,14 @@ func (b *BackendFlags) Open(ctx context.Context, p sample.Params) (ndbg.Backend,
 		return ndbg.Real(b.Limits), nil, nil
 	case CWM:
 		return ndbg.CWM(m, p), m, nil
+	}
+	if b.VerifyBelow > 0 {
+		v, err := ndbg.Verify(ndbg.Neural(m, p), b.Limits, b.VerifyBelow)
+		if err != nil {
+			m.Close()
+			return nil, nil, err
+		}
+		return v, m, nil
 	}
 	return ndbg.Neural(m, p), m, nil
 }

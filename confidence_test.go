@@ -1,0 +1,123 @@
+package ndbg_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// runawayTail is a program whose return value a random model writes
+// without end.
+const runawayTail = `def f(a, b, c):
+    s = ''
+    for x in a + b + c:
+        s += 'R' * x
+    return s
+`
+
+// TestContextCutReturnValue: a return value that would run past the end of
+// the model's context is cut there (it failed with ndbg.ErrContextFull), and the
+// state is marked uncertain.
+func TestContextCutReturnValue(t *testing.T) {
+	ctx := context.Background()
+	cuts := 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		m := testmodel.ModelContext(t, seed, 160)
+		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), runawayTail, "f((1,), (1,), (1, 2))")
+		require.NoError(t, err)
+		st, err := s.StepReturn(ctx)
+		if errors.Is(err, ndbg.ErrFinished) {
+			continue
+		}
+		require.NoError(t, err, "seed %d", seed)
+		p, ok := s.Prediction()
+		require.True(t, ok)
+		if st.Event == dsl.Return && p.Uncertain() {
+			require.Equal(t, []string{"value"}, p.Cut)
+			cuts++
+		}
+		s.Close()
+	}
+	require.Positive(t, cuts, "no random model ran out of context in the return value")
+}
+
+// TestVerifyBelow: a Verify session shows the real state wherever the
+// model's confidence is below the threshold, and says so; with threshold 1
+// it agrees with the real backend at every step; with threshold 0 it is the
+// plain neural session. Non-neural backends and thresholds outside [0, 1]
+// are refused.
+func TestVerifyBelow(t *testing.T) {
+	ctx := context.Background()
+	m, err := ndbg.Open(ctx, ndbg.Options{})
+	if errors.Is(err, ndbg.ErrNoDefaultModel) {
+		t.Skip("no embedded default model")
+	}
+	require.NoError(t, err)
+	defer m.Close()
+	src, err := os.ReadFile("examples/mean.py")
+	require.NoError(t, err)
+	const call = "f([3, None, 4])"
+	actions := []dsl.ActionKind{dsl.StepInto, dsl.StepOver, dsl.StepInto, dsl.StepInto, dsl.StepOver, dsl.StepOver,
+		dsl.StepReturn, dsl.InvStepOver, dsl.StepReturn, dsl.StepOver}
+
+	always, err := ndbg.Verify(ndbg.Neural(m, sample.Params{}), trace.Limits{}, 1)
+	require.NoError(t, err)
+	never, err := ndbg.Verify(ndbg.Neural(m, sample.Params{}), trace.Limits{}, 0)
+	require.NoError(t, err)
+	sessions := map[string]*ndbg.Session{}
+	for name, b := range map[string]ndbg.Backend{"always": always, "never": never,
+		"neural": ndbg.Neural(m, sample.Params{}), "real": ndbg.Real(trace.Limits{})} {
+		s, err := ndbg.Start(ctx, b, string(src), call)
+		require.NoError(t, err)
+		defer s.Close()
+		sessions[name] = s
+	}
+	verified := 0
+	for i, k := range actions {
+		got := map[string]*ndbg.State{}
+		for name, s := range sessions {
+			if s.Finished() { // a model that predicted the end stays there
+				continue
+			}
+			st, err := s.Do(ctx, dsl.Action{Kind: k})
+			if errors.Is(err, ndbg.ErrFinished) {
+				got[name] = nil
+				continue
+			}
+			require.NoError(t, err, "%s step %d", name, i)
+			got[name] = &st
+		}
+		require.True(t, ndbg.Compare(got["always"], got["real"]).All, "step %d %s: %v vs %v", i, k, got["always"], got["real"])
+		require.Equal(t, got["neural"], got["never"], "step %d", i)
+		p, ok := sessions["always"].Prediction()
+		require.True(t, ok)
+		if p.Verified {
+			verified++
+			require.Less(t, p.State, 1.0)
+		}
+		p, ok = sessions["never"].Prediction()
+		require.True(t, ok)
+		require.False(t, p.Verified)
+		if sessions["real"].Finished() {
+			break
+		}
+	}
+	require.Positive(t, verified)
+	require.Equal(t, sessions["real"].Stack(), sessions["always"].Stack())
+
+	_, err = ndbg.StartAt(ctx, always, string(src), "f", ndbg.State{Event: dsl.Call, Line: 8})
+	require.ErrorIs(t, err, ndbg.ErrUnsupported)
+	_, err = ndbg.Verify(ndbg.Real(trace.Limits{}), trace.Limits{}, 0.5)
+	require.Error(t, err)
+	_, err = ndbg.Verify(ndbg.Neural(m, sample.Params{}), trace.Limits{}, 1.5)
+	require.Error(t, err)
+}

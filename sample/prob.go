@@ -1,0 +1,41 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ndbg/ndbg/kernels"
+)
+
+// Prob returns how likely the model found token tok: p, its probability
+// under softmax(logits) at temperature 1 restricted to the tokens mask
+// allows and renormalised (the constrained distribution; nil mask: every
+// token), and allowed, the probability mass the unrestricted distribution
+// gives the tokens mask allows (1 for a nil mask). It is the model's own
+// distribution whatever the Sampler's temperature, top-k or top-p: what the
+// model believes, not how a token was drawn. The softmax is the kernels'
+// vectorized one, into the Sampler's scratch space: one pass over the
+// logits, then a sum over the allowed tokens.
+func (s *Sampler) Prob(logits []float32, mask *Mask, tok int) (p, allowed float64, err error) {
+	if tok < 0 || tok >= len(logits) {
+		return 0, 0, fmt.Errorf("sample: token %d outside %d logits", tok, len(logits))
+	}
+	if mask != nil && mask.Len() != len(logits) {
+		return 0, 0, fmt.Errorf("sample: mask of %d tokens for %d logits", mask.Len(), len(logits))
+	}
+	if mask != nil && !mask.Allowed(tok) {
+		return 0, 0, nil
+	}
+	w := s.scratch(len(logits))
+	copy(w, logits)
+	kernels.Softmax(w)
+	allowed = 1
+	if mask != nil {
+		allowed = 0
+		each(w, mask, func(_ int, v float32) { allowed += float64(v) })
+	}
+	if !(allowed > 0) || math.IsNaN(float64(w[tok])) {
+		return 0, 0, ErrNoToken
+	}
+	return min(float64(w[tok])/allowed, 1), min(allowed, 1), nil
+}
