@@ -299,6 +299,7 @@ def train(args):
                                + kids.ru_stime - kids0.ru_stime)
 
         t_ckpt = t_log = time.time()
+        saved = None  # when this process last wrote the checkpoint
         tok_log, cpu_log = run.tokens, time.process_time()
         while stop["signal"] is None and not (args.max_steps and run.step >= args.max_steps):
             if run.batch >= len(batches):
@@ -338,12 +339,13 @@ def train(args):
                     "step": run.step, "tokens": run.tokens, "cpu_seconds": round(run.cpu_seconds, 1),
                     "chunk": run.chunk, "loss": round(loss.item(), 4), "tokens_per_s": round(tps),
                     "tokens_per_cpu_s": round(tpc), "block": s["block"],
-                    "last_checkpoint": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_ckpt)),
+                    "last_checkpoint": saved,
                     "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1) + "\n")
             if time.time() - t_ckpt >= args.ckpt_minutes * 60:
                 account()
                 run.save()
                 t_ckpt = time.time()
+                saved = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_ckpt))
         account()
         run.save()
         why = f"signal {stop['signal']}" if stop["signal"] is not None else f"step {run.step}"

@@ -159,5 +159,32 @@ class ResumeTest(unittest.TestCase):
         self.assertEqual(len(lines), 1 + 1 + 4)
 
 
+class GateTest(unittest.TestCase):
+    """promote.decide: the issue's rule, on made-up `ndbg eval` summaries."""
+
+    @staticmethod
+    def result(all_state, by_action):
+        tally = lambda k: {"n": 100, "state": k}  # noqa: E731
+        return {"next_state": {"all": tally(all_state), "by_action": {a: tally(k) for a, k in by_action.items()}}}
+
+    def test_decide(self):
+        sys.path.insert(0, HERE)
+        import promote as P
+        old = self.result(30, {"step_into": 40, "inv_continue": 5})
+        cases = [
+            (self.result(31, {"step_into": 41, "inv_continue": 4}), None, 0, []),  # +1 point, a fall of 1: promote
+            (self.result(30.5, {"step_into": 41, "inv_continue": 5}), None, 0, ["rose +0.5 points"]),
+            (self.result(35, {"step_into": 45, "inv_continue": 3.5}), None, 0, ["inv_continue fell 1.5"]),
+            (self.result(35, {"step_into": 45}), None, 0, ["inv_continue fell 5.0"]),  # a kind that vanished
+            (self.result(35, {"step_into": 45, "inv_continue": 5}), "2026-01-02", 0, ["already promoted today"]),
+            (self.result(35, {"step_into": 45, "inv_continue": 5}), "2026-01-01", 33_000_000, ["at most 32,000,000"]),
+        ]
+        for new, promoted, size, want in cases:
+            got = P.decide(old, new, promoted, size, "2026-01-02")
+            self.assertEqual(len(got), len(want), got)
+            for w, g in zip(want, got):
+                self.assertIn(w, g)
+
+
 if __name__ == "__main__":
     unittest.main()
