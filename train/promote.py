@@ -84,7 +84,7 @@ def figures(res, info):
     f = {"next-state exact, all": pct(nx["all"]), "next-state exact, forward": pct(nx["forward"]),
          "next-state exact, inverse": pct(nx["inverse"])}
     for a in sorted(nx["by_action"]):
-        f[f"  {a}"] = pct(nx["by_action"][a])
+        f[f"  {a} ({nx['by_action'][a]['n']} pairs)"] = pct(nx["by_action"][a])
     for part in ("event", "line"):
         f[f"  {part} right"] = 100.0 * nx["all"][part] / max(nx["all"]["n"], 1)
     f["  locals right"] = 100.0 * nx["all"]["locals"] / max(nx["all"]["locals_n"], 1)
@@ -225,11 +225,11 @@ def main():
         print(f"evaluating the checkpoint (step {cinfo['step']}, {cinfo['weights']} weights) ...", flush=True)
         new = evaluate(ndbg, cand, os.path.join(gate, f"candidate-{cinfo['step']}.json"))
         fo, fn = figures(old, sinfo), figures(new, cinfo)
-        print(f"\n{'':34} {'shipped':>9} {'candidate':>9} {'change':>8}")
+        print(f"\n{'':40} {'shipped':>9} {'candidate':>9} {'change':>8}")
         names = list(fo) + [n for n in fn if n not in fo]
         for name in names:
             a, b = fo.get(name, float("nan")), fn.get(name, float("nan"))
-            print(f"{name:34} {a:9.1f} {b:9.1f} {b - a:+8.1f}")
+            print(f"{name:40} {a:9.1f} {b:9.1f} {b - a:+8.1f}")
         size = sum(os.path.getsize(os.path.join(cand, f)) for f in model_files(cand))
         reasons = decide(old, new, promoted_on, size, today)
         print(f"\ngate: {time.time() - t0:.0f} s")
