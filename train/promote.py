@@ -200,7 +200,8 @@ def main():
     try:
         t0 = time.time()
         ndbg = os.path.join(work, "ndbg")
-        subprocess.run(["go", "build", "-o", ndbg, "./cmd/ndbg"], cwd=ROOT, check=True)
+        # No VCS stamp: the cached figures' key changes with the source, not with every commit.
+        subprocess.run(["go", "build", "-buildvcs=false", "-o", ndbg, "./cmd/ndbg"], cwd=ROOT, check=True)
         cand = os.path.join(work, "candidate")
         subprocess.run([sys.executable, os.path.join(HERE, "continuous.py"), "export", "--run-dir", run,
                         "--out", cand], check=True)
