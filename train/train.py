@@ -67,6 +67,8 @@ class Split:
         return self.rows(self._queue.pop(), block, pad_id)
 
     def rows(self, docs, block, pad_id):
+        """Inputs, targets and loss mask of documents docs, each cut to block+1
+        tokens from its start and padded to the longest."""
         lens = np.minimum(self.offsets[docs + 1] - self.offsets[docs], block + 1)
         width = int(lens.max())  # trim the padding: trajectories are mostly far shorter than block
         x = np.full((len(docs), width), pad_id, dtype=np.int64)
