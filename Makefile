@@ -1,5 +1,7 @@
 # ndbg: build, test, benchmark, lint. `make test` runs every test that needs no GPU.
 GO ?= go
+# The trainer's tests need PyTorch: Debian's is importable from /usr/bin/python3.
+PY ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 PKGS := ./...
 
 .PHONY: all build test bench lint fuzz cuda-check cuda-ptx
@@ -9,13 +11,15 @@ all: build
 build:
 	$(GO) build $(PKGS)
 
-# Every test that runs without a GPU, with the assembly kernels and with the
+# Every test that runs without a GPU: the trainer's (Python, unittest), then
+# the Go tests with the assembly kernels and with the
 # pure-Go fallback (noasm). internal/testreport runs go test -json and prints
 # each package's line, every skipped test with its reason, the output of
 # failures, and "N passed, N failed, N skipped". NDBG_REQUIRE_ORACLES=1 makes
 # a test whose oracle (PyTorch, npm tokenizers, the Llama-3 vocabulary) is
 # missing fail instead of skip (internal/oracle); CI sets it.
 test:
+	$(PY) -m unittest discover -s train -v
 	$(GO) run ./internal/testreport -count=1 $(PKGS)
 	$(GO) run ./internal/testreport -count=1 -tags noasm ./kernels/... ./model/...
 

@@ -10,34 +10,14 @@ logits there.
   reference_logits.py MODEL_DIR TOKENS_DIR [--sequences 3] [--length 96]
 """
 import argparse
-import glob
 import json
 import os
-import struct
 import sys
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    out = {}
-    for name, h in header.items():
-        if name == "__metadata__":
-            continue
-        b, e = h["data_offsets"]
-        raw = np.frombuffer(data[b:e], dtype={"F32": "<f4", "BF16": "<u2", "F16": "<f2"}[h["dtype"]])
-        if h["dtype"] == "BF16":
-            raw = (raw.astype(np.uint32) << 16).view(np.float32)
-        out[name] = torch.from_numpy(raw.astype(np.float32).reshape(h["shape"]))
-    return out
 
 
 def main():
@@ -47,17 +27,8 @@ def main():
     ap.add_argument("--sequences", type=int, default=3)
     ap.add_argument("--length", type=int, default=96)
     args = ap.parse_args()
-    with open(os.path.join(args.model, "config.json")) as f:
-        hf = json.load(f)
-    cfg = {k: hf[k] for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-                              "num_attention_heads", "num_key_value_heads", "head_dim",
-                              "max_position_embeddings", "rms_norm_eps", "rope_theta", "tie_word_embeddings")}
+    cfg, sd = T.load_export(args.model)
     model = T.Llama(cfg)
-    sd = {}
-    for p in sorted(glob.glob(os.path.join(args.model, "model*.safetensors"))):
-        sd.update(read_safetensors(p))
-    if cfg["tie_word_embeddings"]:
-        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
     model.load_state_dict(sd)
     model.eval()
     split = T.Split(args.tokens, "val")

@@ -50,7 +50,7 @@ class Split:
     def batch(self, rng, batch_size, block, pad_id):
         """Random documents, each cut to block+1 tokens from its start (the
         program must stay in view) and padded. Loss only on the frames."""
-        return self._rows(rng.integers(0, self.n, size=batch_size), block, pad_id)
+        return self.rows(rng.integers(0, self.n, size=batch_size), block, pad_id)
 
     def bucketed_batch(self, rng, budget, block, pad_id):
         """Random documents of about one length, as many as fit budget tokens.
@@ -63,17 +63,12 @@ class Split:
         if not getattr(self, "_queue", None):
             lens = np.minimum(np.diff(self.offsets), block + 1)
             pool = rng.integers(0, self.n, size=max(1, 64 * budget // int(lens.mean())))
-            pool = pool[np.argsort(lens[pool], kind="stable")]
-            batches, start = [], 0
-            for i in range(1, len(pool) + 1):
-                # pool is sorted: adding pool[i] makes it the widest row
-                if i == len(pool) or (i + 1 - start) * lens[pool[i]] > budget:
-                    batches.append(pool[start:i])
-                    start = i
-            self._queue = [batches[j] for j in rng.permutation(len(batches))]
-        return self._rows(self._queue.pop(), block, pad_id)
+            self._queue = bucket(pool, lens, budget, rng)
+        return self.rows(self._queue.pop(), block, pad_id)
 
-    def _rows(self, docs, block, pad_id):
+    def rows(self, docs, block, pad_id):
+        """Inputs, targets and loss mask of documents docs, each cut to block+1
+        tokens from its start and padded to the longest."""
         lens = np.minimum(self.offsets[docs + 1] - self.offsets[docs], block + 1)
         width = int(lens.max())  # trim the padding: trajectories are mostly far shorter than block
         x = np.full((len(docs), width), pad_id, dtype=np.int64)
@@ -85,6 +80,20 @@ class Split:
             lo = max(self.prompt[d] - 1, 0)
             mask[b, lo:lens[b] - 1] = 1.0
         return torch.from_numpy(x[:, :-1]), torch.from_numpy(x[:, 1:]), torch.from_numpy(mask)
+
+
+def bucket(pool, lens, budget, rng):
+    """Cuts the documents in pool into batches of about one length: pool is
+    sorted by length (lens[doc], stable) and cut where another row would take
+    the batch past budget tokens; the batches come back in random order."""
+    pool = pool[np.argsort(lens[pool], kind="stable")]
+    batches, start = [], 0
+    for i in range(1, len(pool) + 1):
+        # pool is sorted: adding pool[i] makes it the widest row
+        if i == len(pool) or (i + 1 - start) * lens[pool[i]] > budget:
+            batches.append(pool[start:i])
+            start = i
+    return [batches[j] for j in rng.permutation(len(batches))]
 
 
 # ---------------------------------------------------------------- model
@@ -232,11 +241,53 @@ def write_safetensors(path, tensors):
             f.write(raw)
 
 
-def export(model, cfg, args, out, dtype):
+def read_safetensors(path):
+    """Reads one safetensors file (the layout write_safetensors writes) into F32
+    tensors by name: BF16 is widened exactly, as the Go engine does."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        data = f.read()
+    out = {}
+    for name, h in header.items():
+        if name == "__metadata__":
+            continue
+        b, e = h["data_offsets"]
+        raw = np.frombuffer(data[b:e], dtype={"F32": "<f4", "BF16": "<u2", "F16": "<f2"}[h["dtype"]])
+        if h["dtype"] == "BF16":
+            raw = (raw.astype(np.uint32) << 16).view(np.float32)
+        out[name] = torch.from_numpy(raw.astype(np.float32).reshape(h["shape"]))
+    return out
+
+
+CONFIG_KEYS = ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+               "num_key_value_heads", "head_dim", "max_position_embeddings", "rms_norm_eps", "rope_theta",
+               "tie_word_embeddings", "bos_token_id", "eos_token_id")
+
+
+def load_export(directory):
+    """The model config (train.py's cfg) and F32 state dict of an export
+    (config.json plus model*.safetensors, sharded or not), e.g. weights/default."""
+    with open(os.path.join(directory, "config.json")) as f:
+        hf = json.load(f)
+    cfg = {k: hf[k] for k in CONFIG_KEYS}
+    sd = {}
+    for name in sorted(os.listdir(directory)):
+        if name.startswith("model") and name.endswith(".safetensors"):
+            sd.update(read_safetensors(os.path.join(directory, name)))
+    if not sd:
+        raise ValueError(f"{directory}: no model*.safetensors")
+    if cfg["tie_word_embeddings"]:
+        sd["lm_head.weight"] = sd["model.embed_tokens.weight"]
+    return cfg, sd
+
+
+def export(model, cfg, shard_mib, tokenizer, out, dtype):
+    """Writes the Go engine's files into out: model*.safetensors in dtype, config.json, tokenizer.json."""
     sd = {k: v.to(dtype) for k, v in model.state_dict().items()}
     if cfg["tie_word_embeddings"]:
         sd.pop("lm_head.weight", None)
-    limit = args.shard_mib << 20
+    limit = shard_mib << 20
     shards, cur, size = [], {}, 0
     for name, t in sd.items():
         n = t.numel() * t.element_size()
@@ -263,15 +314,12 @@ def export(model, cfg, args, out, dtype):
     hf = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama",
         "torch_dtype": {torch.bfloat16: "bfloat16", torch.float32: "float32"}[dtype],
-        **{k: cfg[k] for k in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-                               "num_attention_heads", "num_key_value_heads", "head_dim",
-                               "max_position_embeddings", "rms_norm_eps", "rope_theta",
-                               "tie_word_embeddings", "bos_token_id", "eos_token_id")},
+        **{k: cfg[k] for k in CONFIG_KEYS},
         "hidden_act": "silu", "attention_bias": False, "mlp_bias": False, "rope_scaling": None,
     }
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(hf, f, indent=1)
-    with open(args.tokenizer, "rb") as src, open(os.path.join(out, "tokenizer.json"), "wb") as dst:
+    with open(tokenizer, "rb") as src, open(os.path.join(out, "tokenizer.json"), "wb") as dst:
         dst.write(src.read())
 
 
@@ -338,6 +386,16 @@ def model_card(out, cfg, args, params, rows, steps, tokens, device, elapsed):
 
 
 # ---------------------------------------------------------------- training
+
+def make_optimizer(model, lr, weight_decay, device):
+    """AdamW, β 0.9/0.95, weight decay on the matrices only."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    fused = {"fused": True} if device.type == "cuda" else {}
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.95), eps=1e-8, **fused)
+
 
 def lr_at(step, args):
     if step < args.warmup:
@@ -431,12 +489,7 @@ def main():
     }
     model = Llama(cfg).to(device)
     params = sum(p.numel() for p in model.parameters())
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    fused = {"fused": True} if device.type == "cuda" else {}
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=args.lr, betas=(0.9, 0.95), eps=1e-8, **fused)
+    opt = make_optimizer(model, args.lr, args.weight_decay, device)
     os.makedirs(args.out, exist_ok=True)
     ckpt_path = os.path.join(args.out, "ckpt.pt")
     step, tokens, rows, elapsed0 = 0, 0, [], 0.0
@@ -501,7 +554,7 @@ def main():
             print(f"final held-out loss {ev:.4f}", flush=True)
         save()
         elapsed = elapsed0 + time.time() - t0
-        export(model, cfg, args, args.out, torch.bfloat16 if args.export_dtype == "bf16" else torch.float32)
+        export(model, cfg, args.shard_mib, args.tokenizer, args.out, torch.bfloat16 if args.export_dtype == "bf16" else torch.float32)
         with open(os.path.join(args.out, "loss.csv"), "w") as f:
             f.write("step,tokens,train_loss,heldout_loss\n")
             for r in rows:
