@@ -203,7 +203,7 @@ func (b *Batch) Close() error {
 	defer b.mu.Unlock()
 	b.closed = true
 	if b.p != nil {
-		b.p.kill()
+		b.p.shutdown()
 		b.p = nil
 	}
 	return nil

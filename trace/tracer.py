@@ -1,12 +1,15 @@
 # ndbg tracer: runs Python programs under sys.settrace and reports their
 # events as JSON lines. Standard library only; embedded in the Go package trace
-# and run as `python3 -S -s -B -P -c <this file> MODE MEMORY_BYTES`.
+# and run inside the sandbox (trace/sandbox.go) as
+# `python3 -S -s -B -c <this file> MODE MEMORY_BYTES CPU_SECONDS`.
 #
 # Wire protocol (ASCII JSON lines; see trace/wire.go):
-#   fd 4 (in):  one request per line: {"id", "source", "entry", "call",
+#   fd 4 (in):  first the hex HMAC-SHA256 key that signs every output line,
+#               then one request per line: {"id", "source", "entry", "call",
 #               "timeout", "max_events", "max_bytes", "max_stdout"}
-#   fd 3 (out): {"t": "hello", "version": sys.version}, then one result line
-#               per request (see result()).
+#   fd 3 (out): "HEX-SIGNATURE JSON" lines (see make_signer):
+#               {"t": "hello", "version": sys.version}, then one result line
+#               per request (see run_one).
 # MODE "single" reads one request and closes fd 4 before any program code
 # runs; "batch" serves requests until fd 4 reaches end of file.
 import ast
@@ -19,6 +22,7 @@ import re
 import resource
 import signal
 import sys
+import _thread
 # Bound here so that a program rebinding builtins cannot break the tracer.
 from builtins import (BaseException, MemoryError, RecursionError, SyntaxError, UnicodeEncodeError,
                       ValueError, bytes, callable, compile, dict, eval, exec, float, getattr,
@@ -209,38 +213,33 @@ def setrecursionlimit(n):
     st.vis_limit = n
 
 
-def neuter():
-    """Disables process creation, signals, exit and tracer tampering for the
-    program. The Go side's process-group kill remains the backstop."""
-    import posix
-    import _posixsubprocess
-    import _thread
+def guarded(name, check, fn):
+    """fn, refused (as a sandbox violation) when check(*args) is true."""
+    def wrapper(*args, **kwargs):
+        if check(*args, **kwargs):
+            return forbid(name)()
+        return fn(*args, **kwargs)
 
-    names = """fork forkpty system popen execv execve execl execle execlp execlpe
-        execvp execvpe spawnv spawnve spawnl spawnle spawnlp spawnlpe spawnvp
-        spawnvpe posix_spawn posix_spawnp setsid setpgid setpgrp kill killpg
-        _exit abort setuid setgid seteuid setegid setreuid setregid setresuid
-        setresgid chroot register_at_fork pidfd_open""".split()
-    for mod in (os, posix):
-        for n in names:
-            if hasattr(mod, n):
-                setattr(mod, n, forbid("os." + n))
-    _posixsubprocess.fork_exec = forbid("_posixsubprocess.fork_exec")
-    for n in ("start_new_thread", "start_new"):
-        if hasattr(_thread, n):
-            setattr(_thread, n, forbid("_thread." + n))
-    for n in ("signal", "setitimer", "alarm", "pthread_kill", "pthread_sigmask",
-              "siginterrupt", "raise_signal", "set_wakeup_fd", "sigwait"):
-        if hasattr(signal, n):
-            setattr(signal, n, forbid("signal." + n))
-    for n in ("setrlimit", "prlimit"):
-        if hasattr(resource, n):
-            setattr(resource, n, forbid("resource." + n))
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+def neuter():
+    """Keeps the program's hands off the tracer's own machinery: tracing,
+    the SIGALRM timer and the interpreter's exit. Everything else (process
+    creation, files, sockets, rlimits) is the operating-system sandbox's to
+    refuse (docs/security.md); a program that gets around these Python-level
+    guards (say by re-importing posix) only loses its own trace."""
+    for n in ("_exit", "abort"):
+        setattr(os, n, forbid("os." + n))
     sys.settrace = forbid("sys.settrace")
     sys.setprofile = forbid("sys.setprofile")
     sys.setrecursionlimit = setrecursionlimit
-    for n in ("_ctypes", "ctypes"):
-        sys.modules[n] = None
+    signal.signal = guarded("signal.signal(SIGALRM)", lambda sig, *a, **k: sig == signal.SIGALRM, signal.signal)
+    signal.setitimer = guarded("signal.setitimer(ITIMER_REAL)", lambda which, *a, **k: which == signal.ITIMER_REAL,
+                               signal.setitimer)
+    signal.alarm = forbid("signal.alarm")
 
 
 def on_alarm(signum, frame):
@@ -555,19 +554,41 @@ def run_one(req):
     return res
 
 
+def make_signer(key):
+    """Returns sign(data) -> b"HEX-HMAC-SHA256 data\\n" for the Go side to
+    check. The key lives only inside OpenSSL's HMAC object, reachable from
+    this closure: a program that digs through the interpreter (gc, frames,
+    /proc/self/mem) can still find it; docs/security.md says so."""
+    import hmac
+    mac = hmac.new(key, digestmod="sha256")
+
+    def sign(data):
+        m = mac.copy()
+        m.update(data)
+        return m.hexdigest().encode("ascii") + b" " + data + b"\n"
+
+    return sign
+
+
 def main():
     mode = sys.argv[1]
     memory = int(sys.argv[2])
+    cpu = int(sys.argv[3])
+    inp = os.fdopen(4, "rb")
+    sign = make_signer(bytes.fromhex(inp.readline().decode("ascii")))
+    # Hard limits: in the sandbox the program has no capability to raise them.
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if cpu > 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
     signal.signal(signal.SIGALRM, on_alarm)
     out = os.fdopen(3, "wb")
-    inp = os.fdopen(4, "rb")
-    out.write(json.dumps({"t": "hello", "version": sys.version}).encode("ascii") + b"\n")
+    out.write(sign(json.dumps({"t": "hello", "version": sys.version}).encode("ascii")))
     out.flush()
+    _exit = os._exit
     neuter()
     pristine = dict(builtins.__dict__)
     home = os.getcwd()
@@ -579,15 +600,22 @@ def main():
         if mode == "single":
             inp.close()
         res = run_one(req)
+        # Threads the program left running would act inside the next one.
+        retire = mode == "batch" and _thread._count() > 0
+        if retire:
+            res["retire"] = True
         try:
             data = json.dumps(res).encode("ascii")
         except MemoryError:
             data = json.dumps({"t": "result", "id": res["id"], "status": "memory", "events": [],
                                "ret": None, "exc": None, "stdout": "", "stdout_trunc": False,
-                               "msg": "MemoryError encoding the result", "line": 0}).encode("ascii")
-        out.write(data + b"\n")
+                               "msg": "MemoryError encoding the result", "line": 0,
+                               "retire": retire}).encode("ascii")
+        out.write(sign(data))
         out.flush()
         del res, data
+        if retire:
+            _exit(0)
         try:
             if os.getcwd() != home:
                 os.chdir(home)
