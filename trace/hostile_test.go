@@ -113,9 +113,9 @@ func TestHostileSockets(t *testing.T) {
 	// The sandbox has a loopback of its own (nothing listens there) and no
 	// other network.
 	for src, exc := range map[string]string{
-		fmt.Sprintf("import socket\ndef f():\n    socket.create_connection(('127.0.0.1', %d), timeout=1).sendall(b'pwned')\n", port): "ConnectionRefusedError",
+		fmt.Sprintf("import socket\ndef f():\n    socket.create_connection(('127.0.0.1', %d), timeout=1).sendall(b'pwned')\n", port):                           "ConnectionRefusedError",
 		fmt.Sprintf("import socket\ndef f():\n    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n    s.sendto(b'pwned', ('127.0.0.1', %d))\n", udpPort): "",
-		"import socket\ndef f():\n    socket.create_connection(('1.1.1.1', 80), timeout=1)\n": "OSError",
+		"import socket\ndef f():\n    socket.create_connection(('1.1.1.1', 80), timeout=1)\n":                                                                  "OSError",
 	} {
 		res, err := hostileRun(t, src)
 		if exc == "" {
