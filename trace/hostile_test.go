@@ -233,3 +233,13 @@ func TestStaleWorkDirsAreRemoved(t *testing.T) {
 	assert.NoDirExists(t, stale)
 	assert.DirExists(t, live)
 }
+
+func TestTooDeepToCompile(t *testing.T) {
+	deep := strings.Repeat("1+", 200000) + "1"
+	_, err := hostileRun(t, "def f():\n    return "+deep+"\n")
+	e := requireKind(t, err, ErrSyntax)
+	assert.Contains(t, e.Msg, "too deeply nested")
+	_, err = runChecked(t, "def f(x):\n    return x\n", "f", "f("+deep+")", testLimits(t))
+	e = requireKind(t, err, ErrSetup)
+	assert.Contains(t, e.Msg, "too deeply nested")
+}

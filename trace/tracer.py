@@ -280,6 +280,7 @@ def parse_call(call, entry):
     return compile(tree, "<call>", "eval")
 
 
+TOO_DEEP = "an expression is too deeply nested to compile (CPython's compiler ran out of recursion depth)"
 COMPILED = {}  # source -> code object: generated programs often repeat with new inputs
 
 
@@ -460,8 +461,14 @@ def run_one(req):
             except ValueError as e:  # null bytes
                 res["status"], res["msg"] = "syntax", bound(safestr(e))
                 return res
+            except RecursionError:  # CPython's compiler recursing on a deep expression
+                res["status"], res["msg"] = "syntax", TOO_DEEP
+                return res
             try:
                 callcode = parse_call(req["call"], entry)
+            except RecursionError:
+                res["status"], res["msg"] = "setup", "bad call: " + TOO_DEEP
+                return res
             except (SyntaxError, ValueError) as e:
                 res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
                 return res
