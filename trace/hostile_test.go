@@ -243,3 +243,54 @@ func TestTooDeepToCompile(t *testing.T) {
 	e = requireKind(t, err, ErrSetup)
 	assert.Contains(t, e.Msg, "too deeply nested")
 }
+
+func TestHostileHugeReprs(t *testing.T) {
+	// The repr of a 10^7-element list is 89 MB: built at every event it
+	// timed out; built to a budget, the loop traces.
+	lim := testLimits(t)
+	lim.Timeout = 20 * time.Second // building the list is slow on a loaded machine
+	res, err := runChecked(t, "def f():\n    xs = list(range(10**7))\n    s = 0\n    for i in range(20):\n        s += xs[i]\n    return s\n", "f", "f()", lim)
+	require.NoError(t, err)
+	assert.Equal(t, "190", res.Return)
+	last := res.Events[len(res.Events)-1]
+	require.Equal(t, "xs", last.Locals[0].Name)
+	assert.True(t, strings.HasPrefix(last.Locals[0].Repr, "[0, 1, 2, 3, "), last.Locals[0].Repr)
+	assert.Regexp(t, `\.\.\.\[\+\d+\+\]$`, last.Locals[0].Repr, "cut unmeasured: at least N bytes")
+	assert.LessOrEqual(t, len(last.Locals[0].Repr), 256)
+}
+
+func TestHostileEndlessRepr(t *testing.T) {
+	src := `import time
+class Stuck:
+    def __repr__(self):
+        while True:
+            time.sleep(0.01)
+class Stubborn:
+    def __repr__(self):
+        while True:
+            try:
+                time.sleep(0.01)
+            except BaseException:
+                pass
+def f():
+    a = Stuck()
+    b = [1, a]
+    return 7
+`
+	lim := testLimits(t)
+	lim.Timeout = 10 * time.Second
+	start := time.Now()
+	res, err := runChecked(t, src, "f", "f()", lim)
+	require.NoError(t, err)
+	assert.Equal(t, "7", res.Return)
+	last := res.Events[len(res.Events)-1]
+	assert.Equal(t, "<Stuck object: repr timed out>", last.Locals[0].Repr)
+	assert.Equal(t, "<list object: repr timed out>", last.Locals[1].Repr)
+	// One budget per value: a repr that timed out is not tried again.
+	assert.Less(t, time.Since(start), lim.Timeout)
+
+	// A __repr__ that swallows its timeout ends by the program's limit.
+	lim.Timeout = 2 * time.Second
+	_, err = runChecked(t, "import time\n"+src[strings.Index(src, "class Stubborn"):strings.Index(src, "def f")]+"def f():\n    a = Stubborn()\n    return 7\n", "f", "f()", lim)
+	requireKind(t, err, ErrTimeout)
+}

@@ -51,7 +51,16 @@ class SandboxViolation(Control):
     pass
 
 
+class ReprTimeout(BaseException):
+    """Raised into a __repr__ that ran past REPR_SECONDS (see timed_repr)."""
+
+
+class Unbuilt(Exception):
+    """bounded_repr met a value it does not render itself."""
+
+
 _settrace = sys.settrace
+_getitimer = signal.getitimer
 _setprofile = sys.setprofile
 _gettrace = sys.gettrace
 _setrecursionlimit = sys.setrecursionlimit
@@ -63,6 +72,9 @@ class State:
 
     def __init__(self):
         self.armed = False
+        self.in_repr = False
+        self.repr_left = 0.0  # the program's time left when a timed repr started
+        self.stuck = {}  # id -> value whose repr timed out: not tried again
         self.timed_out = False
         self.capped = False
         self.violation = None
@@ -97,14 +109,45 @@ def bound(s, limit=MAX_REPR, keep=CUT_REPR):
 
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+REPR_SECONDS = 1.0  # wall-clock budget of one value's repr
+TIMER_INTERVAL = 0.05  # the program timer re-fires this often once expired
+REPR_WORK = 1 << 16  # characters of a container's repr built before it is cut unmeasured
+CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def timed_repr(v):
+    """repr(v) within REPR_SECONDS of the program's timer: a __repr__ that
+    runs longer gets ReprTimeout (see on_alarm), and the program's own time
+    limit is restored after."""
+    st = ST[0]
+    if not st.armed:
+        return repr(v)
+    left = _getitimer(signal.ITIMER_REAL)[0]
+    if left <= REPR_SECONDS:
+        return repr(v)  # the program's own limit comes first
+    st.repr_left = left
+    st.in_repr = True
+    _setitimer(signal.ITIMER_REAL, REPR_SECONDS, TIMER_INTERVAL)
+    try:
+        return repr(v)
+    finally:
+        if st.in_repr:
+            st.in_repr = False
+            spent = REPR_SECONDS - _getitimer(signal.ITIMER_REAL)[0]
+            _setitimer(signal.ITIMER_REAL, max(left - spent, 0.001), TIMER_INTERVAL)
 
 
 def saferepr(v):
     """repr(v), or a visible placeholder when repr raises. Memory addresses
     ("<list_iterator object at 0x7f...>") differ from run to run, so no model
     could predict them: they are masked as " at 0x..."."""
+    stuck = ST[0].stuck
     try:
-        r = repr(v)
+        if stuck:
+            s = stuck.get(id(v))
+            if s is not None and s is v:
+                raise ReprTimeout()
+        r = repr(v) if type(v) in ATOMS else timed_repr(v)
         if type(r) is not str:
             r = str.__str__(r)
         if " at 0x" in r:
@@ -112,12 +155,96 @@ def saferepr(v):
         return r
     except Control:
         raise
+    except ReprTimeout:
+        stuck[id(v)] = v  # kept alive, so the id is not reused
+        try:
+            name = type(v).__name__
+        except BaseException:
+            name = "?"
+        return "<%s object: repr timed out>" % name
     except BaseException:
         try:
             name = type(v).__name__
         except BaseException:
             name = "?"
         return "<unprintable %s object>" % name
+
+
+def build_repr(v, out, room, active):
+    """Appends the pieces of repr(v) to out for a builtin container of atoms
+    and builtin containers, stopping once it has built more than room
+    characters; returns the room left (negative: stopped). Anything else in
+    it raises Unbuilt: its repr runs code, which repr() itself must call."""
+    t = type(v)
+    if t in ATOMS:
+        r = repr(v)
+        out.append(r)
+        return room - len(r)
+    if t not in CONTAINERS:
+        raise Unbuilt()
+    k = id(v)
+    if k in active:  # a container inside itself, as Py_ReprEnter renders it
+        r = "[...]" if t is list else "{...}" if t is dict else "(...)" if t is tuple else t.__name__ + "(...)"
+        out.append(r)
+        return room - len(r)
+    if not v:
+        r = repr(v)
+        out.append(r)
+        return room - len(r)
+    active.add(k)
+    if t is list:
+        out.append("[")
+    elif t is tuple:
+        out.append("(")
+    elif t is frozenset:
+        out.append("frozenset({")
+    else:
+        out.append("{")
+    room -= len(out[-1])
+    first = True
+    if t is dict:
+        for key, val in v.items():
+            if not first:
+                out.append(", ")
+                room -= 2
+            first = False
+            room = build_repr(key, out, room, active)
+            out.append(": ")
+            room = build_repr(val, out, room - 2, active)
+            if room < 0:
+                return room
+    else:
+        for x in v:
+            if not first:
+                out.append(", ")
+                room -= 2
+            first = False
+            room = build_repr(x, out, room, active)
+            if room < 0:
+                return room
+    active.discard(k)
+    end = "]" if t is list else ",)" if t is tuple and len(v) == 1 else ")" if t is tuple else "})" if t is frozenset else "}"
+    out.append(end)
+    return room - len(end)
+
+
+def vrepr(v):
+    """bound(saferepr(v)) with bounded work: a builtin container's repr is
+    built piece by piece and stops after REPR_WORK characters. Below that it
+    is exactly repr()'s text, bounded as usual; above, it keeps the same
+    first bytes and its marker "...[+N+]" says at least N bytes were cut."""
+    if type(v) not in CONTAINERS:
+        return bound(saferepr(v))
+    out = []
+    try:
+        room = build_repr(v, out, REPR_WORK, set())
+    except (Unbuilt, RecursionError):
+        return bound(saferepr(v))
+    text = "".join(out)
+    if room >= 0:
+        return bound(text)
+    cut = bound(text)  # text is longer than MAX_REPR: "prefix...[+N]"
+    return cut[:-1] + "+]"
 
 
 def safestr(v):
@@ -245,6 +372,10 @@ def neuter():
 def on_alarm(signum, frame):
     st = ST[0]
     if st.armed:
+        if st.in_repr:  # one value's repr ran out of time, not the program
+            st.in_repr = False
+            _setitimer(signal.ITIMER_REAL, max(st.repr_left - REPR_SECONDS, 0.001), TIMER_INTERVAL)
+            raise ReprTimeout()
         st.timed_out = True
         raise Timeout()
 
@@ -329,13 +460,13 @@ def run_one(req):
             c = cache.get(k)
             if c is not None and c[0] is v:
                 return c[1]
-            r = bound(saferepr(v))
+            r = vrepr(v)
             if t in ATOMS or immutable(v):
                 if len(cache) >= 65536:
                     cache.clear()
                 cache[k] = (v, r)
             return r
-        return bound(saferepr(v))
+        return vrepr(v)
 
     def emit(kind, frame, info, value):
         if len(events) >= max_events or nbytes[0] > max_bytes:
@@ -358,7 +489,7 @@ def run_one(req):
                 k = id(v)
                 r = memo.get(k)
                 if r is None:
-                    r = memo[k] = bound(saferepr(v))
+                    r = memo[k] = vrepr(v)
             flat.append(name)
             if last.get(name) == r:
                 # Unchanged since this frame's last event: sent as "" and
@@ -451,7 +582,7 @@ def run_one(req):
 
     try:
         st.armed = True
-        _setitimer(signal.ITIMER_REAL, timeout, 0.05)
+        _setitimer(signal.ITIMER_REAL, timeout, TIMER_INTERVAL)
         try:
             try:
                 code = compile_program(req["source"])
