@@ -82,6 +82,7 @@ func Call(f string, args []Arg) string {
 // %d, %d are the address-space limit; %q the hex of a JSON list of the
 // predicted values' texts.
 const prelude = `import resource as __r, ast as __ast, json as __json, os as __os
+__os.closerange(4, 1 << 30)  # only stdio and the verdict pipe: nothing leaked by ndbg's caller
 __r.setrlimit(__r.RLIMIT_AS, (%d, %d))
 __r.setrlimit(__r.RLIMIT_FSIZE, (1 << 20, 1 << 20))
 __preds = [__ast.literal_eval(__t) for __t in __json.loads(bytes.fromhex(%q).decode('utf-8'))]

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -293,4 +294,20 @@ def f():
 	lim.Timeout = 2 * time.Second
 	_, err = runChecked(t, "import time\n"+src[strings.Index(src, "class Stubborn"):strings.Index(src, "def f")]+"def f():\n    a = Stubborn()\n    return 7\n", "f", "f()", lim)
 	requireKind(t, err, ErrTimeout)
+}
+
+func TestLeakedDescriptorsAreClosed(t *testing.T) {
+	// A descriptor ndbg's caller left without close-on-exec (Go passes
+	// those on to every child) must not reach the program.
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	leaked, err := syscall.Dup(int(w.Fd()))
+	require.NoError(t, err)
+	defer syscall.Close(leaked)
+	res, err := hostileRun(t, "import os\ndef f():\n    return sorted(int(n) for n in os.listdir('/proc/self/fd'))\n")
+	require.NoError(t, err)
+	// 0-2, the tracer's channel, and listdir's own descriptor.
+	assert.Equal(t, "[0, 1, 2, 3, 4]", res.Return)
 }

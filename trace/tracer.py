@@ -712,6 +712,10 @@ def main():
     mode = sys.argv[1]
     memory = int(sys.argv[2])
     cpu = int(sys.argv[3])
+    # Descriptors ndbg's own caller leaked to it (not close-on-exec) are no
+    # business of the program's: only 0-4 stay (fd 4 closes after the
+    # request in mode single).
+    os.closerange(5, 1 << 30)
     inp = os.fdopen(4, "rb")
     sign = make_signer(bytes.fromhex(inp.readline().decode("ascii")))
     # Hard limits: in the sandbox the program has no capability to raise them.
