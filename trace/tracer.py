@@ -233,8 +233,15 @@ def vrepr(v):
     built piece by piece and stops after REPR_WORK characters. Below that it
     is exactly repr()'s text, bounded as usual; above, it keeps the same
     first bytes and its marker "...[+N+]" says at least N bytes were cut."""
-    if type(v) not in CONTAINERS:
+    t = type(v)
+    if t not in CONTAINERS:
         return bound(saferepr(v))
+    if len(v) <= 32:  # the common small container of atoms: repr() itself, as fast and no riskier
+        if t is dict:
+            if all(type(k) in ATOMS and type(x) in ATOMS for k, x in v.items()):
+                return bound(repr(v))
+        elif all(type(x) in ATOMS for x in v):
+            return bound(repr(v))
     out = []
     try:
         room = build_repr(v, out, REPR_WORK, set())
