@@ -122,8 +122,11 @@ var (
 	// expression, an entry that is not a function, module code or
 	// arguments that raised.
 	ErrSetup = errors.New("trace: setup failed")
-	// ErrForbidden: the program called something the sandbox disables
-	// (process creation, exec, signals, os._exit, sys.settrace, ...).
+	// ErrForbidden: the program touched the tracer's own machinery
+	// (sys.settrace, sys.setprofile, SIGALRM and its timer, os._exit,
+	// os.abort); what the operating system refuses (new processes, writes
+	// outside the scratch space, the network) the program sees as Python's
+	// own OSError instead.
 	ErrForbidden = errors.New("trace: forbidden operation")
 	// ErrTracer: the tracer lost control (tracing was disabled by a limit),
 	// so no truthful trace exists.
