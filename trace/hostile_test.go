@@ -311,3 +311,31 @@ func TestLeakedDescriptorsAreClosed(t *testing.T) {
 	// 0-2, the tracer's channel, and listdir's own descriptor.
 	assert.Equal(t, "[0, 1, 2, 3, 4]", res.Return)
 }
+
+// TestNothingOutlivesKilledNdbg SIGKILLs a process in the middle of a Run
+// (this test binary, re-executed) and checks that the sandbox dies with it.
+func TestNothingOutlivesKilledNdbg(t *testing.T) {
+	if os.Getenv("NDBG_TRACE_KILLED_HELPER") == "1" {
+		lim := testLimits(t)
+		lim.Timeout = time.Minute
+		lim.onStart = func(pgid int) { fmt.Println(pgid) }
+		_, _ = Run(context.Background(), program(t, "import time\ndef f():\n    time.sleep(60)\n", "f"), "f()", lim)
+		return
+	}
+	testLimits(t) // skips without python3
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestNothingOutlivesKilledNdbg$")
+	cmd.Env = append(os.Environ(), "NDBG_TRACE_KILLED_HELPER=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	var pgid int
+	_, err = fmt.Fscan(out, &pgid)
+	require.NoError(t, err, "the helper's sandbox did not start")
+	ns := pidNamespaces(t, pgid)
+	require.NotEmpty(t, ns)
+	require.NotEmpty(t, namespaceMembers(t, ns))
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.Eventually(t, func() bool { return len(namespaceMembers(t, ns)) == 0 && len(groupMembers(t, pgid)) == 0 },
+		5*time.Second, 10*time.Millisecond, "the sandbox outlived the killed process")
+}
