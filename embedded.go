@@ -92,6 +92,7 @@ func OpenFS(ctx context.Context, fsys fs.FS, name string, opts Options) (*Model,
 		eng.Close()
 		return nil, err
 	}
+	m.unsandboxed = opts.Unsandboxed
 	return m, nil
 }
 

@@ -26,6 +26,10 @@ type Options struct {
 	// Python is the interpreter that analyses programs and evaluates entry
 	// arguments; empty means python3 on PATH.
 	Python string
+	// Unsandboxed runs the program's module code and entry arguments
+	// without the operating-system sandbox (trace.Limits.Unsandboxed): only
+	// when the user asks for it by name.
+	Unsandboxed bool
 }
 
 // Model is a loaded neural debugger: the engine, its tokenizer and the
@@ -38,6 +42,8 @@ type Model struct {
 	vocab  *constrain.Vocab
 	python string
 	name   string
+	// unsandboxed: see Options.Unsandboxed.
+	unsandboxed bool
 
 	prefixes *model.PrefixCache // the model after each program's prefix text, computed once
 
@@ -163,7 +169,7 @@ func (neuralBackend) Name() string { return "neural" }
 // runs, the entry function does not: the trace stops at its call event) and
 // feeds the program and that first state to the model.
 func (b neuralBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
-	res, err := trace.Run(ctx, prog, call, trace.Limits{MaxEvents: 1, Python: b.m.python})
+	res, err := trace.Run(ctx, prog, call, trace.Limits{MaxEvents: 1, Python: b.m.python, Unsandboxed: b.m.unsandboxed})
 	if err != nil {
 		return nil, dsl.State{}, fmt.Errorf("ndbg: evaluating %s: %w", call, err)
 	}

@@ -33,5 +33,6 @@ func Open(ctx context.Context, opts Options) (*Model, error) {
 		eng.Close()
 		return nil, err
 	}
+	m.unsandboxed = opts.Unsandboxed
 	return m, nil
 }

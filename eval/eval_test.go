@@ -89,10 +89,15 @@ func TestScorer(t *testing.T) {
 		return r
 	}
 	assert.True(t, ok("[3, 2, 1]"))
-	assert.True(t, ok("[3,2,1]"), "any expression equal to the output")
+	assert.True(t, ok("[3,2,1]"), "any literal equal to the output")
 	assert.False(t, ok("[1, 2, 3]"))
 	assert.False(t, ok("[3, 2, 1"), "a syntax error")
 	assert.False(t, ok("0) or (True"), "a prediction cannot rewrite the assertion")
+	// A prediction is a value, not code (issue 18): these passed when the
+	// check was an exit status and predictions were evaluated.
+	assert.False(t, ok("__import__('sys').exit(0)"))
+	assert.False(t, ok("__import__('os')._exit(0)"))
+	assert.False(t, ok("sorted([1, 2, 3])[::-1]"), "an expression, even a right one, is not a literal")
 
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "pwned")
@@ -125,6 +130,8 @@ func TestScorer(t *testing.T) {
 	assert.False(t, in([]Arg{{Repr: "[1, 2]"}}))
 	assert.False(t, in([]Arg{{Repr: "[1, 3, 2]), print(("}}), "an argument is one expression")
 	assert.False(t, in(nil), "a missing argument")
+	assert.False(t, in([]Arg{{Repr: "__import__('sys').exit(0)"}}))
+	assert.False(t, in([]Arg{{Repr: "[1, 3, 2]"}, {Kind: Keyword, Name: "k", Repr: "__import__('os')._exit(0)"}}))
 	assert.Equal(t, "f([1], *(2,), k=3, **{})", Call("f", []Arg{{Repr: "[1]"}, {Kind: Star, Repr: "(2,)"}, {Kind: Keyword, Name: "k", Repr: "3"}, {Kind: StarStar, Repr: "{}"}}))
 }
 

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -16,14 +17,16 @@ import (
 	"github.com/ndbg/ndbg/trace"
 )
 
-// Scorer runs CRUXEval's official check: the item's code, then an assert
-// comparing the reference output with a prediction, in a fresh python3
-// process (3 s by default). Each check gets its own temporary directory and
-// process group, no inherited environment, an address-space limit and a
-// guard that disables process creation, signals and file removal (as
-// human-eval's reliability guard does), and the whole group is killed when
-// it ends. A check that fails, raises, times out or breaks the guard is a
-// failure, never an error. A Scorer is safe for concurrent use.
+// Scorer runs CRUXEval's check by value: the item's code, then a
+// comparison of the reference output with a prediction, in a fresh python3
+// process (3 s by default) inside package trace's operating-system sandbox
+// (trace.Command: read-only system, no network, no process creation, killed
+// with its group). Predictions are data, never code: a predicted output or
+// argument must be a Python literal (ast.literal_eval), so "__import__('sys').exit(0)"
+// is a wrong prediction rather than a way out. The script reports its
+// verdict on a pipe of its own; an exit status means nothing. A check that
+// fails, raises, times out or gives no verdict is a failure, never an error.
+// A Scorer is safe for concurrent use.
 type Scorer struct {
 	// Python is the interpreter; empty means python3 on PATH.
 	Python string
@@ -31,6 +34,9 @@ type Scorer struct {
 	Timeout time.Duration
 	// MaxMemory is the address-space limit in bytes (default 2 GiB).
 	MaxMemory int64
+	// Unsandboxed runs checks without the sandbox; only when the user asks
+	// for it by name (trace.Limits.Unsandboxed).
+	Unsandboxed bool
 }
 
 // Arg is one argument of a CRUXEval-I call: a Python expression (a repr),
@@ -70,63 +76,59 @@ func Call(f string, args []Arg) string {
 	return f + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// guard runs before the item's code: limits and disabled dangerous calls.
-// %d is the address-space limit.
-const guard = `import resource as __r
+// prelude runs before the item's code: the address-space and file-size
+// limits, and the predictions parsed as literals (a prediction that is not
+// one raises here, before any comparison, so the check gives no verdict).
+// %d, %d are the address-space limit; %q the hex of a JSON list of the
+// predicted values' texts.
+const prelude = `import resource as __r, ast as __ast, json as __json, os as __os
+__os.closerange(4, 1 << 30)  # only stdio and the verdict pipe: nothing leaked by ndbg's caller
 __r.setrlimit(__r.RLIMIT_AS, (%d, %d))
 __r.setrlimit(__r.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-import os as __os, sys as __sys, builtins as __b
-for __n in ('system', 'fork', 'forkpty', 'execv', 'execve', 'execl', 'execle', 'execlp', 'execlpe', 'execvp', 'execvpe',
-            'spawnl', 'spawnle', 'spawnlp', 'spawnlpe', 'spawnv', 'spawnve', 'spawnvp', 'spawnvpe', 'posix_spawn', 'posix_spawnp',
-            'popen', 'kill', 'killpg', 'remove', 'unlink', 'rmdir', 'removedirs', 'rename', 'renames', 'replace', 'truncate',
-            'ftruncate', 'putenv', 'unsetenv', 'chmod', 'chown', 'fchmod', 'fchown', 'lchown', 'setuid', 'setgid', 'chroot',
-            'fchdir', 'chdir', 'symlink', 'link', 'mkfifo', 'mknod', 'setsid', 'setpgid', 'nice', '_exit', 'abort'):
-    if hasattr(__os, __n):
-        setattr(__os, __n, None)
-for __m in ('subprocess', 'shutil', 'multiprocessing', 'ctypes', 'signal', 'socket', 'pty'):
-    __sys.modules[__m] = None
-__b.exit = __b.quit = None
-del __r, __n, __m
+__preds = [__ast.literal_eval(__t) for __t in __json.loads(bytes.fromhex(%q).decode('utf-8'))]
+del __r, __ast, __json
 `
 
-// CheckOutput scores a CRUXEval-O prediction: it passes when `assert
-// <ref> == <pred>` holds after the item's code runs. The prediction must be
-// one Python expression (compiled in eval mode), so a prediction cannot
-// rewrite the assertion around it (say "0 or True").
+// verdict ends a check script: it writes "pass" or "fail" to fd 3 for the
+// comparison %s.
+const verdict = "__os.write(3, b'pass' if (%s) else b'fail')\n"
+
+// CheckOutput scores a CRUXEval-O prediction: it passes when the item's
+// code has run and <ref> == <pred>, pred a Python literal.
 func (s *Scorer) CheckOutput(ctx context.Context, code, ref, pred string) (bool, error) {
 	var b strings.Builder
 	b.WriteString(code)
-	fmt.Fprintf(&b, "\n__pred = eval(compile(bytes.fromhex(%q).decode('utf-8'), '<prediction>', 'eval'))\n", hex.EncodeToString([]byte(pred)))
-	fmt.Fprintf(&b, "assert (%s) == __pred\n", ref)
-	return s.run(ctx, b.String())
+	fmt.Fprintf(&b, "\n"+verdict, "("+ref+") == __preds[0]")
+	return s.run(ctx, []string{pred}, b.String())
 }
 
-// CheckInput scores a CRUXEval-I prediction: it passes when `assert
-// f(<args>) == <ref>` holds after the item's code runs. Each argument must
-// be one Python expression.
+// CheckInput scores a CRUXEval-I prediction: it passes when the item's code
+// has run and f(<args>) == <ref>, each argument a Python literal.
 func (s *Scorer) CheckInput(ctx context.Context, code, entry string, args []Arg, ref string) (bool, error) {
 	var b strings.Builder
 	b.WriteString(code)
 	b.WriteString("\n__pos, __kw = [], {}\n")
-	for _, a := range args {
-		ex := fmt.Sprintf("eval(compile(bytes.fromhex(%q).decode('utf-8'), '<argument>', 'eval'))", hex.EncodeToString([]byte(a.Repr)))
+	preds := make([]string, len(args))
+	for i, a := range args {
+		preds[i] = a.Repr
 		switch a.Kind {
 		case Star:
-			fmt.Fprintf(&b, "__pos.extend(%s)\n", ex)
+			fmt.Fprintf(&b, "__pos.extend(__preds[%d])\n", i)
 		case Keyword:
-			fmt.Fprintf(&b, "__kw[%q] = %s\n", a.Name, ex)
+			fmt.Fprintf(&b, "__kw[%q] = __preds[%d]\n", a.Name, i)
 		case StarStar:
-			fmt.Fprintf(&b, "__kw.update(%s)\n", ex)
+			fmt.Fprintf(&b, "__kw.update(__preds[%d])\n", i)
 		default:
-			fmt.Fprintf(&b, "__pos.append(%s)\n", ex)
+			fmt.Fprintf(&b, "__pos.append(__preds[%d])\n", i)
 		}
 	}
-	fmt.Fprintf(&b, "assert %s(*__pos, **__kw) == (%s)\n", entry, ref)
-	return s.run(ctx, b.String())
+	fmt.Fprintf(&b, verdict, fmt.Sprintf("%s(*__pos, **__kw) == (%s)", entry, ref))
+	return s.run(ctx, preds, b.String())
 }
 
-// run executes a check script; true when it exits with status 0.
-func (s *Scorer) run(ctx context.Context, script string) (bool, error) {
+// run executes a check script (prelude first, with preds) in the sandbox
+// and returns its verdict.
+func (s *Scorer) run(ctx context.Context, preds []string, script string) (bool, error) {
 	py := s.Python
 	if py == "" {
 		var err error
@@ -142,42 +144,67 @@ func (s *Scorer) run(ctx context.Context, script string) (bool, error) {
 	if mem <= 0 {
 		mem = 2 << 30
 	}
-	dir, err := os.MkdirTemp("", "ndbg-check-")
+	pj, err := json.Marshal(preds)
 	if err != nil {
+		return false, fmt.Errorf("eval: encode predictions: %w", err)
+	}
+	dir := ""
+	if s.Unsandboxed {
+		if dir, err = os.MkdirTemp("", "ndbg-check-"); err != nil {
+			return false, fmt.Errorf("eval: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	}
+	vr, vw, err := os.Pipe()
+	if err != nil {
+		return false, fmt.Errorf("eval: verdict pipe: %w", err)
+	}
+	defer vr.Close()
+	env := []string{"PYTHONHASHSEED=0", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
+	cmd, err := trace.Command(trace.Limits{Python: py, Unsandboxed: s.Unsandboxed}, dir, env, []*os.File{vw}, "-I", "-S", "-B", "-")
+	if err != nil {
+		vw.Close()
 		return false, fmt.Errorf("eval: %w", err)
 	}
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "check.py")
-	if err := os.WriteFile(file, []byte(fmt.Sprintf(guard, mem, mem)+script), 0o600); err != nil {
-		return false, fmt.Errorf("eval: %w", err)
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, py, "-I", "-S", "-B", file)
-	cmd.Dir = dir
-	cmd.Env = []string{"PYTHONHASHSEED=0", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin", "HOME=" + dir}
+	cmd.Stdin = strings.NewReader(fmt.Sprintf(prelude, mem, mem, hex.EncodeToString(pj)) + script)
 	var out bytes.Buffer
 	cmd.Stdout = &limited{w: &out, n: 4 << 10}
 	cmd.Stderr = cmd.Stdout
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything the check left behind
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err = cmd.Start()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child's ends
 	}
+	if err != nil {
+		return false, fmt.Errorf("eval: start %s: %w", cmd.Path, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err = <-waited:
+	case <-cctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-waited
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything the check left behind
+	// The verdict (4 bytes) is in the pipe by now, or never will be.
+	if derr := vr.SetReadDeadline(time.Now().Add(time.Second)); derr != nil {
+		return false, fmt.Errorf("eval: verdict pipe: %w", derr)
+	}
+	v, _ := io.ReadAll(io.LimitReader(vr, 16))
 	if ctx.Err() != nil {
 		return false, ctx.Err()
 	}
+	if strings.HasPrefix(out.String(), "bwrap: ") {
+		return false, fmt.Errorf("eval: the sandbox could not start (%s): run without it only by asking for it (--unsandboxed)", strings.TrimSpace(out.String()))
+	}
 	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.As(err, &exit), cctx.Err() != nil, errors.Is(err, exec.ErrWaitDelay):
-		return false, nil // failed, raised, killed or timed out: a wrong prediction
-	default:
+	if err != nil && !errors.As(err, &exit) && !errors.Is(err, exec.ErrWaitDelay) {
 		return false, fmt.Errorf("eval: running %s: %w", py, err)
 	}
+	return string(v) == "pass", nil
 }
 
 // limited keeps the first n bytes written and discards the rest.

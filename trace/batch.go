@@ -13,9 +13,10 @@ import (
 // interpreter, so Python's start-up (tens of milliseconds) is paid once
 // rather than per program. Each program gets fresh globals, its own time
 // limit (a timer inside the interpreter), event cap and output caps, and the
-// same outer sandbox as Run (process group, memory limit, private directory,
-// disabled process creation). Programs share one interpreter, so one may
-// tamper with what later ones see: use Run for untrusted code. When a
+// same operating-system sandbox as Run (see Command). Programs share one
+// interpreter (and its scratch space), so one may tamper with what later
+// ones see: use Run for untrusted code. An interpreter whose program left
+// threads running retires after it. When a
 // program kills or wedges the interpreter, that program gets the error and
 // the next one starts a fresh interpreter.
 //
@@ -203,7 +204,7 @@ func (b *Batch) Close() error {
 	defer b.mu.Unlock()
 	b.closed = true
 	if b.p != nil {
-		b.p.kill()
+		b.p.shutdown()
 		b.p = nil
 	}
 	return nil

@@ -71,7 +71,7 @@ func TestBatchAfterForbiddenAndMemory(t *testing.T) {
 	b := NewBatch(lim)
 	defer b.Close()
 	ctx := context.Background()
-	_, err := b.Run(ctx, program(t, "import os\ndef f():\n    os.fork()\n", "f"), "f()")
+	_, err := b.Run(ctx, program(t, "import os\ndef f():\n    os._exit(0)\n", "f"), "f()")
 	requireKind(t, err, ErrForbidden)
 	_, err = b.Run(ctx, program(t, "def f():\n    return [0] * 10**9\n", "f"), "f()")
 	requireKind(t, err, ErrMemory)
@@ -190,4 +190,27 @@ func TestRunAllBigPrograms(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, 4, n)
+}
+
+func TestBatchRetiresInterpreterWithThreads(t *testing.T) {
+	// A program that leaves a thread running gets its result; the queued
+	// programs after it run in a fresh interpreter, out of the thread's reach.
+	lim := testLimits(t)
+	var mu sync.Mutex
+	var pgids []int
+	lim.onStart = func(g int) { mu.Lock(); pgids = append(pgids, g); mu.Unlock() }
+	b := NewBatch(lim)
+	defer b.Close()
+	spy := program(t, "import builtins, threading, time\ndef spoil():\n    while True:\n        builtins.len = lambda x: -1\n        time.sleep(0.001)\ndef f():\n    threading.Thread(target=spoil, daemon=True).start()\n    return 1\n", "f")
+	ok := program(t, "def f(x):\n    return len(x)\n", "f")
+	jobs := []Job{{ok, "f([1])"}, {spy, "f()"}, {ok, "f([1, 2])"}, {ok, "f([1, 2, 3])"}}
+	var got []string
+	require.NoError(t, b.RunAll(context.Background(), jobs, func(i int, res *Result, err error) error {
+		require.NoError(t, err, "job %d", i)
+		got = append(got, res.Return)
+		return nil
+	}))
+	assert.Equal(t, []string{"1", "1", "2", "3"}, got)
+	require.Len(t, pgids, 2, "a fresh interpreter after the one with threads")
+	require.Empty(t, groupMembers(t, pgids[0]))
 }

@@ -43,8 +43,11 @@ func cpuSeconds() float64 {
 }
 
 // meter reports wall-clock rates and, because the machine is shared, rates
-// per CPU second (Go and Python together; call stop after the interpreters
-// are reaped).
+// per CPU second (call stop after the interpreters are reaped). Unsandboxed
+// these count Go and Python together; in the sandbox the interpreter is
+// reaped inside bubblewrap's PID namespace, after the outer bwrap has
+// exited, so its CPU time never reaches this process and the per-CPU rates
+// count Go and bubblewrap only: compare wall-clock rates across the two.
 type meter struct {
 	start time.Time
 	cpu   float64

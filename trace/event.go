@@ -32,13 +32,15 @@
 //     frame's exception and return events are recorded.
 //   - stdin is empty (input() raises EOFError); stdout is captured as bytes,
 //     buffered as a plain python3 writing to a pipe would be.
-//   - The sandbox disables process creation and exec (os.fork, os.system,
-//     subprocess, pty, ...), signals and timers, os._exit/abort, sys.settrace
-//     and resource limits, and threads: calling them is ErrForbidden; ctypes
-//     cannot be imported.
-//     The address space is limited (RLIMIT_AS), the child runs in its own
-//     process group in a private temporary directory with no inherited
-//     environment, and the whole group is SIGKILLed when a Run ends.
+//   - The program runs in the operating-system sandbox (Command,
+//     docs/security.md): process creation fails with PermissionError, the
+//     file system is read-only but for /tmp (private, the working
+//     directory), there is no network. Every standard-library module works;
+//     threads run untraced, as under bdb. Touching the tracer's machinery
+//     (sys.settrace, sys.setprofile, SIGALRM and its timer, os._exit,
+//     os.abort) is ErrForbidden. Memory, CPU time and file size are limited,
+//     nothing is inherited from the environment, and the whole group is
+//     SIGKILLed when a Run ends.
 package trace
 
 import "github.com/ndbg/ndbg/dsl"

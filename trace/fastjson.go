@@ -375,6 +375,8 @@ func parseResult(data []byte) (*wireResult, error) {
 			w.Msg, err = s.str()
 		case "line":
 			w.Line, err = s.integer()
+		case "retire":
+			w.Retire, err = s.boolean()
 		default:
 			err = s.errorf("unknown field %q", key)
 		}

@@ -4,12 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +29,7 @@ const (
 	startTimeout = 20 * time.Second // interpreter start-up until its hello line
 	killGrace    = 2 * time.Second  // beyond Limits.Timeout before the group is killed
 	consoleCap   = 64 << 10         // bytes kept of the child's own fd 1 and 2
+	exitGrace    = time.Second      // for a finished tracer to exit by itself (see shutdown)
 )
 
 // FindPython returns the python3 interpreter on PATH, resolved to the real
@@ -89,28 +96,40 @@ type line struct {
 	err  error
 }
 
-// proc is one sandboxed tracer process: its own process group, a private
-// working directory, no stdin, requests on fd 4 and results on fd 3.
+// proc is one sandboxed tracer process: its own process group, no stdin,
+// requests on fd 4 and results on fd 3, each result line signed with a key
+// only the tracer holds (see sign in tracer.py); dir is the host work
+// directory of an unsandboxed run ("" in the sandbox, whose scratch space
+// dies with it).
 type proc struct {
 	cmd     *exec.Cmd
 	dir     string
+	key     []byte
 	req     *os.File // our end of the child's fd 4
 	resp    *os.File // our end of the child's fd 3
 	lines   chan line
 	quit    chan struct{}
 	readers sync.WaitGroup
 	console *capBuffer
+	lim     Limits
 	version string
 	maxLine int
 	once    sync.Once
 }
 
-// startProc starts a tracer in mode "single" or "batch" and waits for its
-// hello line.
+// startProc starts a tracer in mode "single" or "batch", hands it its
+// signing key and waits for its hello line.
 func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error) {
-	dir, err := os.MkdirTemp("", "ndbg-trace-")
-	if err != nil {
-		return nil, fmt.Errorf("trace: make work dir: %w", err)
+	dir := ""
+	if lim.Unsandboxed {
+		if dir, err = makeWorkDir(); err != nil {
+			return nil, err
+		}
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("trace: signing key: %w", err)
 	}
 	respR, respW, err := os.Pipe()
 	if err != nil {
@@ -124,18 +143,31 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 		respW.Close()
 		return nil, fmt.Errorf("trace: pipe: %w", err)
 	}
+	closeAll := func() {
+		respR.Close()
+		respW.Close()
+		reqR.Close()
+		reqW.Close()
+		os.RemoveAll(dir)
+	}
 	console := &capBuffer{cap: consoleCap}
-	cmd := exec.Command(lim.Python, "-S", "-s", "-B", "-c", tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10))
-	cmd.Dir = dir
-	cmd.Env = []string{"PYTHONHASHSEED=" + lim.HashSeed, "PYTHONSAFEPATH=1", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
+	cpu := 0 // seconds of CPU time; a batch interpreter serves many programs, bounded by the Go side's deadlines
+	if mode == "single" {
+		cpu = int(math.Ceil((lim.Timeout + killGrace).Seconds()))
+	}
+	env := []string{"PYTHONHASHSEED=" + lim.HashSeed, "PYTHONSAFEPATH=1", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
+	cmd, err := Command(lim, dir, env, []*os.File{respW, reqR}, // fd 3, fd 4
+		"-S", "-s", "-B", "-c", tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10), strconv.Itoa(cpu))
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = console
 	cmd.Stderr = console
-	cmd.ExtraFiles = []*os.File{respW, reqR} // fd 3, fd 4
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = time.Second
 	p = &proc{
-		cmd: cmd, dir: dir, req: reqW, resp: respR, console: console,
+		cmd: cmd, dir: dir, key: key, req: reqW, resp: respR, console: console, lim: lim,
 		lines: make(chan line), quit: make(chan struct{}),
 		// The tracer caps its estimate of the events' size and the return
 		// value's UTF-8 bytes at MaxOutputBytes each; escaping in ASCII JSON
@@ -143,16 +175,14 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 		maxLine: 16*lim.MaxOutputBytes + 2*lim.MaxStdout + 1<<20,
 	}
 	err = cmd.Start()
-	respW.Close()
-	reqR.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child's ends (and the seccomp filter's pipe)
+	}
 	if err != nil {
 		respR.Close()
 		reqW.Close()
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("trace: start %s: %w", lim.Python, err)
-	}
-	if lim.onStart != nil {
-		lim.onStart(cmd.Process.Pid)
+		return nil, fmt.Errorf("trace: start %s: %w", cmd.Path, err)
 	}
 	p.readers.Add(1)
 	go p.read()
@@ -162,6 +192,11 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 			started.kill()
 		}
 	}()
+	// The key goes first, before any program: the tracer keeps it out of
+	// the program's reach as far as one interpreter can (docs/security.md).
+	if err := p.send([]byte(hex.EncodeToString(key)+"\n"), time.Now().Add(startTimeout)); err != nil {
+		return nil, err
+	}
 	data, err := p.next(ctx, time.Now().Add(startTimeout))
 	if err != nil {
 		return nil, err
@@ -171,7 +206,38 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 		return nil, &Error{Kind: ErrProtocol, Msg: err.Error()}
 	}
 	p.version = v
+	if lim.onStart != nil {
+		lim.onStart(cmd.Process.Pid)
+	}
 	return p, nil
+}
+
+// makeWorkDir makes the host work directory of an unsandboxed run, named
+// after this process so that a later start can remove the directories of a
+// killed one (see removeStaleWorkDirs).
+func makeWorkDir() (string, error) {
+	removeStaleWorkDirs()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("ndbg-trace-%d-", os.Getpid()))
+	if err != nil {
+		return "", fmt.Errorf("trace: make work dir: %w", err)
+	}
+	return dir, nil
+}
+
+// removeStaleWorkDirs removes the ndbg-trace-PID-* directories whose process
+// PID no longer exists: what a SIGKILLed ndbg left behind.
+func removeStaleWorkDirs() {
+	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), "ndbg-trace-*-*"))
+	for _, path := range paths {
+		f := strings.SplitN(strings.TrimPrefix(filepath.Base(path), "ndbg-trace-"), "-", 2)
+		pid, err := strconv.Atoi(f[0])
+		if err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			os.RemoveAll(path)
+		}
+	}
 }
 
 // read delivers the tracer's lines until end of file, an error or quit.
@@ -225,7 +291,12 @@ func (p *proc) next(ctx context.Context, deadline time.Time) ([]byte, error) {
 		if l.err != nil {
 			return nil, p.died(l.err)
 		}
-		return l.data, nil
+		data, err := p.verify(l.data)
+		if err != nil {
+			p.kill()
+			return nil, err
+		}
+		return data, nil
 	case <-timer.C:
 		p.kill()
 		return nil, &Error{Kind: ErrTimeout, Msg: "killed: the program did not stop at its time limit"}
@@ -233,6 +304,19 @@ func (p *proc) next(ctx context.Context, deadline time.Time) ([]byte, error) {
 		p.kill()
 		return nil, fmt.Errorf("trace: %w", ctx.Err())
 	}
+}
+
+// verify checks a line's signature, "HEX-HMAC-SHA256 JSON", and returns
+// its JSON. A line the tracer did not sign was written by the program.
+func (p *proc) verify(data []byte) ([]byte, error) {
+	sig, body, ok := bytes.Cut(data, []byte{' '})
+	want := hmac.New(sha256.New, p.key)
+	want.Write(body)
+	got := make([]byte, sha256.Size)
+	if n, err := hex.Decode(got, sig); !ok || err != nil || n != len(got) || !hmac.Equal(got, want.Sum(nil)) {
+		return nil, &Error{Kind: ErrForged, Msg: fmt.Sprintf("a record on the tracer's channel is not signed by the tracer (the program wrote it): %.80q", data)}
+	}
+	return body, nil
 }
 
 // died explains why the tracer's output ended without a result.
@@ -243,6 +327,9 @@ func (p *proc) died(readErr error) error {
 		return te
 	}
 	console := p.console.String()
+	if err := sandboxRefused(p.lim, console); err != nil {
+		return err
+	}
 	tail := console[max(0, len(console)-2000):]
 	state := "unknown state"
 	if ps := p.cmd.ProcessState; ps != nil {
@@ -302,6 +389,9 @@ func (p *proc) recv(ctx context.Context, id int, deadline time.Time) (*Result, e
 		p.kill()
 		return nil, &Error{Kind: ErrProtocol, Msg: err.Error()}
 	}
+	if w.Retire {
+		p.kill() // queued requests go to a fresh interpreter (Batch)
+	}
 	return w.result(p.version)
 }
 
@@ -328,19 +418,45 @@ func (p *proc) dead() bool {
 	}
 }
 
-// kill ends the whole process group, reaps the child, stops the reader and
-// removes the work directory. It is safe to call more than once.
-func (p *proc) kill() {
+// shutdown ends a tracer that is done: it exits by itself at the end of its
+// requests, which is quick, where after a kill the kernel takes a moment
+// (a second or two on a loaded machine) to tear the sandbox's namespaces
+// down. A tracer that has not exited after exitGrace is killed.
+func (p *proc) shutdown() {
+	p.req.Close()
+	p.end(exitGrace)
+}
+
+// kill ends the whole process group at once; see end.
+func (p *proc) kill() { p.end(0) }
+
+// end waits up to grace for the child to exit, then kills its whole process
+// group, reaps the child, stops the reader and removes the work directory,
+// if any. It is safe to call more than once.
+func (p *proc) end(grace time.Duration) {
 	p.once.Do(func() {
 		if p.cmd.Process != nil {
+			exited := make(chan struct{})
+			go func() {
+				_ = p.cmd.Wait()
+				close(exited)
+			}()
+			timer := time.NewTimer(grace)
+			select {
+			case <-exited:
+			case <-timer.C:
+			}
+			timer.Stop()
 			// The child leads its own group (Setpgid), so -pid is the group.
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			_ = p.cmd.Wait()
+			<-exited
 		}
 		close(p.quit)
 		p.req.Close()
 		p.resp.Close()
 		p.readers.Wait()
-		os.RemoveAll(p.dir)
+		if p.dir != "" {
+			os.RemoveAll(p.dir)
+		}
 	})
 }

@@ -35,12 +35,22 @@ type Limits struct {
 	// (resolved through shims such as pyenv's, see FindPython). It is not a
 	// limit but lives here so that one value configures a run.
 	Python string
+	// Unsandboxed runs the program without the operating-system sandbox
+	// (see Command and docs/security.md): only the interpreter's own limits
+	// and a private work directory remain, and the program can do whatever
+	// the invoking user can. Only for when the user asks for it by name,
+	// where the kernel refuses namespaces (ErrSandbox) or bubblewrap is
+	// missing.
+	Unsandboxed bool
 	// HashSeed is PYTHONHASHSEED for the child, so set iteration order is
 	// reproducible; default "0" ("random" restores Python's default).
 	HashSeed string
 
-	// onStart, when set (by tests), receives the child's process group id.
+	// onStart, when set (by tests), receives the child's process group id
+	// once the tracer has said hello.
 	onStart func(pgid int)
+	// bwrap, when set (by tests), replaces the bubblewrap found on PATH.
+	bwrap string
 }
 
 // WithDefaults returns the limits a run with l keeps to: l with each zero
@@ -112,8 +122,11 @@ var (
 	// expression, an entry that is not a function, module code or
 	// arguments that raised.
 	ErrSetup = errors.New("trace: setup failed")
-	// ErrForbidden: the program called something the sandbox disables
-	// (process creation, exec, signals, os._exit, sys.settrace, ...).
+	// ErrForbidden: the program touched the tracer's own machinery
+	// (sys.settrace, sys.setprofile, SIGALRM and its timer, os._exit,
+	// os.abort); what the operating system refuses (new processes, writes
+	// outside the scratch space, the network) the program sees as Python's
+	// own OSError instead.
 	ErrForbidden = errors.New("trace: forbidden operation")
 	// ErrTracer: the tracer lost control (tracing was disabled by a limit),
 	// so no truthful trace exists.
@@ -123,6 +136,9 @@ var (
 	ErrCrash = errors.New("trace: interpreter crashed")
 	// ErrProtocol: the tracer's output broke the wire format.
 	ErrProtocol = errors.New("trace: protocol error")
+	// ErrForged: a record on the tracer's channel failed its signature
+	// check: the program wrote it, so the run has no trustworthy result.
+	ErrForged = errors.New("trace: forged record")
 )
 
 // Error is a failed trace: Kind is one of the Err* values above.
@@ -167,6 +183,6 @@ func Run(ctx context.Context, prog *dsl.Program, call string, lim Limits) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	defer p.kill()
+	defer p.shutdown()
 	return p.run(ctx, 1, prog, call, lim)
 }

@@ -1,12 +1,15 @@
 # ndbg tracer: runs Python programs under sys.settrace and reports their
 # events as JSON lines. Standard library only; embedded in the Go package trace
-# and run as `python3 -S -s -B -P -c <this file> MODE MEMORY_BYTES`.
+# and run inside the sandbox (trace/sandbox.go) as
+# `python3 -S -s -B -c <this file> MODE MEMORY_BYTES CPU_SECONDS`.
 #
 # Wire protocol (ASCII JSON lines; see trace/wire.go):
-#   fd 4 (in):  one request per line: {"id", "source", "entry", "call",
+#   fd 4 (in):  first the hex HMAC-SHA256 key that signs every output line,
+#               then one request per line: {"id", "source", "entry", "call",
 #               "timeout", "max_events", "max_bytes", "max_stdout"}
-#   fd 3 (out): {"t": "hello", "version": sys.version}, then one result line
-#               per request (see result()).
+#   fd 3 (out): "HEX-SIGNATURE JSON" lines (see make_signer):
+#               {"t": "hello", "version": sys.version}, then one result line
+#               per request (see run_one).
 # MODE "single" reads one request and closes fd 4 before any program code
 # runs; "batch" serves requests until fd 4 reaches end of file.
 import ast
@@ -19,6 +22,7 @@ import re
 import resource
 import signal
 import sys
+import _thread
 # Bound here so that a program rebinding builtins cannot break the tracer.
 from builtins import (BaseException, MemoryError, RecursionError, SyntaxError, UnicodeEncodeError,
                       ValueError, bytes, callable, compile, dict, eval, exec, float, getattr,
@@ -47,7 +51,16 @@ class SandboxViolation(Control):
     pass
 
 
+class ReprTimeout(BaseException):
+    """Raised into a __repr__ that ran past REPR_SECONDS (see timed_repr)."""
+
+
+class Unbuilt(Exception):
+    """bounded_repr met a value it does not render itself."""
+
+
 _settrace = sys.settrace
+_getitimer = signal.getitimer
 _setprofile = sys.setprofile
 _gettrace = sys.gettrace
 _setrecursionlimit = sys.setrecursionlimit
@@ -59,6 +72,9 @@ class State:
 
     def __init__(self):
         self.armed = False
+        self.in_repr = False
+        self.repr_left = 0.0  # the program's time left when a timed repr started
+        self.stuck = {}  # id -> value whose repr timed out: not tried again
         self.timed_out = False
         self.capped = False
         self.violation = None
@@ -93,14 +109,45 @@ def bound(s, limit=MAX_REPR, keep=CUT_REPR):
 
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+REPR_SECONDS = 1.0  # wall-clock budget of one value's repr
+TIMER_INTERVAL = 0.05  # the program timer re-fires this often once expired
+REPR_WORK = 1 << 16  # characters of a container's repr built before it is cut unmeasured
+CONTAINERS = (list, tuple, dict, set, frozenset)
+
+
+def timed_repr(v):
+    """repr(v) within REPR_SECONDS of the program's timer: a __repr__ that
+    runs longer gets ReprTimeout (see on_alarm), and the program's own time
+    limit is restored after."""
+    st = ST[0]
+    if not st.armed:
+        return repr(v)
+    left = _getitimer(signal.ITIMER_REAL)[0]
+    if left <= REPR_SECONDS:
+        return repr(v)  # the program's own limit comes first
+    st.repr_left = left
+    st.in_repr = True
+    _setitimer(signal.ITIMER_REAL, REPR_SECONDS, TIMER_INTERVAL)
+    try:
+        return repr(v)
+    finally:
+        if st.in_repr:
+            st.in_repr = False
+            spent = REPR_SECONDS - _getitimer(signal.ITIMER_REAL)[0]
+            _setitimer(signal.ITIMER_REAL, max(left - spent, 0.001), TIMER_INTERVAL)
 
 
 def saferepr(v):
     """repr(v), or a visible placeholder when repr raises. Memory addresses
     ("<list_iterator object at 0x7f...>") differ from run to run, so no model
     could predict them: they are masked as " at 0x..."."""
+    stuck = ST[0].stuck
     try:
-        r = repr(v)
+        if stuck:
+            s = stuck.get(id(v))
+            if s is not None and s is v:
+                raise ReprTimeout()
+        r = repr(v) if type(v) in ATOMS else timed_repr(v)
         if type(r) is not str:
             r = str.__str__(r)
         if " at 0x" in r:
@@ -108,12 +155,103 @@ def saferepr(v):
         return r
     except Control:
         raise
+    except ReprTimeout:
+        stuck[id(v)] = v  # kept alive, so the id is not reused
+        try:
+            name = type(v).__name__
+        except BaseException:
+            name = "?"
+        return "<%s object: repr timed out>" % name
     except BaseException:
         try:
             name = type(v).__name__
         except BaseException:
             name = "?"
         return "<unprintable %s object>" % name
+
+
+def build_repr(v, out, room, active):
+    """Appends the pieces of repr(v) to out for a builtin container of atoms
+    and builtin containers, stopping once it has built more than room
+    characters; returns the room left (negative: stopped). Anything else in
+    it raises Unbuilt: its repr runs code, which repr() itself must call."""
+    t = type(v)
+    if t in ATOMS:
+        r = repr(v)
+        out.append(r)
+        return room - len(r)
+    if t not in CONTAINERS:
+        raise Unbuilt()
+    k = id(v)
+    if k in active:  # a container inside itself, as Py_ReprEnter renders it
+        r = "[...]" if t is list else "{...}" if t is dict else "(...)" if t is tuple else t.__name__ + "(...)"
+        out.append(r)
+        return room - len(r)
+    if not v:
+        r = repr(v)
+        out.append(r)
+        return room - len(r)
+    active.add(k)
+    if t is list:
+        out.append("[")
+    elif t is tuple:
+        out.append("(")
+    elif t is frozenset:
+        out.append("frozenset({")
+    else:
+        out.append("{")
+    room -= len(out[-1])
+    first = True
+    if t is dict:
+        for key, val in v.items():
+            if not first:
+                out.append(", ")
+                room -= 2
+            first = False
+            room = build_repr(key, out, room, active)
+            out.append(": ")
+            room = build_repr(val, out, room - 2, active)
+            if room < 0:
+                return room
+    else:
+        for x in v:
+            if not first:
+                out.append(", ")
+                room -= 2
+            first = False
+            room = build_repr(x, out, room, active)
+            if room < 0:
+                return room
+    active.discard(k)
+    end = "]" if t is list else ",)" if t is tuple and len(v) == 1 else ")" if t is tuple else "})" if t is frozenset else "}"
+    out.append(end)
+    return room - len(end)
+
+
+def vrepr(v):
+    """bound(saferepr(v)) with bounded work: a builtin container's repr is
+    built piece by piece and stops after REPR_WORK characters. Below that it
+    is exactly repr()'s text, bounded as usual; above, it keeps the same
+    first bytes and its marker "...[+N+]" says at least N bytes were cut."""
+    t = type(v)
+    if t not in CONTAINERS:
+        return bound(saferepr(v))
+    if len(v) <= 32:  # the common small container of atoms: repr() itself, as fast and no riskier
+        if t is dict:
+            if all(type(k) in ATOMS and type(x) in ATOMS for k, x in v.items()):
+                return bound(repr(v))
+        elif all(type(x) in ATOMS for x in v):
+            return bound(repr(v))
+    out = []
+    try:
+        room = build_repr(v, out, REPR_WORK, set())
+    except (Unbuilt, RecursionError):
+        return bound(saferepr(v))
+    text = "".join(out)
+    if room >= 0:
+        return bound(text)
+    cut = bound(text)  # text is longer than MAX_REPR: "prefix...[+N]"
+    return cut[:-1] + "+]"
 
 
 def safestr(v):
@@ -209,43 +347,42 @@ def setrecursionlimit(n):
     st.vis_limit = n
 
 
-def neuter():
-    """Disables process creation, signals, exit and tracer tampering for the
-    program. The Go side's process-group kill remains the backstop."""
-    import posix
-    import _posixsubprocess
-    import _thread
+def guarded(name, check, fn):
+    """fn, refused (as a sandbox violation) when check(*args) is true."""
+    def wrapper(*args, **kwargs):
+        if check(*args, **kwargs):
+            return forbid(name)()
+        return fn(*args, **kwargs)
 
-    names = """fork forkpty system popen execv execve execl execle execlp execlpe
-        execvp execvpe spawnv spawnve spawnl spawnle spawnlp spawnlpe spawnvp
-        spawnvpe posix_spawn posix_spawnp setsid setpgid setpgrp kill killpg
-        _exit abort setuid setgid seteuid setegid setreuid setregid setresuid
-        setresgid chroot register_at_fork pidfd_open""".split()
-    for mod in (os, posix):
-        for n in names:
-            if hasattr(mod, n):
-                setattr(mod, n, forbid("os." + n))
-    _posixsubprocess.fork_exec = forbid("_posixsubprocess.fork_exec")
-    for n in ("start_new_thread", "start_new"):
-        if hasattr(_thread, n):
-            setattr(_thread, n, forbid("_thread." + n))
-    for n in ("signal", "setitimer", "alarm", "pthread_kill", "pthread_sigmask",
-              "siginterrupt", "raise_signal", "set_wakeup_fd", "sigwait"):
-        if hasattr(signal, n):
-            setattr(signal, n, forbid("signal." + n))
-    for n in ("setrlimit", "prlimit"):
-        if hasattr(resource, n):
-            setattr(resource, n, forbid("resource." + n))
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+def neuter():
+    """Keeps the program's hands off the tracer's own machinery: tracing,
+    the SIGALRM timer and the interpreter's exit. Everything else (process
+    creation, files, sockets, rlimits) is the operating-system sandbox's to
+    refuse (docs/security.md); a program that gets around these Python-level
+    guards (say by re-importing posix) only loses its own trace."""
+    for n in ("_exit", "abort"):
+        setattr(os, n, forbid("os." + n))
     sys.settrace = forbid("sys.settrace")
     sys.setprofile = forbid("sys.setprofile")
     sys.setrecursionlimit = setrecursionlimit
-    for n in ("_ctypes", "ctypes"):
-        sys.modules[n] = None
+    signal.signal = guarded("signal.signal(SIGALRM)", lambda sig, *a, **k: sig == signal.SIGALRM, signal.signal)
+    signal.setitimer = guarded("signal.setitimer(ITIMER_REAL)", lambda which, *a, **k: which == signal.ITIMER_REAL,
+                               signal.setitimer)
+    signal.alarm = forbid("signal.alarm")
 
 
 def on_alarm(signum, frame):
     st = ST[0]
     if st.armed:
+        if st.in_repr:  # one value's repr ran out of time, not the program
+            st.in_repr = False
+            _setitimer(signal.ITIMER_REAL, max(st.repr_left - REPR_SECONDS, 0.001), TIMER_INTERVAL)
+            raise ReprTimeout()
         st.timed_out = True
         raise Timeout()
 
@@ -281,6 +418,7 @@ def parse_call(call, entry):
     return compile(tree, "<call>", "eval")
 
 
+TOO_DEEP = "an expression is too deeply nested to compile (CPython's compiler ran out of recursion depth)"
 COMPILED = {}  # source -> code object: generated programs often repeat with new inputs
 
 
@@ -329,13 +467,13 @@ def run_one(req):
             c = cache.get(k)
             if c is not None and c[0] is v:
                 return c[1]
-            r = bound(saferepr(v))
+            r = vrepr(v)
             if t in ATOMS or immutable(v):
                 if len(cache) >= 65536:
                     cache.clear()
                 cache[k] = (v, r)
             return r
-        return bound(saferepr(v))
+        return vrepr(v)
 
     def emit(kind, frame, info, value):
         if len(events) >= max_events or nbytes[0] > max_bytes:
@@ -358,7 +496,7 @@ def run_one(req):
                 k = id(v)
                 r = memo.get(k)
                 if r is None:
-                    r = memo[k] = bound(saferepr(v))
+                    r = memo[k] = vrepr(v)
             flat.append(name)
             if last.get(name) == r:
                 # Unchanged since this frame's last event: sent as "" and
@@ -451,7 +589,7 @@ def run_one(req):
 
     try:
         st.armed = True
-        _setitimer(signal.ITIMER_REAL, timeout, 0.05)
+        _setitimer(signal.ITIMER_REAL, timeout, TIMER_INTERVAL)
         try:
             try:
                 code = compile_program(req["source"])
@@ -461,8 +599,14 @@ def run_one(req):
             except ValueError as e:  # null bytes
                 res["status"], res["msg"] = "syntax", bound(safestr(e))
                 return res
+            except RecursionError:  # CPython's compiler recursing on a deep expression
+                res["status"], res["msg"] = "syntax", TOO_DEEP
+                return res
             try:
                 callcode = parse_call(req["call"], entry)
+            except RecursionError:
+                res["status"], res["msg"] = "setup", "bad call: " + TOO_DEEP
+                return res
             except (SyntaxError, ValueError) as e:
                 res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
                 return res
@@ -555,19 +699,45 @@ def run_one(req):
     return res
 
 
+def make_signer(key):
+    """Returns sign(data) -> b"HEX-HMAC-SHA256 data\\n" for the Go side to
+    check. The key lives only inside OpenSSL's HMAC object, reachable from
+    this closure: a program that digs through the interpreter (gc, frames,
+    /proc/self/mem) can still find it; docs/security.md says so."""
+    import hmac
+    mac = hmac.new(key, digestmod="sha256")
+
+    def sign(data):
+        m = mac.copy()
+        m.update(data)
+        return m.hexdigest().encode("ascii") + b" " + data + b"\n"
+
+    return sign
+
+
 def main():
     mode = sys.argv[1]
     memory = int(sys.argv[2])
+    cpu = int(sys.argv[3])
+    # Descriptors ndbg's own caller leaked to it (not close-on-exec) are no
+    # business of the program's: only 0-4 stay (fd 4 closes after the
+    # request in mode single).
+    os.closerange(5, 1 << 30)
+    inp = os.fdopen(4, "rb")
+    sign = make_signer(bytes.fromhex(inp.readline().decode("ascii")))
+    # Hard limits: in the sandbox the program has no capability to raise them.
     if memory > 0:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if cpu > 0:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_NPROC, (256, 256))
     signal.signal(signal.SIGALRM, on_alarm)
     out = os.fdopen(3, "wb")
-    inp = os.fdopen(4, "rb")
-    out.write(json.dumps({"t": "hello", "version": sys.version}).encode("ascii") + b"\n")
+    out.write(sign(json.dumps({"t": "hello", "version": sys.version}).encode("ascii")))
     out.flush()
+    _exit = os._exit
     neuter()
     pristine = dict(builtins.__dict__)
     home = os.getcwd()
@@ -579,15 +749,22 @@ def main():
         if mode == "single":
             inp.close()
         res = run_one(req)
+        # Threads the program left running would act inside the next one.
+        retire = mode == "batch" and _thread._count() > 0
+        if retire:
+            res["retire"] = True
         try:
             data = json.dumps(res).encode("ascii")
         except MemoryError:
             data = json.dumps({"t": "result", "id": res["id"], "status": "memory", "events": [],
                                "ret": None, "exc": None, "stdout": "", "stdout_trunc": False,
-                               "msg": "MemoryError encoding the result", "line": 0}).encode("ascii")
-        out.write(data + b"\n")
+                               "msg": "MemoryError encoding the result", "line": 0,
+                               "retire": retire}).encode("ascii")
+        out.write(sign(data))
         out.flush()
         del res, data
+        if retire:
+            _exit(0)
         try:
             if os.getcwd() != home:
                 os.chdir(home)

@@ -63,6 +63,9 @@ type wireResult struct {
 	StdoutTrunc bool        `json:"stdout_trunc"`
 	Msg         string      `json:"msg"`
 	Line        int         `json:"line"`
+	// Retire says the interpreter ends after this result (the program left
+	// threads running), so queued requests go to a fresh one.
+	Retire bool `json:"retire,omitempty"`
 }
 
 // decodeStrict decodes exactly one JSON value of ASCII text into v.

@@ -76,7 +76,7 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	item := eval.Item{ID: raw.ID, Family: "items", Source: raw.Code, Entry: "f",
 		Call: "f(" + raw.Input + ")", Input: raw.Input, Output: raw.Output}
 	res, err := eval.CRUXEval(ctx, eval.CruxConfig{Items: []eval.Item{item}, Backend: b,
-		Scorer: &eval.Scorer{}, Strategies: []string{strat}, Workers: 1})
+		Scorer: &eval.Scorer{Unsandboxed: bf.Limits.Unsandboxed}, Strategies: []string{strat}, Workers: 1})
 	if err != nil {
 		return err
 	}

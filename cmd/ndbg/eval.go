@@ -135,7 +135,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				withOut = append(withOut, it)
 			}
 		}
-		res, err := eval.CRUXEval(ctx, eval.CruxConfig{Items: withOut, Backend: be, Scorer: &eval.Scorer{Python: sum.Python},
+		res, err := eval.CRUXEval(ctx, eval.CruxConfig{Items: withOut, Backend: be, Scorer: &eval.Scorer{Python: sum.Python, Unsandboxed: lim.Unsandboxed},
 			Strategies: splitList(*strategies), Samples: *samples, MaxSteps: *maxSteps, Workers: *workers,
 			Progress: evalProgress(stderr, "cruxeval")})
 		if err != nil {

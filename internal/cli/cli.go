@@ -111,8 +111,11 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 }
 
 // RegisterLimits adds --timeout and --max-events, the limits of a real run
-// that a user may need to raise, to fs; lim's values are their defaults.
+// that a user may need to raise, and --unsandboxed to fs; lim's values are
+// their defaults.
 func RegisterLimits(fs *flag.FlagSet, lim *trace.Limits) {
+	fs.BoolVar(&lim.Unsandboxed, "unsandboxed", lim.Unsandboxed,
+		"run programs WITHOUT the operating-system sandbox (docs/security.md), where it cannot start: they can do whatever you can")
 	fs.DurationVar(&lim.Timeout, "timeout", lim.Timeout, "wall-clock limit of a real run (0: package trace's 5s)")
 	fs.IntVar(&lim.MaxEvents, "max-events", lim.MaxEvents, "cap on the states of a real run (0: package trace's 100000)")
 }
@@ -146,7 +149,7 @@ func (b *BackendFlags) OpenModel(ctx context.Context) (*ndbg.Model, error) {
 	if b.Name == Real {
 		return nil, nil
 	}
-	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads})
+	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads, Unsandboxed: b.Limits.Unsandboxed})
 }
 
 // Open returns the session backend the flags name, sampling with p, and the
