@@ -39,13 +39,25 @@ func requireRaised(t *testing.T, res *Result, err error, typ string) {
 }
 
 // victimDir makes a directory the sandbox can see (not under /tmp, which it
-// replaces) holding one file, removed when the test ends.
+// replaces with its own) holding one file, removed when the test ends: in
+// the package's folder, or in /var/tmp or the home folder when the
+// repository itself lies under /tmp (as CI's copy does).
 func victimDir(t *testing.T) (dir, file string) {
 	t.Helper()
-	dir, err := os.MkdirTemp(".", ".hostile-")
-	require.NoError(t, err)
-	dir, err = filepath.Abs(dir)
-	require.NoError(t, err)
+	parents := []string{"."}
+	if home, err := os.UserHomeDir(); err == nil {
+		parents = append(parents, "/var/tmp", home)
+	}
+	for _, parent := range parents {
+		abs, err := filepath.Abs(parent)
+		if err != nil || abs == "/tmp" || strings.HasPrefix(abs, "/tmp/") {
+			continue
+		}
+		if dir, err = os.MkdirTemp(abs, ".ndbg-hostile-"); err == nil {
+			break
+		}
+	}
+	require.NotEmpty(t, dir, "no writable folder outside /tmp for the victim files")
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	file = filepath.Join(dir, "victim")
 	require.NoError(t, os.WriteFile(file, []byte("keep"), 0o644))
