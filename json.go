@@ -293,6 +293,22 @@ func MarshalPrediction(p Prediction, st *State) []byte {
 	return b.Bytes()
 }
 
+// MarshalOutcome writes the state an action reached as one JSON object:
+// MarshalState's, or {"event":"end"} where st is nil (the program ran past
+// its end), with MarshalPrediction's fields after them where the state was
+// predicted (p not nil). ndbg-infer and ndbg serve write states this way.
+func MarshalOutcome(st *State, p *Prediction) []byte {
+	s := []byte(`{"event":"end"}`)
+	if st != nil {
+		s = MarshalState(*st)
+	}
+	if p == nil {
+		return s
+	}
+	pj := MarshalPrediction(*p, st)
+	return append(append(s[:len(s)-1], ','), pj[1:]...)
+}
+
 // conf4 writes a confidence with 4 decimals, without trailing zeros.
 func conf4(x float64) string {
 	s := strings.TrimRight(strconv.FormatFloat(x, 'f', 4, 64), "0")

@@ -86,3 +86,20 @@ func TestReturnLocalsUnknown(t *testing.T) {
 	require.True(t, m.Compared.Has(ndbg.CompareLocals))
 	require.False(t, m.All)
 }
+
+// TestMarshalOutcome: a state, or the end, with how it was predicted in
+// the same object, each part as MarshalState and MarshalPrediction write
+// it; a state not predicted is MarshalState's alone.
+func TestMarshalOutcome(t *testing.T) {
+	st := ndbg.State{Event: dsl.Line, Line: 3, Source: "x = 1", Locals: []dsl.Local{{Name: "xs", Repr: "[1, 2]"}}, Depth: -1}
+	require.JSONEq(t, string(ndbg.MarshalState(st)), string(ndbg.MarshalOutcome(&st, nil)))
+	require.JSONEq(t, `{"event":"end"}`, string(ndbg.MarshalOutcome(nil, nil)))
+
+	p := ndbg.Prediction{Confidence: ndbg.Confidence{State: 0.5, Event: 1, Line: 0.75, Locals: []float64{0}, Value: 1, Cut: []string{"locals.xs"}}}
+	require.JSONEq(t, `{"event":"line","line":3,"source":"x = 1","locals":{"xs":"[1, 2]"},"depth":-1,
+		"confidence":{"state":0.5,"event":1,"line":0.75,"locals":{"xs":0}},"uncertain":true,"cut":["locals.xs"]}`,
+		string(ndbg.MarshalOutcome(&st, &p)))
+	end := ndbg.Prediction{Confidence: ndbg.Confidence{State: 0.25, Event: 0.25, Line: 1, Value: 1}}
+	require.JSONEq(t, `{"event":"end","confidence":{"state":0.25,"event":0.25},"uncertain":false}`,
+		string(ndbg.MarshalOutcome(nil, &end)))
+}

@@ -162,18 +162,8 @@ func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, er
 }
 
 // stateJSON prints a state, or {"event":"end"} for the end of the program,
-// with how it was predicted (ndbg.MarshalPrediction) where it was.
-func stateJSON(o outcome) string {
-	s := `{"event":"end"}`
-	if o.st != nil {
-		s = string(ndbg.MarshalState(*o.st))
-	}
-	if o.pred == nil {
-		return s
-	}
-	p := string(ndbg.MarshalPrediction(*o.pred, o.st))
-	return s[:len(s)-1] + "," + p[1:]
-}
+// with how it was predicted where it was (ndbg.MarshalOutcome).
+func stateJSON(o outcome) string { return string(ndbg.MarshalOutcome(o.st, o.pred)) }
 
 // readFile reads the file at path (- reads stdin); what names it in errors.
 func readFile(what, path string) (string, error) {

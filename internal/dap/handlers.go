@@ -245,7 +245,11 @@ func (s *server) after(err error, note, reason string) {
 		if c := s.sess.comparison(); c != "" {
 			s.output("console", "ndbg: "+c+"\n")
 		}
-		s.output("console", "ndbg: the program finished\n")
+		end := "ndbg: the program finished"
+		if p, _, ok := s.sess.prediction(); ok {
+			end += " (" + p + ")"
+		}
+		s.output("console", end+"\n")
 		s.event("exited", &godap.ExitedEvent{Body: godap.ExitedEventBody{ExitCode: 0}})
 		s.event("terminated", &godap.TerminatedEvent{})
 		return
@@ -265,6 +269,12 @@ func (s *server) stopped(reason string) {
 		reason = "step" // a continue that ended elsewhere (the start, or a prediction off the breakpoints)
 	}
 	desc := s.sess.describe(st)
+	if p, news, ok := s.sess.prediction(); ok {
+		desc += " | " + p
+		if news {
+			s.output("console", "ndbg: "+p+"\n")
+		}
+	}
 	if c := s.sess.comparison(); c != "" {
 		desc += " | " + c
 		s.output("console", "ndbg: "+c+"\n")
@@ -314,8 +324,17 @@ func (s *server) scopes(r *godap.ScopesRequest) {
 	scopes := []godap.Scope{}
 	if r.Arguments.FrameId == 0 { // a caller's locals are not in the state
 		name := "Locals"
-		if s.sess.args.Backend != backendReal {
-			name = "Locals (predicted)"
+		if p, ok := s.sess.s.Prediction(); ok {
+			// The scope's header, in view without a hover: how sure the
+			// model was of the whole state.
+			switch {
+			case p.Verified:
+				name = "Locals (real: verified)"
+			case p.Uncertain():
+				name = "Locals (predicted, uncertain)"
+			default:
+				name = "Locals (predicted, " + percent(p.State) + " sure)"
+			}
 		}
 		scopes = append(scopes, godap.Scope{Name: name, PresentationHint: "locals", VariablesReference: refLocals})
 		if s.sess.real != nil {
@@ -344,8 +363,15 @@ func (s *server) variables(r *godap.VariablesRequest) {
 	if r.Arguments.VariablesReference == refReal {
 		vars = append(vars, godap.Variable{Name: "(stop)", Value: s.sess.describe(st)})
 	}
-	for _, v := range variables(st) {
+	var types []string
+	if r.Arguments.VariablesReference == refLocals {
+		types = s.sess.varTypes(st)
+	}
+	for i, v := range variables(st) {
 		vars = append(vars, godap.Variable{Name: v[0], Value: v[1], EvaluateName: v[0]})
+		if types != nil {
+			vars[len(vars)-1].Type = types[i]
+		}
 	}
 	s.send(&godap.VariablesResponse{Response: response(&r.Request), Body: godap.VariablesResponseBody{Variables: vars}})
 }
@@ -381,9 +407,9 @@ func (s *server) evaluate(r *godap.EvaluateRequest) {
 		s.fail(r.Seq, r.Command, fmt.Sprintf("ndbg evaluates only a local's name, not %q: its API has no expression evaluation yet", expr))
 		return
 	}
-	for _, v := range variables(st) {
+	for i, v := range variables(st) {
 		if v[0] == expr {
-			s.send(&godap.EvaluateResponse{Response: response(&r.Request), Body: godap.EvaluateResponseBody{Result: v[1]}})
+			s.send(&godap.EvaluateResponse{Response: response(&r.Request), Body: godap.EvaluateResponseBody{Result: v[1], Type: s.sess.varTypes(st)[i]}})
 			return
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,12 @@ import (
 
 	godap "github.com/google/go-dap"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
 )
 
 // client drives a Serve in the same process over pipes, as an editor would.
@@ -315,4 +322,152 @@ func FuzzServe(f *testing.F) {
 			require.NoError(t, err, "the server wrote a message a client cannot read")
 		}
 	})
+}
+
+// untilStopped reads up to the next stopped event and returns it with the
+// console output before it.
+func (c *client) untilStopped() (*godap.StoppedEvent, string) {
+	c.t.Helper()
+	var out strings.Builder
+	for {
+		switch m := c.next().(type) {
+		case *godap.OutputEvent:
+			out.WriteString(m.Body.Output)
+		case *godap.StoppedEvent:
+			return m, out.String()
+		case *godap.TerminatedEvent:
+			c.t.Fatalf("the program ended; console: %s", out.String())
+		}
+	}
+}
+
+// TestConfidence: on the neural backend a predicted stop says how sure the
+// model was, in the stopped event's description, the scope's name and each
+// variable's type (the value stays the repr), as the Go API's Prediction
+// gives it for the same model and action; the entry (run for real) says
+// nothing of the kind. A value the model cut marks the stop uncertain; the
+// predicted end says how sure it was. With verifyBelow 1 an unsure
+// prediction is replaced by the real state (the real backend's after the
+// same action), and the stop says so. A bad verifyBelow is refused.
+func TestConfidence(t *testing.T) {
+	ctx := context.Background()
+	// A random model: from the entry, stepIn predicts an exception whose
+	// value it writes without end (cut: uncertain), next the end.
+	random := t.TempDir()
+	testmodel.WriteDir(t, random, 0)
+	launch := func(c *client, model string, args map[string]any) {
+		path := filepath.Join(t.TempDir(), "prog.py")
+		require.NoError(t, os.WriteFile(path, []byte(meanPy), 0o644))
+		c.do("initialize", map[string]any{"adapterID": "ndbg"})
+		args["program"], args["call"], args["model"], args["stopOnEntry"] = path, "f([3, None, 4])", model, true
+		c.do("launch", args)
+		c.event("initialized")
+		c.do("configurationDone", nil)
+		ev, _ := c.untilStopped()
+		require.NotContains(t, ev.Body.Description, "sure", "the entry is the real call")
+	}
+	vars := func(c *client) []godap.Variable {
+		return c.do("variables", map[string]any{"variablesReference": refLocals}).(*godap.VariablesResponse).Body.Variables
+	}
+	scope := func(c *client) string {
+		return c.do("scopes", map[string]any{"frameId": 0}).(*godap.ScopesResponse).Body.Scopes[0].Name
+	}
+	// predict is what the Go API predicts for action k from the entry.
+	predict := func(model string, k dsl.ActionKind) (*ndbg.State, ndbg.Prediction) {
+		m, err := ndbg.Open(ctx, ndbg.Options{Dir: model})
+		if model == "" && errors.Is(err, ndbg.ErrNoDefaultModel) {
+			t.Skip("no embedded default model")
+		}
+		require.NoError(t, err)
+		defer m.Close()
+		ref, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), meanPy, "f([3, None, 4])")
+		require.NoError(t, err)
+		defer ref.Close()
+		st, err := ref.Do(ctx, ndbg.Action{Kind: k})
+		p, ok := ref.Prediction()
+		require.True(t, ok)
+		if errors.Is(err, ndbg.ErrFinished) {
+			return nil, p
+		}
+		require.NoError(t, err)
+		return &st, p
+	}
+
+	st, p := predict(random, dsl.StepInto)
+	require.True(t, st != nil && st.Event == dsl.Exception && p.Uncertain(), "the random model changed: %+v %+v", st, p)
+	c := newClient(t)
+	launch(c, random, map[string]any{"backend": "neural"})
+	require.Equal(t, "Locals", scope(c))
+	for _, v := range vars(c) {
+		require.Empty(t, v.Type, v.Name)
+	}
+	c.do("stepIn", map[string]any{"threadId": 1})
+	ev, out := c.untilStopped()
+	require.Equal(t, "exception", ev.Body.Reason)
+	require.Contains(t, ev.Body.Description, "predicted, 0% sure; uncertain: the model ran past any real value in value, cut there")
+	require.Contains(t, out, "uncertain")
+	require.Equal(t, "Locals (predicted, uncertain)", scope(c))
+	got := vars(c)
+	require.Equal(t, "__exception__", got[len(got)-1].Name)
+	require.Equal(t, st.Value, got[len(got)-1].Value)
+	require.Equal(t, "predicted, uncertain: cut where the model ran past any real value", got[len(got)-1].Type)
+
+	st, p = predict(random, dsl.StepOver)
+	require.Nil(t, st, "the random model changed")
+	c = newClient(t)
+	launch(c, random, map[string]any{"backend": "neural"})
+	c.do("next", map[string]any{"threadId": 1})
+	var console strings.Builder
+	for {
+		m := c.next()
+		if o, ok := m.(*godap.OutputEvent); ok {
+			console.WriteString(o.Body.Output)
+		}
+		if _, ok := m.(*godap.TerminatedEvent); ok {
+			break
+		}
+	}
+	require.Contains(t, console.String(), fmt.Sprintf("the program finished (predicted, %s sure)", percent(p.State)))
+
+	real, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), meanPy, "f([3, None, 4])")
+	require.NoError(t, err)
+	defer real.Close()
+	want, err := real.StepInto(ctx)
+	require.NoError(t, err)
+	v := newClient(t)
+	launch(v, random, map[string]any{"backend": "neural", "verifyBelow": 1})
+	v.do("stepIn", map[string]any{"threadId": 1})
+	ev, out = v.untilStopped()
+	require.Contains(t, ev.Body.Description, "verified: the model was 0% sure, so this is the real state (it predicted line 4 (exception)")
+	require.Contains(t, out, "verified")
+	require.Equal(t, "Locals (real: verified)", scope(v))
+	got = vars(v)
+	require.Len(t, got, len(want.Locals))
+	for i, l := range want.Locals {
+		require.Equal(t, [3]string{l.Name, l.Repr, "real (verified)"}, [3]string{got[i].Name, got[i].Value, got[i].Type})
+	}
+	require.Equal(t, want.Line, v.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse).Body.StackFrames[0].Line)
+
+	b := newClient(t)
+	b.do("initialize", nil)
+	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "verifyBelow": 1.5}), "want a probability")
+	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "verifyBelow": -1}), "want a probability")
+	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "real", "verifyBelow": 0.5}), "not the real backend")
+
+	// The default model predicts locals: each says how sure it was.
+	st, p = predict("", dsl.StepOver)
+	require.NotNil(t, st)
+	require.NotEmpty(t, st.Locals)
+	c = newClient(t)
+	launch(c, "", map[string]any{"backend": "neural"})
+	c.do("next", map[string]any{"threadId": 1})
+	ev, _ = c.untilStopped()
+	require.Contains(t, ev.Body.Description, fmt.Sprintf("predicted, %s sure", percent(p.State)))
+	require.Equal(t, fmt.Sprintf("Locals (predicted, %s sure)", percent(p.State)), scope(c))
+	got = vars(c)
+	require.Len(t, got, len(variables(*st)))
+	for i, l := range st.Locals {
+		require.Equal(t, [3]string{l.Name, l.Repr, fmt.Sprintf("predicted, %s sure", percent(p.Locals[i]))},
+			[3]string{got[i].Name, got[i].Value, got[i].Type})
+	}
 }

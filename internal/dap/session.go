@@ -41,6 +41,11 @@ type launchArgs struct {
 	StopOnEntry bool `json:"stopOnEntry"`
 	// Temperature samples predictions (0: greedy).
 	Temperature float64 `json:"temperature"`
+	// VerifyBelow checks every prediction whose whole-state confidence is
+	// below it against the program run for real and shows the real state
+	// instead (ndbg.Verify, as --verify-below on the commands); 0 checks
+	// none. Neural and compare backends.
+	VerifyBelow float64 `json:"verifyBelow"`
 }
 
 // parseLaunch decodes and checks a launch request's arguments.
@@ -59,12 +64,17 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 		return a, errors.New(`launch: call is required: the entry call to debug, e.g. "f([3, None, 4])" (debugging a whole script without a call is not supported yet)`)
 	case a.Temperature < 0:
 		return a, fmt.Errorf("launch: temperature %v is negative", a.Temperature)
+	case a.VerifyBelow < 0 || a.VerifyBelow > 1:
+		return a, fmt.Errorf("launch: verifyBelow %v: want a probability from 0 to 1", a.VerifyBelow)
 	}
 	if a.Backend == "" {
 		a.Backend = backendNeural
 	}
 	if !slices.Contains([]string{backendNeural, backendReal, backendCompare}, a.Backend) {
 		return a, fmt.Errorf("launch: backend %q: want neural, real or compare", a.Backend)
+	}
+	if a.VerifyBelow > 0 && a.Backend == backendReal {
+		return a, errors.New("launch: verifyBelow checks the model's predictions (backend neural or compare), not the real backend's states")
 	}
 	if a.Device != "" && a.Device != "cpu" {
 		return a, fmt.Errorf("launch: device %q: ndbg runs models on the cpu only (device \"cpu\")", a.Device)
@@ -101,6 +111,12 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 			return nil, fmt.Errorf("launch: opening the model: %w", err)
 		}
 		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})
+		if a.VerifyBelow > 0 {
+			if b, err = ndbg.Verify(b, cfg.Limits, a.VerifyBelow); err != nil {
+				ss.close()
+				return nil, fmt.Errorf("launch: verifyBelow: %w", err)
+			}
+		}
 	}
 	if ss.s, err = ndbg.Start(ctx, b, string(src), a.Call); err != nil {
 		ss.close()
@@ -231,6 +247,75 @@ func orNothing(v string, ok bool) string {
 		return "nothing"
 	}
 	return v
+}
+
+// prediction says how the current state was predicted, in a few words
+// for the stop's description and the console: how sure the model was, the
+// values it cut, and whether verifyBelow showed the real state instead.
+// news is false for a plain prediction (the console need not hear of it);
+// ok is false where the state was not predicted.
+func (ss *session) prediction() (text string, news, ok bool) {
+	p, ok := ss.s.Prediction()
+	if !ok {
+		return "", false, false
+	}
+	if p.Verified {
+		model := "the end of the program"
+		if p.Model != nil {
+			model = ss.describe(*p.Model)
+		}
+		return fmt.Sprintf("verified: the model was %s sure, so this is the real state (it predicted %s)", percent(p.State), model), true, true
+	}
+	text = fmt.Sprintf("predicted, %s sure", percent(p.State))
+	if p.Uncertain() {
+		text += "; uncertain: the model ran past any real value in " + strings.Join(p.Cut, ", ") + ", cut there"
+	}
+	if p.Unverified != "" {
+		text += "; not verified: " + p.Unverified
+	}
+	return text, p.Uncertain() || p.Unverified != "", true
+}
+
+// varTypes says, for each of variables(st) of the current state, how the
+// model was sure of it: the DAP variable's type, which editors show beside
+// the value or on hover (VS Code: the tooltip, and inline with
+// debug.showVariableTypes) while the value stays the repr, to copy or edit
+// as it is. Empty strings where the state was not predicted.
+func (ss *session) varTypes(st ndbg.State) []string {
+	vs := variables(st)
+	types := make([]string, len(vs))
+	p, ok := ss.s.Prediction()
+	switch {
+	case !ok:
+	case p.Verified:
+		for i := range types {
+			types[i] = "real (verified)"
+		}
+	default:
+		for i, v := range vs {
+			c, field := p.Value, "value"
+			if i < len(st.Locals) {
+				if len(p.Locals) != len(st.Locals) {
+					continue
+				}
+				c, field = p.Locals[i], "locals."+v[0]
+			}
+			types[i] = "predicted, " + percent(c) + " sure"
+			if slices.Contains(p.Cut, field) {
+				types[i] = "predicted, uncertain: cut where the model ran past any real value"
+			}
+		}
+	}
+	return types
+}
+
+// percent writes a confidence as a percentage: "<1%" for a small non-zero
+// one, which "0%" would misstate.
+func percent(c float64) string {
+	if c > 0 && c < 0.005 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*c)
 }
 
 // variables lists a state's locals, then its return value or exception

@@ -117,6 +117,7 @@ type Service struct {
 type entry struct {
 	id       string
 	backend  string
+	verify   float64 // the session's verify_below (0: none)
 	sem      chan struct{}
 	closed   bool
 	lastUsed time.Time
@@ -348,20 +349,27 @@ type sessionView struct {
 	Backend     string          `json:"backend"`
 	Call        string          `json:"call"`
 	Finished    bool            `json:"finished"`
-	State       json.RawMessage `json:"state"` // ndbg.MarshalState; null when finished
+	State       json.RawMessage `json:"state"` // ndbg.MarshalOutcome; null when finished
 	Steps       int             `json:"steps"`
 	Breakpoints []int           `json:"breakpoints"`
 	Stack       []int           `json:"stack"`
+	VerifyBelow float64         `json:"verify_below,omitempty"`
 }
 
 func view(e *entry) sessionView {
 	v := sessionView{ID: e.id, Backend: e.backend, Call: e.s.Call(), State: json.RawMessage("null"),
-		Steps: len(e.s.Trajectory().Steps), Breakpoints: e.s.Breakpoints(), Stack: e.s.Stack()}
+		Steps: len(e.s.Trajectory().Steps), Breakpoints: e.s.Breakpoints(), Stack: e.s.Stack(), VerifyBelow: e.verify}
 	if v.Breakpoints == nil {
 		v.Breakpoints = []int{}
 	}
 	if st, ok := e.s.State(); ok {
-		v.State = ndbg.MarshalState(st)
+		// A predicted state says how sure the model was (and whether
+		// verify_below replaced it by the real one), as ndbg-infer does.
+		var pred *ndbg.Prediction
+		if p, ok := e.s.Prediction(); ok {
+			pred = &p
+		}
+		v.State = ndbg.MarshalOutcome(&st, pred)
 	} else {
 		v.Finished = true
 	}
@@ -396,6 +404,9 @@ type createRequest struct {
 	Call     string    `json:"call"`
 	Backend  string    `json:"backend"`
 	Sampling *sampling `json:"sampling"`
+	// VerifyBelow checks neural predictions whose confidence is below it
+	// against the real run (ndbg.Verify); 0 checks none.
+	VerifyBelow float64 `json:"verify_below"`
 }
 
 // sampling is sample.Params in JSON (neural and cwm backends).
@@ -442,6 +453,14 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		}
 		p = sample.Params{Temperature: sp.Temperature, TopK: sp.TopK, TopP: sp.TopP, Seed: sp.Seed}
 	}
+	switch {
+	case req.VerifyBelow < 0 || req.VerifyBelow > 1:
+		writeError(w, http.StatusBadRequest, "verify_below %g: want a probability from 0 to 1", req.VerifyBelow)
+		return
+	case req.VerifyBelow > 0 && req.Backend != Neural:
+		writeError(w, http.StatusBadRequest, "verify_below checks the neural backend's predictions, not the %s backend's", req.Backend)
+		return
+	}
 	if !s.reserve(w) {
 		return
 	}
@@ -449,6 +468,14 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	switch req.Backend {
 	case Neural:
 		b = ndbg.Neural(s.cfg.Model, p)
+		if req.VerifyBelow > 0 {
+			var err error
+			if b, err = ndbg.Verify(b, s.cfg.Trace, req.VerifyBelow); err != nil {
+				s.unreserve()
+				writeError(w, http.StatusBadRequest, "verify_below: %v", err)
+				return
+			}
+		}
 	case CWM:
 		b = ndbg.CWM(s.cfg.Model, p)
 	default:
@@ -460,7 +487,7 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "starting the session", err)
 		return
 	}
-	s.add(w, req.Backend, sess)
+	s.add(w, &entry{backend: req.Backend, verify: req.VerifyBelow, s: sess})
 }
 
 // reserve counts a session about to be created against MaxSessions.
@@ -482,18 +509,19 @@ func (s *Service) unreserve() {
 	s.mu.Unlock()
 }
 
-// add registers a new session (its slot reserved) and answers 201.
-func (s *Service) add(w http.ResponseWriter, backend string, sess *ndbg.Session) {
+// add registers a new session e (its slot reserved; backend, verify and
+// the session set) and answers 201.
+func (s *Service) add(w http.ResponseWriter, e *entry) {
 	var id [8]byte
 	rand.Read(id[:]) // never fails (crypto/rand)
-	e := &entry{id: hex.EncodeToString(id[:]), backend: backend, sem: make(chan struct{}, 1), lastUsed: time.Now(), s: sess}
+	e.id, e.sem, e.lastUsed = hex.EncodeToString(id[:]), make(chan struct{}, 1), time.Now()
 	v := view(e)
 	s.mu.Lock()
 	s.pending--
 	select {
 	case <-s.done: // Close ran while this request was still running (past the shutdown's bound)
 		s.mu.Unlock()
-		sess.Close()
+		e.s.Close()
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
 		return
 	default:
@@ -631,7 +659,7 @@ func (s *Service) fork(w http.ResponseWriter, _ *http.Request, e *entry) {
 	if !s.reserve(w) {
 		return
 	}
-	s.add(w, e.backend, e.s.Fork())
+	s.add(w, &entry{backend: e.backend, verify: e.verify, s: e.s.Fork()})
 }
 
 // setLocalRequest edits a local of the current state.

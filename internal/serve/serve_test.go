@@ -20,6 +20,7 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -283,6 +284,102 @@ func TestNeuralSession(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", v)
 	require.Equal(t, 2.0, v["steps"]) // a random model's state: any, but one
 
+}
+
+// TestNeuralConfidence: a neural session's state says how sure the model
+// was, field by field, as the Go API's Prediction gives it for the same
+// model and actions; a real state says nothing of the kind. With
+// verify_below 1 every unsure prediction is replaced by the real state (the
+// real backend's after the same actions), which says so and keeps the
+// model's; forks keep verify_below. A bad verify_below is refused.
+func TestNeuralConfidence(t *testing.T) {
+	ctx := context.Background()
+	m := testmodel.Model(t, 2) // its step_over predicts locals
+	ts, _ := start(t, Config{Model: m})
+	const entry = "f([1, None, 4])"
+	ref, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), prog, entry)
+	require.NoError(t, err)
+	defer ref.Close()
+	real, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), prog, entry)
+	require.NoError(t, err)
+	defer real.Close()
+
+	id := create(t, ts, "neural", prog, entry)
+	vid := ""
+	{
+		code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": prog, "call": entry, "verify_below": 1})
+		require.Equal(t, http.StatusCreated, code, "%v", v)
+		require.Equal(t, 1.0, v["verify_below"])
+		vid = v["id"].(string)
+	}
+	for _, a := range []string{"step_into", "step_over"} {
+		action, err := ndbg.ParseAction(a)
+		require.NoError(t, err)
+		st, err := ref.Do(ctx, action)
+		require.NoError(t, err, a)
+		p, ok := ref.Prediction()
+		require.True(t, ok)
+		code, v := call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": a})
+		require.Equal(t, http.StatusOK, code, "%s: %v", a, v)
+		got := v["state"].(map[string]any)
+		require.Equal(t, apiJSON(t, st), stateJSON(t, withoutPrediction(got)), a)
+		conf := got["confidence"].(map[string]any)
+		require.InDelta(t, p.State, conf["state"], 1e-4, a)
+		require.InDelta(t, p.Line, conf["line"], 1e-4, a)
+		if len(st.Locals) > 0 {
+			require.Len(t, conf["locals"], len(st.Locals), a)
+			for i, l := range st.Locals {
+				require.InDelta(t, p.Locals[i], conf["locals"].(map[string]any)[l.Name], 1e-4, "%s: %s", a, l.Name)
+			}
+		}
+		require.Equal(t, p.Uncertain(), got["uncertain"], a)
+		require.NotContains(t, v, "verify_below")
+
+		want, err := real.Do(ctx, action)
+		require.NoError(t, err, a)
+		code, v = call(t, ts, "POST", "/sessions/"+vid+"/actions", map[string]string{"action": a})
+		require.Equal(t, http.StatusOK, code, "%s: %v", a, v)
+		got = v["state"].(map[string]any)
+		require.Equal(t, true, got["verified"], "%s: a random model is never sure: %v", a, got)
+		require.Contains(t, got, "model")
+		require.Equal(t, apiJSON(t, want), stateJSON(t, withoutPrediction(got)), "%s: the real state", a)
+	}
+	code, v := call(t, ts, "POST", "/sessions/"+vid+"/fork", nil)
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	require.Equal(t, 1.0, v["verify_below"])
+
+	rid := create(t, ts, "real", prog, entry)
+	code, v = call(t, ts, "POST", "/sessions/"+rid+"/actions", map[string]string{"action": "step_into"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.NotContains(t, v["state"], "confidence", "a real state is not a prediction")
+
+	for _, bad := range []struct {
+		body map[string]any
+		msg  string
+	}{
+		{map[string]any{"program": prog, "call": entry, "verify_below": 1.5}, "want a probability"},
+		{map[string]any{"program": prog, "call": entry, "verify_below": -0.1}, "want a probability"},
+		{map[string]any{"program": prog, "call": entry, "backend": "real", "verify_below": 0.5}, "neural backend"},
+		{map[string]any{"program": prog, "call": entry, "verify_below": "high"}, "not the JSON"},
+	} {
+		code, v := call(t, ts, "POST", "/sessions", bad.body)
+		require.Equal(t, http.StatusBadRequest, code, "%v: %v", bad.body, v)
+		require.Contains(t, v["error"], bad.msg)
+	}
+}
+
+// withoutPrediction is a state object without the fields that say how it
+// was predicted.
+func withoutPrediction(st map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range st {
+		switch k {
+		case "confidence", "uncertain", "cut", "verified", "model", "unverified":
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TestRefusals: each limit and each kind of bad request gets its status

@@ -166,6 +166,7 @@ async function record(dc, ev) {
 	assert.ok(frames.length > 0, 'a stop has frames');
 	const scopes = await dc.scopesRequest({ frameId: frames[0].id });
 	const locals = {};
+	const types = {};
 	if (scopes.body.scopes.length > 0) {
 		const vars = await dc.variablesRequest({ variablesReference: scopes.body.scopes[0].variablesReference });
 		for (const v of vars.body.variables) {
@@ -173,9 +174,27 @@ async function record(dc, ev) {
 			assert.strictEqual(typeof v.value, 'string');
 			if (/ variables$/.test(v.name) || v.name.startsWith('(return)')) continue; // debugpy's groups
 			locals[v.name] = v.value;
+			types[v.name] = v.type;
 		}
 	}
-	return { line: frames[0].line, event: ev.body.text, reason: ev.body.reason, description: ev.body.description, frames: frames.length, scopes: scopes.body.scopes.map((s) => s.name), locals };
+	return { line: frames[0].line, event: ev.body.text, reason: ev.body.reason, description: ev.body.description, frames: frames.length, scopes: scopes.body.scopes.map((s) => s.name), locals, types };
+}
+
+// checkConfidence: a stop on a neural backend says how sure the model was
+// of a predicted state (docs/editors.md), in the scope's name, each
+// variable's type and the description, or nothing where it was not
+// predicted (the entry, an edited state).
+function checkConfidence(what, got) {
+	const scope = /^Locals \((predicted, (\d+|<1)% sure|predicted, uncertain|real: verified)\)$/;
+	const type = /^(predicted, ((\d+|<1)% sure|uncertain: .+)|real \(verified\))$/;
+	const predicted = got.scopes[0] !== 'Locals';
+	assert.ok(!predicted || scope.test(got.scopes[0]), `${what}: the scope says how sure the model was: ${got.scopes[0]}`);
+	assert.strictEqual(predicted, / \| (predicted|verified)/.test(got.description), `${what}: the description and the scope agree: ${got.description}`);
+	for (const [name, t] of Object.entries(got.types)) {
+		if (predicted) assert.ok(type.test(t), `${what}: ${name}'s type says how sure: ${t}`);
+		else assert.ok(!t, `${what}: ${name} was not predicted: ${t}`);
+	}
+	if (got.scopes[0] === 'Locals (real: verified)') assert.ok(/verified: the model was/.test(got.description), `${what}: verified`);
 }
 
 // act sends a step request and returns where it stopped, or {error}.
@@ -290,6 +309,7 @@ async function runScript(dc, prog, backend) {
 				assert.ok(/real: /.test(got.description), `${what}: the real state in the description`);
 			}
 			if (backend === 'compare' && i === 0) assert.ok(got.scopes.includes('Real'), `${what}: the Real scope`);
+			checkConfidence(what, got);
 		}
 		if (got === 'end') finished = true;
 	}
@@ -363,6 +383,7 @@ async function editorConfigs() {
 			const next = await act(dc, 'next');
 			if (c.backend === 'real') assert.strictEqual(next.line, 9, `${c.name}: next`);
 			else assert.ok(next === 'end' || next.error || codeLines(c.program).has(next.line), `${c.name}: next: ${JSON.stringify(next)}`);
+			if (c.backend !== 'real' && next !== 'end' && !next.error) checkConfidence(`${c.name}: next`, next);
 			let last = next;
 			for (let i = 0; i < 50 && last !== 'end' && !last.error; i++) last = await act(dc, 'continue');
 			assert.ok(last === 'end' || (c.backend !== 'real' && last.error), `${c.name}: runs to the end: ${JSON.stringify(last)}`);
