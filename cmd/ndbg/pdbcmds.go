@@ -15,7 +15,8 @@ import (
 // lines of the enabled ones; the debugger holds the rest (number,
 // condition, temporary, enabled, hits).
 type breakpoint struct {
-	num, line int
+	num, line int // line: where it stops
+	at        int // the line pdb names: line, or the def line of break FUNCTION
 	cond      string
 	temp      bool
 	enabled   bool
@@ -54,8 +55,9 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 		where = where[i+1:] // one file: its name adds nothing
 	}
 	line, err := strconv.Atoi(where)
+	at := line
 	if err != nil {
-		if line = d.funcBodyLine(where); line == 0 {
+		if at, line = d.funcBodyLine(where); line == 0 {
 			fmt.Fprintf(d.out, "*** The specified object %q is not a function of the program (break takes LINE, FUNCTION, then optionally , CONDITION)\n", where)
 			return
 		}
@@ -65,16 +67,16 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 		return
 	}
 	d.nextBP++
-	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, cond: cond, temp: temp, enabled: true})
+	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, cond: cond, temp: temp, enabled: true})
 	d.syncBreakpoints()
-	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(line))
+	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(at))
 }
 
-// funcBodyLine is where pdb's break FUNCTION stops: the first line of the
-// body of the top-level function named name (pdb names the def line in its
-// message, and stops at the first line event of each call); 0 if there is
-// no such function.
-func (d *debugger) funcBodyLine(name string) int {
+// funcBodyLine returns the def line of the top-level function named name,
+// which pdb's break FUNCTION names, and where it stops: the first line of
+// the body (pdb stops at the first line event of each call); 0, 0 if there
+// is no such function.
+func (d *debugger) funcBodyLine(name string) (int, int) {
 	p := d.s.Program()
 	def := 0
 	for n := 1; n <= len(p.Lines) && def == 0; n++ {
@@ -83,7 +85,7 @@ func (d *debugger) funcBodyLine(name string) int {
 		}
 	}
 	if def == 0 {
-		return 0
+		return 0, 0
 	}
 	header := true // the signature may span lines: the body starts after its ':'
 	for n := def; n <= len(p.Lines); n++ {
@@ -93,13 +95,13 @@ func (d *debugger) funcBodyLine(name string) int {
 			continue
 		}
 		if p.FuncOf(n) != def {
-			return 0
+			return 0, 0
 		}
 		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {
-			return n
+			return def, n
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // defNameOf is the name a top-level def line defines, "" for any other line.
@@ -126,7 +128,7 @@ func (d *debugger) listBreakpoints() {
 		if b.enabled {
 			enb = "yes"
 		}
-		fmt.Fprintf(d.out, "%-3d breakpoint   %s %s   at %s\n", b.num, disp, enb, d.loc(b.line))
+		fmt.Fprintf(d.out, "%-3d breakpoint   %s %s   at %s\n", b.num, disp, enb, d.loc(b.at))
 		if b.cond != "" {
 			fmt.Fprintf(d.out, "\tstop only if %s\n", b.cond)
 		}
@@ -167,7 +169,7 @@ func (d *debugger) enable(arg string, on bool) {
 	}
 	for _, b := range d.byNumbers(arg) {
 		b.enabled = on
-		fmt.Fprintf(d.out, "%s breakpoint %d at %s\n", verb, b.num, d.loc(b.line))
+		fmt.Fprintf(d.out, "%s breakpoint %d at %s\n", verb, b.num, d.loc(b.at))
 	}
 	d.syncBreakpoints()
 }
@@ -183,7 +185,7 @@ func (d *debugger) clear(arg string) {
 			return
 		}
 		for _, b := range d.bps {
-			if b.line == n {
+			if b.at == n {
 				gone = append(gone, b)
 			}
 		}
@@ -203,7 +205,7 @@ func (d *debugger) clear(arg string) {
 func (d *debugger) deleteBP(b *breakpoint) {
 	d.bps = slices.DeleteFunc(d.bps, func(x *breakpoint) bool { return x == b })
 	d.syncBreakpoints()
-	fmt.Fprintf(d.out, "Deleted breakpoint %d at %s\n", b.num, d.loc(b.line))
+	fmt.Fprintf(d.out, "Deleted breakpoint %d at %s\n", b.num, d.loc(b.at))
 }
 
 // fires is bdb's effective(): whether a breakpoint at st's line stops there.
