@@ -139,3 +139,32 @@ func TestDebugShowsUserLines(t *testing.T) {
 		require.Contains(t, out.String(), want)
 	}
 }
+
+// TestDebugEvalNonLiteral: p rebuilds locals from their reprs; one that is
+// no literal (an object's default repr) gives a clear error when read, and
+// the other locals still evaluate.
+func TestDebugEvalNonLiteral(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("class C:\n    pass\n\ndef f(n):\n    o = C()\n    return n\n"), 0o644))
+	var out, errb bytes.Buffer
+	in := strings.NewReader("n\nn\np o\np n + 1\npp [n] * 2\np )\nq\n")
+	require.NoError(t, debugSession(context.Background(), []string{file, "--call", "f(4)", "--backend", "real"}, in, &out, &errb), errb.String())
+	a := answers(out.String())
+	require.Len(t, a, 8, out.String())
+	require.Regexp(t, `^\*\*\* the value of o is not a Python literal, so it cannot be rebuilt to evaluate: <__main__\.C object at 0x`, a[3])
+	require.Equal(t, "5\n", a[4])
+	require.Equal(t, "[4, 4]\n", a[5])
+	require.Contains(t, a[6], "*** SyntaxError: ")
+}
+
+// TestDebugNeuralVocabulary: on a prediction, p says it is derived from
+// one, and where says what it cannot know.
+func TestDebugNeuralVocabulary(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--threads", "1"}, "p data[0] + 1", "w", "retval", "u", "q")
+	a := answers(out)
+	require.Equal(t, "2\n"+fromPrediction, a[1])
+	require.Contains(t, a[2], "> /")
+	require.Contains(t, a[2], "(7)f()\n-> def f(data):")
+	require.Equal(t, "*** Not yet returned!\n", a[3])
+	require.Equal(t, "*** Oldest frame\n", a[4])
+}
