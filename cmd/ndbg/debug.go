@@ -18,16 +18,26 @@ import (
 	"github.com/ndbg/ndbg/sample"
 )
 
-const debugHelp = `commands (pdb's, plus steps backwards):
-  s, step           step into            n, next          step over
-  r, return         step out (return)    c, continue      run to a breakpoint or the end
-  to LINE           run to LINE          b, break [LINE]  set a breakpoint (or list them)
-  cl, clear [LINE]  clear one or all     p, print NAME    a local's value
-  set NAME=VALUE    edit a local (neural) l, list         the source around here
-  w, where          the call stack       back, bs         step back into
-  bn                step back over       br               back to the call (the inputs)
-  bc                continue backwards   backto LINE      back to the previous stop at LINE
-  h, help           this help            q, quit          leave`
+const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards):
+  s, step            step into              n, next            step over
+  r, return          step out (return)      c, cont, continue  run to a breakpoint or the end
+  unt, until [LINE]  next, not back in a loop; with LINE, run to LINE (as to)
+  to LINE            run to LINE            l, list            the source around here
+  b, break [WHERE[, COND]]  a breakpoint at LINE or FUNCTION's first line, stopping
+                     only where COND (an expression over the locals) is true; no
+                     WHERE: list them      tbreak WHERE[, COND]  one that goes after it stops
+  disable N...       enable N...            cl, clear [N... | FILE:LINE]  delete (all: no argument)
+  p EXPR             an expression's repr   pp EXPR            pretty-printed (EXPR over the
+                     selected frame's locals, by python3 on their reprs; no EXPR: every local)
+  display [EXPR]     show EXPR when it changes at a stop in this frame (none: list them)
+  undisplay [EXPR]   stop showing one (or all)
+  retval, rv         the value being returned
+  w, where, bt       the call stack         u, up [N]  d, down [N]  select a caller / back
+  set NAME=VALUE     edit a local (neural)  back, bs           step back into
+  bn                 step back over         br                 back to the call (the inputs)
+  bc                 continue backwards     backto LINE        back to the previous stop at LINE
+  h, help            this help              q, quit            leave
+on a prediction, p, pp, display and retval answer from the predicted state and say so`
 
 // runDebug is `ndbg debug FILE --call EXPR`: a pdb-like prompt that shows
 // predicted states (or real ones with --backend real); --compare shows the
