@@ -2,12 +2,14 @@ package ndbg_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -53,4 +55,34 @@ func TestRealFramesAndDoIf(t *testing.T) {
 	require.ErrorIs(t, err, ndbg.ErrFinished)
 	require.Equal(t, &ndbg.Exception{Type: "ZeroDivisionError", Message: "division by zero", Line: 5}, s.Escaped())
 	require.Nil(t, s.Frames())
+}
+
+// TestNeuralDoIfTakesContinueAgain: a prediction's continue whose
+// breakpoint stop keep refuses is predicted again from that stop, each
+// stop a step of the history.
+func TestNeuralDoIfTakesContinueAgain(t *testing.T) {
+	ctx := context.Background()
+	m, err := ndbg.Open(ctx, ndbg.Options{Threads: 1})
+	require.NoError(t, err)
+	defer m.Close()
+	s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f([1, None, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.SetBreakpoint(4))
+	calls := 0
+	st, err := s.DoIf(ctx, ndbg.Action{Kind: dsl.Continue, Lines: s.Breakpoints()}, func(st ndbg.State) bool {
+		require.Equal(t, 4, st.Line)
+		calls++
+		return calls > 1
+	})
+	steps := len(s.Trajectory().Steps)
+	t.Logf("%d stops refused or kept, %d steps, %v", calls, steps, err)
+	if errors.Is(err, ndbg.ErrFinished) {
+		require.Equal(t, calls+1, steps, "every refused stop, then the end")
+		return
+	}
+	require.NoError(t, err)
+	require.Equal(t, 4, st.Line)
+	require.Equal(t, 2, calls)
+	require.Equal(t, 2, steps, "the refused stop, then the kept one")
 }

@@ -24,7 +24,7 @@ func (d *debugger) frames() []ndbg.Frame {
 	if !ok {
 		return nil
 	}
-	return []ndbg.Frame{{Line: st.Line, Locals: st.Locals, ID: -1,
+	return []ndbg.Frame{{Def: d.s.Program().FuncOf(st.Line), Line: st.Line, Locals: st.Locals, ID: -1,
 		LocalsKnown: st.Event == dsl.Call || st.Event == dsl.Line || st.LocalsKnown}}
 }
 
