@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
 )
@@ -54,24 +53,13 @@ func (s *Session) Frames() []Frame {
 	}
 	fs := make([]Frame, len(stack))
 	for i, def := range stack {
-		fs[i] = Frame{Func: defName(s.UserLine(def)), Def: def, ID: -1}
+		name, _ := dsl.DefName(s.UserLine(def))
+		fs[i] = Frame{Func: name, Def: def, ID: -1}
 	}
 	last := &fs[len(fs)-1]
 	last.Line, last.Locals = cur.Line, slices.Clone(cur.Locals)
 	last.LocalsKnown = cur.Event == dsl.Call || cur.Event == dsl.Line || cur.LocalsKnown
 	return fs
-}
-
-// defName is the function name a def line defines ("" if it is no def).
-func defName(line string) string {
-	line = strings.TrimSpace(line)
-	line = strings.TrimPrefix(line, "async ")
-	rest, ok := strings.CutPrefix(line, "def ")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "(")
-	return strings.TrimSpace(name)
 }
 
 // frames walks back from the current state to the latest event of each

@@ -80,7 +80,7 @@ func (d *debugger) funcBodyLine(name string) (int, int) {
 	p := d.s.Program()
 	def := 0
 	for n := 1; n <= len(p.Lines) && def == 0; n++ {
-		if l := d.s.UserLine(n); defNameOf(l) == name {
+		if l := d.s.UserLine(n); !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") && defNameIs(l, name) {
 			def = n
 		}
 	}
@@ -104,14 +104,10 @@ func (d *debugger) funcBodyLine(name string) (int, int) {
 	return 0, 0
 }
 
-// defNameOf is the name a top-level def line defines, "" for any other line.
-func defNameOf(line string) string {
-	rest, ok := strings.CutPrefix(strings.TrimPrefix(line, "async "), "def ")
-	if !ok {
-		return ""
-	}
-	name, _, _ := strings.Cut(rest, "(")
-	return strings.TrimSpace(name)
+// defNameIs reports whether line is the def of a function called name.
+func defNameIs(line, name string) bool {
+	n, ok := dsl.DefName(line)
+	return ok && n == name
 }
 
 // listBreakpoints prints the table pdb's break prints.

@@ -175,7 +175,7 @@ func (d *debugger) showDisplays(ctx context.Context) {
 func (d *debugger) entry(f ndbg.Frame, innermost bool) string {
 	name := f.Func
 	if name == "" {
-		name = defNameOf(strings.TrimSpace(d.s.UserLine(f.Def)))
+		name, _ = dsl.DefName(d.s.UserLine(f.Def))
 	}
 	if f.Line == 0 {
 		return fmt.Sprintf("%s(?)%s()\n-> (its line is unknown: a prediction knows only the current frame's)", d.file, name)
