@@ -156,10 +156,11 @@ func (d *debugger) undisplay(expr string) {
 }
 
 // showDisplays prints, at a stop, each display of the current frame whose
-// value changed, as pdb does before its prompt.
+// value changed, as pdb does before its prompt; not where the locals are
+// unknown.
 func (d *debugger) showDisplays(ctx context.Context) {
 	f, ok := d.selected()
-	if !ok {
+	if !ok || !f.LocalsKnown { // a predicted return or exception: nothing to compare
 		return
 	}
 	for _, e := range d.displays[f.ID] {
