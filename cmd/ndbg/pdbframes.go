@@ -72,7 +72,11 @@ func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
 // retval is pdb's retval: the value of the return the current state is.
 func (d *debugger) retval() {
 	st, ok := d.s.State()
-	if !ok || d.up != 0 || st.Event != dsl.Return {
+	if !ok {
+		fmt.Fprintln(d.out, "*** the program finished")
+		return
+	}
+	if d.up != 0 || st.Event != dsl.Return {
 		fmt.Fprintln(d.out, "*** Not yet returned!")
 		return
 	}
