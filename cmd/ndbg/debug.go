@@ -21,7 +21,7 @@ import (
 const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards):
   s, step            step into              n, next            step over
   r, return          step out (return)      c, cont, continue  run to a breakpoint or the end
-  unt, until [LINE]  next, not back in a loop; with LINE, run to LINE (as to)
+  unt, until [LINE]  next, but not back in a loop (or on to a line >= LINE in this frame)
   to LINE            run to LINE            l, list            the source around here
   b, break [WHERE[, COND]]  a breakpoint at LINE or FUNCTION's first line, stopping
                      only where COND (an expression over the locals) is true; no
@@ -172,11 +172,7 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 	case "c", "cont", "continue":
 		act(ndbg.Action{Kind: dsl.Continue, Lines: d.s.Breakpoints()})
 	case "unt", "until":
-		if arg == "" {
-			d.until(ctx)
-			break
-		}
-		fallthrough
+		d.until(ctx, arg)
 	case "to":
 		if n, ok := lineArg(); ok {
 			act(ndbg.Action{Kind: dsl.Breakpoint, Lines: []int{n}})

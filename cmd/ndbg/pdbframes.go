@@ -235,14 +235,28 @@ func (d *debugger) move(arg string, by int) {
 	}
 }
 
-// until is pdb's until without a line: next, but on past lines not after
-// the current one in the current frame (a loop's way back), stopping at a
-// breakpoint that fires on the way.
-func (d *debugger) until(ctx context.Context) {
+// until is pdb's until: next, but on past the lines of the current frame
+// before target (without a line: after the current one, so not back in a
+// loop), stopping at its return, in a caller, or at a breakpoint that
+// fires on the way.
+func (d *debugger) until(ctx context.Context, arg string) {
 	st, ok := d.s.State()
 	if !ok {
 		d.act(ctx, ndbg.Action{Kind: dsl.StepOver})
 		return
+	}
+	target := st.Line + 1
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		switch {
+		case err != nil:
+			fmt.Fprintf(d.out, "*** Error in argument: '%s'\n", arg)
+			return
+		case n <= st.Line:
+			fmt.Fprintln(d.out, `*** "until" line number is smaller than current line number`)
+			return
+		}
+		target = n
 	}
 	depth, id := d.depthAndID()
 	for {
@@ -257,7 +271,7 @@ func (d *debugger) until(ctx context.Context) {
 		}
 		nd, nid := d.depthAndID()
 		same := nd == depth && nd > 0 && (id < 0 || nid == id)
-		if !same || next.Event != dsl.Line || next.Line > st.Line || d.fires(ctx, next) {
+		if !same || next.Event != dsl.Line || next.Line >= target || d.fires(ctx, next) {
 			d.report(ctx, nil)
 			return
 		}
