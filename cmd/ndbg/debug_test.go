@@ -168,3 +168,16 @@ func TestDebugNeuralVocabulary(t *testing.T) {
 	require.Equal(t, "*** Not yet returned!\n", a[3])
 	require.Equal(t, "*** Oldest frame\n", a[4])
 }
+
+// TestDebugCompareTemporaryBreakpoint: the real run --compare follows
+// stops at the temporary breakpoint the prediction stopped at, which goes
+// only once the action is over.
+func TestDebugCompareTemporaryBreakpoint(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--compare", "--threads", "1"}, "tbreak 4", "c", "b", "q")
+	a := answers(out)
+	require.Len(t, a, 5, out)
+	require.Contains(t, a[2], "Deleted breakpoint 1 at ")
+	require.Contains(t, a[2], "> line      line 4: total += x", "the prediction stopped at the breakpoint")
+	require.Regexp(t, `== real:  the same|!! real:  line +line 4: `, a[2], "and so did the real run")
+	require.Equal(t, "", a[3], "no breakpoints left")
+}
