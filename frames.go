@@ -92,6 +92,10 @@ type Exception struct {
 	Type    string // the class name, e.g. "ValueError"
 	Message string // str() of the exception
 	Line    int    // the innermost program line of its traceback, where it was raised
+	// Traceback is the frames it passed through, the entry's first, each
+	// with its function and line (no locals), as Python's traceback lists
+	// them; nil when the run's events do not show them.
+	Traceback []Frame
 }
 
 // excepter is an engine that knows how the run ended (the real one).
@@ -114,10 +118,33 @@ func (s *Session) Escaped() *Exception {
 }
 
 func (e *realEngine) exception() *Exception {
-	if x := e.result.Exception; x != nil {
-		return &Exception{Type: x.Type, Message: x.Message, Line: x.Line}
+	x := e.result.Exception
+	if x == nil {
+		return nil
 	}
-	return nil
+	return &Exception{Type: x.Type, Message: x.Message, Line: x.Line, Traceback: e.traceback()}
+}
+
+// traceback walks back from the end through the exception events of the
+// escaping exception (the same value), one frame deeper each, until the
+// frame found last ran a line before it: the frame that raised it.
+func (e *realEngine) traceback() []Frame {
+	var tb []Frame
+	value := ""
+	for j := e.tree.End() - 1; j >= 0; j-- {
+		ev := e.tree.Event(j)
+		switch {
+		case ev.Kind == dsl.Exception && ev.Depth == len(tb) && (value == "" || ev.Value == value):
+			value = ev.Value
+			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame})
+		case ev.Kind == dsl.Line && len(tb) > 0 && ev.Depth == len(tb)-1:
+			return tb
+		}
+	}
+	if len(tb) == 0 {
+		return nil
+	}
+	return tb
 }
 
 // conditioner is an engine that can pass over a breakpoint's stop within

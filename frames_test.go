@@ -53,7 +53,12 @@ func TestRealFramesAndDoIf(t *testing.T) {
 	defer s.Close()
 	_, err = s.Continue(ctx)
 	require.ErrorIs(t, err, ndbg.ErrFinished)
-	require.Equal(t, &ndbg.Exception{Type: "ZeroDivisionError", Message: "division by zero", Line: 5}, s.Escaped())
+	x := s.Escaped()
+	require.NotNil(t, x)
+	require.Equal(t, ndbg.Exception{Type: "ZeroDivisionError", Message: "division by zero", Line: 5}, ndbg.Exception{Type: x.Type, Message: x.Message, Line: x.Line})
+	require.Len(t, x.Traceback, 2)
+	require.Equal(t, []string{"f", "mean"}, []string{x.Traceback[0].Func, x.Traceback[1].Func})
+	require.Equal(t, []int{9, 5}, []int{x.Traceback[0].Line, x.Traceback[1].Line}, "as Python's traceback")
 	require.Nil(t, s.Frames())
 }
 

@@ -282,8 +282,15 @@ func (d *debugger) report(ctx context.Context, err error) {
 // exception escaped and from where.
 func (d *debugger) finished() {
 	if x := d.s.Escaped(); x != nil {
-		fmt.Fprintf(d.out, "Traceback: an exception escaped; raised at %s\n-> %s\n%s: %s\n",
-			d.loc(x.Line), strings.TrimSpace(d.s.UserLine(x.Line)), x.Type, x.Message)
+		fmt.Fprintln(d.out, "Traceback (most recent call last):")
+		tb := x.Traceback
+		if tb == nil {
+			tb = []ndbg.Frame{{Line: x.Line}}
+		}
+		for _, f := range tb {
+			fmt.Fprintf(d.out, "  File %q, line %d, in %s\n    %s\n", d.file, f.Line, f.Func, strings.TrimSpace(d.s.UserLine(f.Line)))
+		}
+		fmt.Fprintf(d.out, "%s: %s\n", x.Type, x.Message)
 		fmt.Fprintln(d.out, "--the program finished with an uncaught exception--")
 		return
 	}

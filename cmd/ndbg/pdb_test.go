@@ -68,6 +68,23 @@ def f(xs):
     y = h(xs)
     return y
 `, "f([1, 0])", []string{"s", "n", "w", "p xs", "u", "p xs", "d", "n", "n", "n", "c"}},
+	{"an exception escapes through a comprehension and a finally, past a handled one", `def h(xs):
+    try:
+        return xs[0] / xs[1]
+    finally:
+        print("x")
+
+def g(xs):
+    try:
+        int("a")
+    except ValueError:
+        pass
+    return h(xs)
+
+def f(xs):
+    y = [g(xs) for _ in range(1)]
+    return y
+`, "f([1, 0])", []string{"b 12", "c", "p xs", "w", "c"}},
 }
 
 // TestDebugLikePdb types the same commands into CPython's pdb and into
@@ -120,6 +137,9 @@ func TestDebugLikePdb(t *testing.T) {
 						require.Contains(t, n, "--the program finished", msg...)
 						if x := lastLine(perr.String()); strings.Contains(perr.String(), "Traceback") {
 							require.Contains(t, n, "\n"+x+"\n", msg...)
+							at := `  File "` + file + `"`
+							require.NotEmpty(t, linesWith(perr.String(), at))
+							require.Equal(t, linesWith(perr.String(), at), linesWith(n, at), "the traceback's frames\npdb:\n%s\nndbg:\n%s", perr.String(), n)
 						}
 						continue
 					}
