@@ -141,9 +141,6 @@ func (e *realEngine) traceback() []Frame {
 			return tb
 		}
 	}
-	if len(tb) == 0 {
-		return nil
-	}
 	return tb
 }
 
