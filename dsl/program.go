@@ -158,6 +158,12 @@ func ParseProgram(source string) (*Program, error) {
 	return newProgram(lines, entry), nil
 }
 
+// DefName returns the name a def line defines: NAME for "def NAME(...",
+// indented or not, async or not; false for any other line.
+func DefName(line string) (string, bool) {
+	return defName(strings.TrimPrefix(strings.TrimSpace(line), "async "))
+}
+
 // defName returns NAME for a line "def NAME(...".
 func defName(l string) (string, bool) {
 	rest, ok := strings.CutPrefix(l, "def ")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -17,16 +18,26 @@ import (
 	"github.com/ndbg/ndbg/sample"
 )
 
-const debugHelp = `commands (pdb's, plus steps backwards):
-  s, step           step into            n, next          step over
-  r, return         step out (return)    c, continue      run to a breakpoint or the end
-  to LINE           run to LINE          b, break [LINE]  set a breakpoint (or list them)
-  cl, clear [LINE]  clear one or all     p, print NAME    a local's value
-  set NAME=VALUE    edit a local (neural) l, list         the source around here
-  w, where          the call stack       back, bs         step back into
-  bn                step back over       br               back to the call (the inputs)
-  bc                continue backwards   backto LINE      back to the previous stop at LINE
-  h, help           this help            q, quit          leave`
+const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards):
+  s, step            step into              n, next            step over
+  r, return          step out (return)      c, cont, continue  run to a breakpoint or the end
+  unt, until [LINE]  next, but not back in a loop (or on to a line >= LINE in this frame)
+  to LINE            run to LINE            l, list            the source around here
+  b, break [WHERE[, COND]]  a breakpoint at LINE or FUNCTION's first line, stopping
+                     only where COND (an expression over the locals) is true; no
+                     WHERE: list them      tbreak WHERE[, COND]  one that goes after it stops
+  disable N...       enable N...            cl, clear [N... | FILE:LINE]  delete (all: no argument)
+  p EXPR             an expression's repr   pp EXPR            pretty-printed (EXPR over the
+                     selected frame's locals, by python3 on their reprs; no EXPR: every local)
+  display [EXPR]     show EXPR when it changes at a stop in this frame (none: list them)
+  undisplay [EXPR]   stop showing one (or all)
+  retval, rv         the value being returned
+  w, where, bt       the call stack         u, up [N]  d, down [N]  select a caller / back
+  set NAME=VALUE     edit a local (neural)  back, bs           step back into
+  bn                 step back over         br                 back to the call (the inputs)
+  bc                 continue backwards     backto LINE        back to the previous stop at LINE
+  h, help            this help              q, quit            leave
+on a prediction, p, pp, display and retval answer from the predicted state and say so`
 
 // runDebug is `ndbg debug FILE --call EXPR`: a pdb-like prompt that shows
 // predicted states (or real ones with --backend real); --compare shows the
@@ -79,7 +90,11 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return err
 	}
 	defer s.Close()
-	d := &debugger{s: s, out: stdout}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return fmt.Errorf("naming the program: %w", err)
+	}
+	d := &debugger{s: s, out: stdout, file: abs, displays: map[int][]*shown{}}
 	if *compare && bf.Name != cli.Real {
 		if d.real, err = ndbg.Start(ctx, ndbg.Real(bf.Limits), string(src), *call); err != nil {
 			if errors.Is(err, ndbg.ErrLimit) {
@@ -119,10 +134,15 @@ func splitFile(args []string) (string, []string) {
 
 // debugger is the state of one interactive session.
 type debugger struct {
-	s    *ndbg.Session
-	real *ndbg.Session // the real run beside, for --compare; nil otherwise
-	out  io.Writer
-	last string // the last command, repeated by an empty line as in pdb
+	s        *ndbg.Session
+	real     *ndbg.Session // the real run beside, for --compare; nil otherwise
+	out      io.Writer
+	last     string // the last command, repeated by an empty line as in pdb
+	file     string // the program's absolute path, as pdb names it
+	bps      []*breakpoint
+	nextBP   int              // the last breakpoint number given
+	up       int              // the frame u and d selected: 0 is the current one
+	displays map[int][]*shown // display expressions by frame id (-1: frames unknown)
 }
 
 // command runs one command line; it reports whether to quit.
@@ -152,7 +172,9 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 		act(ndbg.Action{Kind: dsl.StepReturn})
 	case "c", "cont", "continue":
 		act(ndbg.Action{Kind: dsl.Continue, Lines: d.s.Breakpoints()})
-	case "to", "until":
+	case "unt", "until":
+		d.until(ctx, arg)
+	case "to":
 		if n, ok := lineArg(); ok {
 			act(ndbg.Action{Kind: dsl.Breakpoint, Lines: []int{n}})
 		}
@@ -169,29 +191,29 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 			act(ndbg.Action{Kind: dsl.InvBreakpoint, Lines: []int{n}})
 		}
 	case "b", "break":
-		if arg == "" {
-			fmt.Fprintf(d.out, "breakpoints: %v\n", d.s.Breakpoints())
-			break
-		}
-		if n, ok := lineArg(); ok {
-			if err := d.s.SetBreakpoint(n); err != nil {
-				fmt.Fprintf(d.out, "*** %v\n", err)
-			} else {
-				fmt.Fprintf(d.out, "breakpoint at line %d: %s\n", n, strings.TrimSpace(d.s.UserLine(n)))
-			}
-		}
+		d.breakCmd(arg, false)
+	case "tbreak":
+		d.breakCmd(arg, true)
+	case "disable":
+		d.enable(arg, false)
+	case "enable":
+		d.enable(arg, true)
 	case "cl", "clear":
-		n := 0
-		if arg != "" {
-			var ok bool
-			if n, ok = lineArg(); !ok {
-				break
-			}
-		}
-		d.s.ClearBreakpoint(n)
-		fmt.Fprintf(d.out, "breakpoints: %v\n", d.s.Breakpoints())
-	case "p", "print":
-		d.print(arg)
+		d.clear(arg)
+	case "p":
+		d.evalCmd(ctx, arg, false)
+	case "pp":
+		d.evalCmd(ctx, arg, true)
+	case "display":
+		d.display(ctx, arg)
+	case "undisplay":
+		d.undisplay(arg)
+	case "retval", "rv":
+		d.retval()
+	case "u", "up":
+		d.move(arg, 1)
+	case "d", "down":
+		d.move(arg, -1)
 	case "set":
 		name, value, ok := strings.Cut(arg, "=")
 		if !ok {
@@ -227,13 +249,21 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 // when the session took it, so that both histories stay step for step.
 func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 	n := len(d.s.Trajectory().Steps)
-	_, err := d.s.Do(ctx, a)
+	_, err := d.s.DoIf(ctx, a, func(st ndbg.State) bool { return d.fires(ctx, st) })
 	if d.real != nil && len(d.s.Trajectory().Steps) > n {
 		d.follow(ctx, a)
 	}
+	d.report(ctx, err)
+}
+
+// report shows where an action (or the error it ended with) left the
+// session: the stop and the displays that changed, or the end, with the
+// exception that escaped.
+func (d *debugger) report(ctx context.Context, err error) {
+	d.up = 0
 	switch {
 	case errors.Is(err, ndbg.ErrFinished):
-		fmt.Fprintln(d.out, "--the program finished--")
+		d.finished()
 		d.note(d.s.Prediction())
 		if d.real != nil {
 			if r, ok := d.real.State(); ok {
@@ -246,7 +276,32 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 		fmt.Fprintf(d.out, "*** %v\n", err)
 	default:
 		d.show()
+		d.showDisplays(ctx)
 	}
+}
+
+// finished says the program ended and, as pdb's post-mortem does, which
+// exception escaped and from where.
+func (d *debugger) finished() {
+	if x := d.s.Escaped(); x != nil {
+		fmt.Fprintln(d.out, "Traceback (most recent call last):")
+		tb := x.Traceback
+		if tb == nil {
+			tb = []ndbg.Frame{{Line: x.Line}}
+		}
+		for _, f := range tb {
+			fmt.Fprintf(d.out, "  File %q, line %d, in %s\n    %s\n", d.file, f.Line, f.Func, strings.TrimSpace(d.s.UserLine(f.Line)))
+		}
+		fmt.Fprintf(d.out, "%s: %s\n", x.Type, x.Message)
+		fmt.Fprintln(d.out, "--the program finished with an uncaught exception--")
+		return
+	}
+	t := d.s.Trajectory()
+	if k := len(t.Steps); k >= 2 && t.Steps[k-2].State != nil && t.Steps[k-2].State.Event == dsl.Exception && d.predicted() {
+		fmt.Fprintf(d.out, "--the program finished: predicted, after the exception %s--\n", t.Steps[k-2].State.Value)
+		return
+	}
+	fmt.Fprintln(d.out, "--the program finished--")
 }
 
 // follow applies to the real run an action the session took. When the real
@@ -254,7 +309,7 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 // stops: from there the two runs no longer answer the same history.
 func (d *debugger) follow(ctx context.Context, a ndbg.Action) {
 	n := len(d.real.Trajectory().Steps)
-	_, err := d.real.Do(ctx, a)
+	_, err := d.real.DoIf(ctx, a, func(st ndbg.State) bool { return d.firing(ctx, st, false) != nil })
 	if len(d.real.Trajectory().Steps) > n {
 		return // it took the action (ErrFinished: it ran past the end)
 	}
@@ -278,7 +333,7 @@ func (d *debugger) detach(why string) {
 func (d *debugger) show() {
 	st, ok := d.s.State()
 	if !ok {
-		fmt.Fprintln(d.out, "--the program finished--")
+		d.finished()
 		return
 	}
 	p, predicted := d.s.Prediction()
@@ -385,31 +440,6 @@ func describe(sess *ndbg.Session, st ndbg.State) string {
 	return s
 }
 
-func (d *debugger) print(name string) {
-	st, ok := d.s.State()
-	if !ok {
-		fmt.Fprintln(d.out, "*** the program finished")
-		return
-	}
-	if name == "" {
-		for _, l := range st.Locals {
-			fmt.Fprintf(d.out, "%s = %s\n", l.Name, l.Repr)
-		}
-		return
-	}
-	for _, l := range st.Locals {
-		if l.Name == name {
-			fmt.Fprintln(d.out, l.Repr)
-			return
-		}
-	}
-	if st.Event == dsl.Return || st.Event == dsl.Exception {
-		fmt.Fprintf(d.out, "*** a %s state shows no locals (its value: %s)\n", st.Event, st.Value)
-		return
-	}
-	fmt.Fprintf(d.out, "*** no local %q here\n", name)
-}
-
 // list shows the source around the current line, with the current line
 // (->) and breakpoints (B) marked.
 func (d *debugger) list() {
@@ -436,20 +466,5 @@ func (d *debugger) list() {
 			b = "B"
 		}
 		fmt.Fprintf(d.out, "%3d %s%s %s\n", n, b, mark, d.s.UserLine(n))
-	}
-}
-
-func (d *debugger) where() {
-	stack := d.s.Stack()
-	if stack == nil {
-		if d.s.Finished() {
-			fmt.Fprintln(d.out, "*** the program finished")
-		} else {
-			fmt.Fprintln(d.out, "*** the call stack is unknown after a jump (the model's text does not say how deep it is)")
-		}
-		return
-	}
-	for i, l := range stack {
-		fmt.Fprintf(d.out, "%s%s\n", strings.Repeat("  ", i), strings.TrimSpace(d.s.UserLine(l)))
 	}
 }

@@ -23,6 +23,9 @@ def f(data):
     return round(m, 2)
 `
 
+// fromPrediction is what p adds to a value it evaluated on a prediction.
+const fromPrediction = "(derived from a prediction: evaluated on the predicted locals)\n"
+
 // typeInto runs `ndbg debug` with the given lines typed at its prompt.
 func typeInto(t *testing.T, args []string, lines ...string) string {
 	file := filepath.Join(t.TempDir(), "prog.py")
@@ -68,8 +71,8 @@ func TestDebugSetRejectsBadEdits(t *testing.T) {
 	a := answers(out)
 	require.Contains(t, a[1], `*** ndbg: set: no local "zz"`)
 	require.Contains(t, a[2], "*** ndbg: set data: the value must be a Python repr")
-	require.Equal(t, "[1, None, 4]\n", a[3])
-	require.Equal(t, "[2, 3]\n", a[5])
+	require.Equal(t, "[1, None, 4]\n"+fromPrediction, a[3])
+	require.Equal(t, "[2, 3]\n"+fromPrediction, a[5])
 }
 
 // TestDebugLongLine: a command line over bufio.Scanner's 64 KiB is read
@@ -79,7 +82,7 @@ func TestDebugLongLine(t *testing.T) {
 		"p "+strings.Repeat("x", 100<<10), "set data="+strings.Repeat("1", 100<<10), "p data", "q")
 	a := answers(out)
 	require.Len(t, a, 5, "every line was read")
-	require.Contains(t, a[1], "*** no local")
+	require.Contains(t, a[1], "*** NameError: name 'xxx")
 	require.Contains(t, a[2], "*** ")
 	require.Equal(t, "[1, None, 4]\n", a[3])
 }
@@ -91,15 +94,17 @@ func TestDebugRealSession(t *testing.T) {
 		"> call      line 7: def f(data):",
 		"    data = [1, None, 4]",
 		"> line      line 8: clean = [d for d in data if d is not None]",
-		"breakpoint at line 4: total += x",
+		"Breakpoint 1 at /",
 		"> line      line 4: total += x",
 		"(ndbg) 1\n",                      // p x
 		"(ndbg) 0\n",                      // p total
-		"def f(data):\n  def mean(xs):\n", // where
+		"(9)f()\n-> m = mean(clean)\n> /", // where
+		"(4)mean()\n-> total += x\n",
 		"(ndbg) > line      line 4: total += x\n    xs = [1, 4]\n    total = 1\n    x = 4\n", // r stops at the breakpoint, as pdb
 		"> return    line 5: return total / len(xs) -> 2.5",
 		"> call      line 1: def mean(xs):",
 		"[1, 4]", // p xs after back to the call
+		"Deleted breakpoint 1 at /",
 		"  1  -> def mean(xs):",
 		"*** ndbg: not supported", // set on a real run
 		`*** unknown command "zz"`,
@@ -130,7 +135,7 @@ func TestDebugShowsUserLines(t *testing.T) {
 	in := strings.NewReader("b 3\nc\nl\nq\n")
 	require.NoError(t, debugSession(context.Background(), []string{file, "--call", "f([1])", "--backend", "real"}, in, &out, &errb), errb.String())
 	require.NotContains(t, out.String(), "# (2)")
-	for _, want := range []string{"breakpoint at line 3: x = xs[0]\n", "> line      line 3: x = xs[0]\n", "  3 B-> "} {
+	for _, want := range []string{"Breakpoint 1 at " + file + ":3\n", "> line      line 3: x = xs[0]\n", "  3 B-> "} {
 		require.Contains(t, out.String(), want)
 	}
 }
@@ -151,4 +156,46 @@ func TestDebugConfidence(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 2, run(context.Background(), append([]string{"debug", "x.py", "--call", "f(1)"}, bad...), &stdout, &stderr), "%v", bad)
 	}
+}
+
+// TestDebugEvalNonLiteral: p rebuilds locals from their reprs; one that is
+// no literal (an object's default repr) gives a clear error when read, and
+// the other locals still evaluate.
+func TestDebugEvalNonLiteral(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("class C:\n    pass\n\ndef f(n):\n    o = C()\n    return n\n"), 0o644))
+	var out, errb bytes.Buffer
+	in := strings.NewReader("n\nn\np o\np n + 1\npp [n] * 2\np )\nq\n")
+	require.NoError(t, debugSession(context.Background(), []string{file, "--call", "f(4)", "--backend", "real"}, in, &out, &errb), errb.String())
+	a := answers(out.String())
+	require.Len(t, a, 8, out.String())
+	require.Regexp(t, `^\*\*\* the value of o is not a Python literal, so it cannot be rebuilt to evaluate: <__main__\.C object at 0x`, a[3])
+	require.Equal(t, "5\n", a[4])
+	require.Equal(t, "[4, 4]\n", a[5])
+	require.Contains(t, a[6], "*** SyntaxError: ")
+}
+
+// TestDebugNeuralVocabulary: on a prediction, p says it is derived from
+// one, and where says what it cannot know.
+func TestDebugNeuralVocabulary(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--threads", "1"}, "p data[0] + 1", "w", "retval", "u", "q")
+	a := answers(out)
+	require.Equal(t, "2\n"+fromPrediction, a[1])
+	require.Contains(t, a[2], "> /")
+	require.Contains(t, a[2], "(7)f()\n-> def f(data):")
+	require.Equal(t, "*** Not yet returned!\n", a[3])
+	require.Equal(t, "*** Oldest frame\n", a[4])
+}
+
+// TestDebugCompareTemporaryBreakpoint: the real run --compare follows
+// stops at the temporary breakpoint the prediction stopped at, which goes
+// only once the action is over.
+func TestDebugCompareTemporaryBreakpoint(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--compare", "--threads", "1"}, "tbreak 4", "c", "b", "q")
+	a := answers(out)
+	require.Len(t, a, 5, out)
+	require.Contains(t, a[2], "Deleted breakpoint 1 at ")
+	require.Contains(t, a[2], "> line      line 4: total += x", "the prediction stopped at the breakpoint")
+	require.Regexp(t, `== real:  the same|!! real:  line +line 4: `, a[2], "and so did the real run")
+	require.Equal(t, "", a[3], "no breakpoints left")
 }

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+)
+
+// breakpoint is one of pdb's numbered breakpoints. The session holds the
+// lines of the enabled ones; the debugger holds the rest (number,
+// condition, temporary, enabled, hits).
+type breakpoint struct {
+	num, line int // line: where it stops
+	at        int // the line pdb names: line, or the def line of break FUNCTION
+	cond      string
+	temp      bool
+	enabled   bool
+	hits      int
+}
+
+// loc is how pdb names a breakpoint's place: FILE:LINE.
+func (d *debugger) loc(line int) string { return fmt.Sprintf("%s:%d", d.file, line) }
+
+// syncBreakpoints gives the session the lines of the enabled breakpoints.
+func (d *debugger) syncBreakpoints() {
+	d.s.ClearBreakpoint(0)
+	for _, b := range d.bps {
+		if b.enabled {
+			_ = d.s.SetBreakpoint(b.line) // checked when it was made
+		}
+	}
+	if d.real != nil {
+		d.real.ClearBreakpoint(0)
+		for _, l := range d.s.Breakpoints() {
+			_ = d.real.SetBreakpoint(l)
+		}
+	}
+}
+
+// breakCmd is pdb's break and tbreak: no argument lists the breakpoints;
+// LINE, FILE:LINE or FUNCTION, then optionally ", CONDITION".
+func (d *debugger) breakCmd(arg string, temp bool) {
+	if arg == "" {
+		d.listBreakpoints()
+		return
+	}
+	where, cond, _ := strings.Cut(arg, ",")
+	where, cond = strings.TrimSpace(where), strings.TrimSpace(cond)
+	if i := strings.LastIndex(where, ":"); i >= 0 {
+		where = where[i+1:] // one file: its name adds nothing
+	}
+	line, err := strconv.Atoi(where)
+	at := line
+	if err != nil {
+		if at, line = d.funcBodyLine(where); line == 0 {
+			fmt.Fprintf(d.out, "*** The specified object %q is not a function of the program (break takes LINE, FUNCTION, then optionally , CONDITION)\n", where)
+			return
+		}
+	}
+	if err := d.s.SetBreakpoint(line); err != nil {
+		fmt.Fprintf(d.out, "*** %v\n", err)
+		return
+	}
+	d.nextBP++
+	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, cond: cond, temp: temp, enabled: true})
+	d.syncBreakpoints()
+	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(at))
+}
+
+// funcBodyLine returns the def line of the top-level function named name,
+// which pdb's break FUNCTION names, and where it stops: the first line of
+// the body (pdb stops at the first line event of each call); 0, 0 if there
+// is no such function.
+func (d *debugger) funcBodyLine(name string) (int, int) {
+	p := d.s.Program()
+	def := 0
+	for n := 1; n <= len(p.Lines) && def == 0; n++ {
+		if l := d.s.UserLine(n); !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") && defNameIs(l, name) {
+			def = n
+		}
+	}
+	if def == 0 {
+		return 0, 0
+	}
+	header := true // the signature may span lines: the body starts after its ':'
+	for n := def; n <= len(p.Lines); n++ {
+		text := strings.TrimSpace(d.s.UserLine(n))
+		if header {
+			header = !strings.HasSuffix(text, ":")
+			continue
+		}
+		if p.FuncOf(n) != def {
+			return 0, 0
+		}
+		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {
+			return def, n
+		}
+	}
+	return 0, 0
+}
+
+// defNameIs reports whether line is the def of a function called name.
+func defNameIs(line, name string) bool {
+	n, ok := dsl.DefName(line)
+	return ok && n == name
+}
+
+// listBreakpoints prints the table pdb's break prints.
+func (d *debugger) listBreakpoints() {
+	if len(d.bps) == 0 {
+		return
+	}
+	fmt.Fprintln(d.out, "Num Type         Disp Enb   Where")
+	for _, b := range d.bps {
+		disp, enb := "keep", "no "
+		if b.temp {
+			disp = "del "
+		}
+		if b.enabled {
+			enb = "yes"
+		}
+		fmt.Fprintf(d.out, "%-3d breakpoint   %s %s   at %s\n", b.num, disp, enb, d.loc(b.at))
+		if b.cond != "" {
+			fmt.Fprintf(d.out, "\tstop only if %s\n", b.cond)
+		}
+		if b.hits > 0 {
+			s := "s"
+			if b.hits == 1 {
+				s = ""
+			}
+			fmt.Fprintf(d.out, "\tbreakpoint already hit %d time%s\n", b.hits, s)
+		}
+	}
+}
+
+// byNumbers returns the breakpoints numbered in arg (space-separated), and
+// says which numbers are not breakpoints.
+func (d *debugger) byNumbers(arg string) []*breakpoint {
+	var bs []*breakpoint
+	for _, f := range strings.Fields(arg) {
+		n, err := strconv.Atoi(f)
+		i := slices.IndexFunc(d.bps, func(b *breakpoint) bool { return b.num == n })
+		switch {
+		case err != nil:
+			fmt.Fprintf(d.out, "*** Invalid breakpoint number %s\n", f)
+		case i < 0:
+			fmt.Fprintf(d.out, "*** Breakpoint %d does not exist\n", n)
+		default:
+			bs = append(bs, d.bps[i])
+		}
+	}
+	return bs
+}
+
+// enable is pdb's enable and disable.
+func (d *debugger) enable(arg string, on bool) {
+	verb := "Disabled"
+	if on {
+		verb = "Enabled"
+	}
+	for _, b := range d.byNumbers(arg) {
+		b.enabled = on
+		fmt.Fprintf(d.out, "%s breakpoint %d at %s\n", verb, b.num, d.loc(b.at))
+	}
+	d.syncBreakpoints()
+}
+
+// clear is pdb's clear: breakpoint numbers, FILE:LINE, or (without asking,
+// unlike pdb) every breakpoint.
+func (d *debugger) clear(arg string) {
+	var gone []*breakpoint
+	if _, l, ok := strings.Cut(arg, ":"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(l))
+		if err != nil {
+			fmt.Fprintf(d.out, "*** Invalid line number (%s)\n", l)
+			return
+		}
+		for _, b := range d.bps {
+			if b.at == n {
+				gone = append(gone, b)
+			}
+		}
+		if len(gone) == 0 {
+			fmt.Fprintf(d.out, "*** There are no breakpoints at %s\n", d.loc(n))
+		}
+	} else if arg == "" {
+		gone = d.bps
+	} else {
+		gone = d.byNumbers(arg)
+	}
+	for _, b := range gone {
+		d.deleteBP(b)
+	}
+}
+
+func (d *debugger) deleteBP(b *breakpoint) {
+	d.bps = slices.DeleteFunc(d.bps, func(x *breakpoint) bool { return x == b })
+	d.syncBreakpoints()
+	fmt.Fprintf(d.out, "Deleted breakpoint %d at %s\n", b.num, d.loc(b.at))
+}
+
+// fires is bdb's effective(): whether a breakpoint at st's line stops there.
+// Each enabled breakpoint there counts a hit; the first with no condition,
+// or whose condition is true on st's locals (or cannot be evaluated, as in
+// pdb), stops, and a temporary one is deleted.
+func (d *debugger) fires(ctx context.Context, st ndbg.State) bool {
+	b := d.firing(ctx, st, true)
+	if b != nil && b.temp {
+		d.deleteBP(b)
+	}
+	return b != nil
+}
+
+// firing returns the breakpoint that stops at st, nil if none; count says
+// whether to count the hits (not for the real run --compare follows).
+func (d *debugger) firing(ctx context.Context, st ndbg.State, count bool) *breakpoint {
+	if st.Event != dsl.Line {
+		return nil
+	}
+	for _, b := range d.bps {
+		if !b.enabled || b.line != st.Line {
+			continue
+		}
+		if count {
+			b.hits++
+		}
+		if b.cond != "" {
+			res, err := evalOn(ctx, st.Locals, []string{"bool(" + b.cond + ")"}, false)
+			if err == nil && res[0].Error == "" && res[0].Value == "False" {
+				continue
+			}
+		}
+		return b
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
+)
+
+// predicted says whether the session's states are predictions (anything
+// but the real backend), which every value derived from them must say.
+func (d *debugger) predicted() bool { return d.s.Backend().Name() != "real" }
+
+// frames returns the call stack, outermost first; when the backend cannot
+// know it, only the current frame.
+func (d *debugger) frames() []ndbg.Frame {
+	if fs := d.s.Frames(); fs != nil {
+		return fs
+	}
+	st, ok := d.s.State()
+	if !ok {
+		return nil
+	}
+	return []ndbg.Frame{{Def: d.s.Program().FuncOf(st.Line), Line: st.Line, Locals: st.Locals, ID: -1,
+		LocalsKnown: st.Event == dsl.Call || st.Event == dsl.Line || st.LocalsKnown}}
+}
+
+// selected returns the frame u and d selected (the current one unless moved).
+func (d *debugger) selected() (ndbg.Frame, bool) {
+	fs := d.frames()
+	if d.up >= len(fs) {
+		return ndbg.Frame{}, false
+	}
+	return fs[len(fs)-1-d.up], true
+}
+
+// evalCmd is p and pp: an expression over the selected frame's locals. With
+// no expression, p lists the locals (pdb's p needs one).
+func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
+	f, ok := d.selected()
+	switch {
+	case !ok:
+		fmt.Fprintln(d.out, "*** the program finished")
+		return
+	case !f.LocalsKnown:
+		fmt.Fprintln(d.out, "*** this frame's locals are unknown (a prediction shows only the current frame's, and none at a return or exception)")
+		return
+	case expr == "":
+		for _, l := range f.Locals {
+			fmt.Fprintf(d.out, "%s = %s\n", l.Name, l.Repr)
+		}
+		return
+	}
+	res, err := evalOn(ctx, f.Locals, []string{expr}, pretty)
+	if err != nil {
+		fmt.Fprintf(d.out, "*** %v\n", err)
+		return
+	}
+	if res[0].Error != "" {
+		fmt.Fprintf(d.out, "*** %s\n", res[0].Error)
+		return
+	}
+	fmt.Fprintln(d.out, res[0].Value)
+	if d.predicted() {
+		fmt.Fprintln(d.out, "(derived from a prediction: evaluated on the predicted locals)")
+	}
+}
+
+// retval is pdb's retval: the value of the return the current state is.
+func (d *debugger) retval() {
+	st, ok := d.s.State()
+	if !ok {
+		fmt.Fprintln(d.out, "*** the program finished")
+		return
+	}
+	if d.up != 0 || st.Event != dsl.Return {
+		fmt.Fprintln(d.out, "*** Not yet returned!")
+		return
+	}
+	fmt.Fprintln(d.out, st.Value)
+	if d.predicted() {
+		fmt.Fprintln(d.out, "(predicted)")
+	}
+}
+
+// shown is one display expression and its last value.
+type shown struct{ expr, value string }
+
+// displayValue is an expression's value for display, or pdb's "** raised
+// ... **" when it cannot be evaluated.
+func displayValue(ctx context.Context, f ndbg.Frame, expr string) string {
+	if !f.LocalsKnown {
+		return "** unknown: no locals here **"
+	}
+	res, err := evalOn(ctx, f.Locals, []string{expr}, false)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("** %v **", err)
+	case res[0].Error != "":
+		return "** raised " + res[0].Error + " **"
+	}
+	return res[0].Value
+}
+
+// display is pdb's display: with an expression, show its value now and at
+// every stop in this frame where it changed; without, list them. A session
+// that cannot tell frames apart (a prediction) keeps one list for all.
+func (d *debugger) display(ctx context.Context, expr string) {
+	f, ok := d.selected()
+	if !ok {
+		fmt.Fprintln(d.out, "*** the program finished")
+		return
+	}
+	if expr == "" {
+		fmt.Fprintln(d.out, "Currently displaying:")
+		for _, e := range d.displays[f.ID] {
+			fmt.Fprintf(d.out, "%s: %s\n", e.expr, e.value)
+		}
+		return
+	}
+	v := displayValue(ctx, f, expr)
+	list := d.displays[f.ID]
+	if i := indexShown(list, expr); i >= 0 {
+		list[i].value = v
+	} else {
+		d.displays[f.ID] = append(list, &shown{expr, v})
+	}
+	fmt.Fprintf(d.out, "display %s: %s\n", expr, v)
+}
+
+func indexShown(list []*shown, expr string) int {
+	for i, e := range list {
+		if e.expr == expr {
+			return i
+		}
+	}
+	return -1
+}
+
+// undisplay is pdb's undisplay: one expression, or all in this frame.
+func (d *debugger) undisplay(expr string) {
+	f, ok := d.selected()
+	if !ok {
+		return
+	}
+	if expr == "" {
+		delete(d.displays, f.ID)
+		return
+	}
+	list := d.displays[f.ID]
+	i := indexShown(list, expr)
+	if i < 0 {
+		fmt.Fprintln(d.out, "*** not displaying", expr)
+		return
+	}
+	d.displays[f.ID] = append(list[:i], list[i+1:]...)
+}
+
+// showDisplays prints, at a stop, each display of the current frame whose
+// value changed, as pdb does before its prompt; not where the locals are
+// unknown.
+func (d *debugger) showDisplays(ctx context.Context) {
+	f, ok := d.selected()
+	if !ok || !f.LocalsKnown { // a predicted return or exception: nothing to compare
+		return
+	}
+	for _, e := range d.displays[f.ID] {
+		if v := displayValue(ctx, f, e.expr); v != e.value {
+			fmt.Fprintf(d.out, "display %s: %s  [old: %s]\n", e.expr, v, e.value)
+			e.value = v
+		}
+	}
+}
+
+// entry is one frame as pdb's where prints it: "FILE(LINE)FUNC()", the
+// return value at a return, then "-> " and the line's source.
+func (d *debugger) entry(f ndbg.Frame, innermost bool) string {
+	name := f.Func
+	if name == "" {
+		name, _ = dsl.DefName(d.s.UserLine(f.Def))
+	}
+	if f.Line == 0 {
+		return fmt.Sprintf("%s(?)%s()\n-> (its line is unknown: a prediction knows only the current frame's)", d.file, name)
+	}
+	s := fmt.Sprintf("%s(%d)%s()", d.file, f.Line, name)
+	if st, ok := d.s.State(); ok && innermost && st.Event == dsl.Return {
+		s += "->" + st.Value
+	}
+	return s + "\n-> " + strings.TrimSpace(d.s.UserLine(f.Line))
+}
+
+// where is pdb's w: every frame, the selected one marked "> ".
+func (d *debugger) where() {
+	fs := d.frames()
+	if fs == nil {
+		fmt.Fprintln(d.out, "*** the program finished")
+		return
+	}
+	if d.s.Frames() == nil {
+		fmt.Fprintln(d.out, "(the callers are unknown after a jump: the model's text does not say how deep it is)")
+	}
+	for i, f := range fs {
+		mark := "  "
+		if i == len(fs)-1-d.up {
+			mark = "> "
+		}
+		fmt.Fprintln(d.out, mark+d.entry(f, i == len(fs)-1))
+	}
+}
+
+// move is pdb's u (by > 0) and d (by < 0), count frames at a time.
+func (d *debugger) move(arg string, by int) {
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			fmt.Fprintf(d.out, "*** Invalid frame count (%s)\n", arg)
+			return
+		}
+		by *= n
+	}
+	fs := d.frames()
+	switch up := d.up + by; {
+	case fs == nil:
+		fmt.Fprintln(d.out, "*** the program finished")
+	case by > 0 && d.up == len(fs)-1:
+		fmt.Fprintln(d.out, "*** Oldest frame")
+	case by < 0 && d.up == 0:
+		fmt.Fprintln(d.out, "*** Newest frame")
+	default:
+		d.up = min(max(up, 0), len(fs)-1)
+		fmt.Fprintln(d.out, "> "+d.entry(fs[len(fs)-1-d.up], d.up == 0))
+	}
+}
+
+// until is pdb's until: next, but on past the lines of the current frame
+// before target (without a line: after the current one, so not back in a
+// loop), stopping at its return, in a caller, or at a breakpoint that
+// fires on the way.
+func (d *debugger) until(ctx context.Context, arg string) {
+	st, ok := d.s.State()
+	if !ok {
+		d.act(ctx, ndbg.Action{Kind: dsl.StepOver})
+		return
+	}
+	target := st.Line + 1
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		switch {
+		case err != nil:
+			fmt.Fprintf(d.out, "*** Error in argument: '%s'\n", arg)
+			return
+		case n <= st.Line:
+			fmt.Fprintln(d.out, `*** "until" line number is smaller than current line number`)
+			return
+		}
+		target = n
+	}
+	depth, id := d.depthAndID()
+	for {
+		n := len(d.s.Trajectory().Steps)
+		next, err := d.s.DoIf(ctx, ndbg.Action{Kind: dsl.StepOver}, func(s ndbg.State) bool { return d.fires(ctx, s) })
+		if d.real != nil && len(d.s.Trajectory().Steps) > n {
+			d.follow(ctx, ndbg.Action{Kind: dsl.StepOver})
+		}
+		if err != nil {
+			d.report(ctx, err)
+			return
+		}
+		nd, nid := d.depthAndID()
+		same := nd == depth && nd > 0 && (id < 0 || nid == id)
+		if !same || next.Event != dsl.Line || next.Line >= target || d.fires(ctx, next) {
+			d.report(ctx, nil)
+			return
+		}
+	}
+}
+
+// depthAndID is the current frame's depth (0 when unknown) and id.
+func (d *debugger) depthAndID() (int, int) {
+	fs := d.s.Frames()
+	if len(fs) == 0 {
+		return 0, -1
+	}
+	return len(fs), fs[len(fs)-1].ID
+}

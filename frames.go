@@ -1,0 +1,236 @@
+package ndbg
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ndbg/ndbg/dsl"
+)
+
+// Frame is one frame on the call stack at the current state.
+type Frame struct {
+	// Func is the function's name ("f", "<listcomp>"); "" when unknown.
+	Func string
+	// Def is the line of the frame's call event (its def line).
+	Def int
+	// Line is the frame's current line: the current state's line for the
+	// innermost frame, the line of the call in progress for a caller; 0
+	// when unknown (a neural session knows only the current frame's).
+	Line int
+	// Locals are the frame's locals as last seen (for a caller: at its
+	// last event before the call in progress, so a value the callee
+	// mutated in place shows as it was then); LocalsKnown says whether
+	// they are known at all.
+	Locals      []dsl.Local
+	LocalsKnown bool
+	// ID identifies the frame object within the run (the same for every
+	// state of one activation); -1 when unknown.
+	ID int
+}
+
+// framer is an engine that knows every frame on the stack (the real one).
+type framer interface {
+	frames() []Frame
+}
+
+// Frames returns the frames on the call stack, outermost first, the current
+// frame last; nil when the program has finished or the stack is unknown (see
+// Stack). The real backend knows every frame's line and locals; a neural
+// session knows the current frame's (predicted) and, for callers, only
+// their def lines (Line 0, LocalsKnown false).
+func (s *Session) Frames() []Frame {
+	cur := s.current()
+	if cur == nil {
+		return nil
+	}
+	if f, ok := s.eng.(framer); ok {
+		return f.frames()
+	}
+	stack := s.eng.stack()
+	if stack == nil {
+		return nil
+	}
+	fs := make([]Frame, len(stack))
+	for i, def := range stack {
+		name, _ := dsl.DefName(s.UserLine(def))
+		fs[i] = Frame{Func: name, Def: def, ID: -1}
+	}
+	last := &fs[len(fs)-1]
+	last.Line, last.Locals = cur.Line, slices.Clone(cur.Locals)
+	last.LocalsKnown = cur.Event == dsl.Call || cur.Event == dsl.Line || cur.LocalsKnown
+	return fs
+}
+
+// frames walks back from the current state to the latest event of each
+// enclosing frame.
+func (e *realEngine) frames() []Frame {
+	if e.pos >= e.tree.End() {
+		return nil
+	}
+	var fs []Frame
+	d := e.tree.Depth(e.pos)
+	for j := e.pos; j >= 0 && d >= 0; j-- {
+		ev := e.tree.Event(j)
+		if ev.Depth != d {
+			continue
+		}
+		if len(fs) == 0 || fs[len(fs)-1].ID != ev.Frame {
+			fs = append(fs, Frame{Func: ev.Func, Line: ev.Line, Locals: ev.Locals, LocalsKnown: true, ID: ev.Frame})
+		}
+		if ev.Kind == dsl.Call {
+			fs[len(fs)-1].Def = ev.Line
+			d--
+		}
+	}
+	slices.Reverse(fs)
+	return fs
+}
+
+// Exception is an exception that escaped the entry function.
+type Exception struct {
+	Type    string // the class name, e.g. "ValueError"
+	Message string // str() of the exception
+	Line    int    // the innermost program line of its traceback, where it was raised
+	// Traceback is the frames it passed through, the entry's first, each
+	// with its function and line (no locals), as Python's traceback lists
+	// them; nil when the run's events do not show them.
+	Traceback []Frame
+}
+
+// excepter is an engine that knows how the run ended (the real one).
+type excepter interface {
+	exception() *Exception
+}
+
+// Escaped returns the exception that escaped the entry function, once the
+// session has finished; nil when the entry returned, when it has not
+// finished, or when the backend cannot know (a neural session: its last
+// predicted state before the end is then an exception state).
+func (s *Session) Escaped() *Exception {
+	if !s.Finished() {
+		return nil
+	}
+	if x, ok := s.eng.(excepter); ok {
+		return x.exception()
+	}
+	return nil
+}
+
+func (e *realEngine) exception() *Exception {
+	x := e.result.Exception
+	if x == nil {
+		return nil
+	}
+	return &Exception{Type: x.Type, Message: x.Message, Line: x.Line, Traceback: e.traceback()}
+}
+
+// traceback walks back from the end through the exception events of the
+// escaping exception (the same value), one frame deeper each, until the
+// frame found last ran a line before it: the frame that raised it.
+func (e *realEngine) traceback() []Frame {
+	var tb []Frame
+	value := ""
+	for j := e.tree.End() - 1; j >= 0; j-- {
+		ev := e.tree.Event(j)
+		switch {
+		case ev.Kind == dsl.Exception && ev.Depth == len(tb) && (value == "" || ev.Value == value):
+			value = ev.Value
+			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame})
+		case ev.Kind == dsl.Line && len(tb) > 0 && ev.Depth == len(tb)-1:
+			return tb
+		}
+	}
+	return tb
+}
+
+// conditioner is an engine that can pass over a breakpoint's stop within
+// one action (the real one).
+type conditioner interface {
+	applyIf(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error)
+}
+
+// DoIf is Do with conditional breakpoints, as pdb has them: a stop that only
+// a breakpoint made (a line state at one of the session's breakpoints that
+// the action itself would have run past) is taken only when keep accepts
+// it; otherwise the action goes on to its own stop or the next breakpoint.
+// keep is called once per such stop, in order, until it accepts one: the
+// caller can count hits or drop a temporary breakpoint there. On the real
+// backend this is one action, exactly as pdb; the neural backend's steps do
+// not know breakpoints, so there a continue (or a run to a line) whose stop
+// keep refuses is taken again from that stop, each stop a step of the
+// history, at most maxSkips times.
+func (s *Session) DoIf(ctx context.Context, a Action, keep func(State) bool) (State, error) {
+	if err := s.check(a); err != nil {
+		return State{}, err
+	}
+	c, ok := s.eng.(conditioner)
+	if !ok {
+		return s.skipRefused(ctx, a, keep)
+	}
+	next, err := c.applyIf(ctx, a, s.breakpoints, keep)
+	if err != nil {
+		return State{}, err
+	}
+	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
+	if next == nil {
+		return State{}, ErrFinished
+	}
+	return *next, nil
+}
+
+// maxSkips bounds how many refused breakpoint stops DoIf takes again on a
+// backend that predicts each stop.
+const maxSkips = 1000
+
+func (s *Session) skipRefused(ctx context.Context, a Action, keep func(State) bool) (State, error) {
+	switch a.Kind {
+	case dsl.Continue, dsl.InvContinue, dsl.Breakpoint, dsl.InvBreakpoint:
+	default:
+		return s.Do(ctx, a)
+	}
+	for range maxSkips {
+		st, err := s.Do(ctx, a)
+		if err != nil || st.Event != dsl.Line || !slices.Contains(s.breakpoints, st.Line) || keep(st) {
+			return st, err
+		}
+	}
+	return State{}, fmt.Errorf("ndbg: %s: %d breakpoint stops in a row refused by their conditions; stopped here", a.Kind, maxSkips)
+}
+
+// applyIf finds the action's own stop and then walks the breakpoint hits
+// before it, in order, taking the first that keep accepts.
+func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
+	ownAct := a // the action without the breakpoints: a continue's lines are theirs
+	if a.Kind == dsl.Continue || a.Kind == dsl.InvContinue {
+		ownAct.Lines = slices.DeleteFunc(slices.Clone(a.Lines), func(l int) bool { return slices.Contains(breakpoints, l) })
+	}
+	own, err := e.tree.Apply(e.pos, ownAct)
+	if err != nil {
+		return e.apply(ctx, nil, a, breakpoints) // the same error, wrapped as apply does
+	}
+	stop, err := e.tree.ApplyBreakpoints(e.pos, a, breakpoints)
+	if err != nil {
+		return e.apply(ctx, nil, a, breakpoints)
+	}
+	hop := dsl.Action{Kind: dsl.Continue, Lines: breakpoints}
+	before := func(i int) bool { return i < own }
+	if a.Kind.Inverse() {
+		hop.Kind = dsl.InvContinue
+		before = func(i int) bool { return i > own }
+	}
+	for len(breakpoints) > 0 && before(stop) && !keep(e.state(stop)) {
+		if stop, err = e.tree.Apply(stop, hop); err != nil {
+			return nil, fmt.Errorf("ndbg: passing a breakpoint at state %d: %w", stop, err)
+		}
+		if !before(stop) {
+			stop = own
+		}
+	}
+	e.pos = stop
+	if stop >= e.tree.End() {
+		return nil, nil
+	}
+	st := e.state(stop)
+	return &st, nil
+}
