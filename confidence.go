@@ -1,6 +1,7 @@
 package ndbg
 
 import (
+	"fmt"
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
 )
@@ -45,6 +46,16 @@ type Confidence struct {
 // guess, with what it wrote of that value, but that value is certainly not
 // the real one as the model meant it.
 func (c Confidence) Uncertain() bool { return len(c.Cut) > 0 }
+
+// Percent shows a confidence in [0, 1] to a person as a whole percentage,
+// "87%"; a positive confidence that rounds to 0 is "<1%", so that it never
+// reads as impossible.
+func Percent(c float64) string {
+	if c > 0 && c < 0.005 {
+		return "<1%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*c)
+}
 
 // Prediction says how a neural session's state was predicted.
 type Prediction struct {

@@ -393,7 +393,7 @@ func (d *debugger) note(p ndbg.Prediction, predicted bool) {
 				model += " -> " + m.Value
 			}
 		}
-		fmt.Fprintf(d.out, "== verified: the model was %s sure (it predicted %s); this is the real state\n", pct(p.State), model)
+		fmt.Fprintf(d.out, "== verified: the model was %s sure (it predicted %s); this is the real state\n", ndbg.Percent(p.State), model)
 	case p.Uncertain():
 		fmt.Fprintf(d.out, "?? uncertain: the model kept extending %s past any real value; cut\n", strings.Join(p.Cut, ", "))
 	}
@@ -411,16 +411,7 @@ func confMark(c float64) string {
 	if c >= showConfBelow {
 		return ""
 	}
-	return "  [" + pct(c) + "]"
-}
-
-// pct writes a probability as a whole percentage ("<1%" for a small one
-// that is not 0).
-func pct(c float64) string {
-	if c > 0 && c < 0.005 {
-		return "<1%"
-	}
-	return fmt.Sprintf("%.0f%%", 100*c)
+	return "  [" + ndbg.Percent(c) + "]"
 }
 
 func orMissing(v string, ok bool) string {

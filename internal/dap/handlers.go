@@ -333,7 +333,7 @@ func (s *server) scopes(r *godap.ScopesRequest) {
 			case p.Uncertain():
 				name = "Locals (predicted, uncertain)"
 			default:
-				name = "Locals (predicted, " + percent(p.State) + " sure)"
+				name = "Locals (predicted, " + ndbg.Percent(p.State) + " sure)"
 			}
 		}
 		scopes = append(scopes, godap.Scope{Name: name, PresentationHint: "locals", VariablesReference: refLocals})

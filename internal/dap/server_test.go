@@ -427,7 +427,7 @@ func TestConfidence(t *testing.T) {
 			break
 		}
 	}
-	require.Contains(t, console.String(), fmt.Sprintf("the program finished (predicted, %s sure)", percent(p.State)))
+	require.Contains(t, console.String(), fmt.Sprintf("the program finished (predicted, %s sure)", ndbg.Percent(p.State)))
 
 	real, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), meanPy, "f([3, None, 4])")
 	require.NoError(t, err)
@@ -462,12 +462,12 @@ func TestConfidence(t *testing.T) {
 	launch(c, "", map[string]any{"backend": "neural"})
 	c.do("next", map[string]any{"threadId": 1})
 	ev, _ = c.untilStopped()
-	require.Contains(t, ev.Body.Description, fmt.Sprintf("predicted, %s sure", percent(p.State)))
-	require.Equal(t, fmt.Sprintf("Locals (predicted, %s sure)", percent(p.State)), scope(c))
+	require.Contains(t, ev.Body.Description, fmt.Sprintf("predicted, %s sure", ndbg.Percent(p.State)))
+	require.Equal(t, fmt.Sprintf("Locals (predicted, %s sure)", ndbg.Percent(p.State)), scope(c))
 	got = vars(c)
 	require.Len(t, got, len(variables(*st)))
 	for i, l := range st.Locals {
-		require.Equal(t, [3]string{l.Name, l.Repr, fmt.Sprintf("predicted, %s sure", percent(p.Locals[i]))},
+		require.Equal(t, [3]string{l.Name, l.Repr, fmt.Sprintf("predicted, %s sure", ndbg.Percent(p.Locals[i]))},
 			[3]string{got[i].Name, got[i].Value, got[i].Type})
 	}
 }

@@ -264,9 +264,9 @@ func (ss *session) prediction() (text string, news, ok bool) {
 		if p.Model != nil {
 			model = ss.describe(*p.Model)
 		}
-		return fmt.Sprintf("verified: the model was %s sure, so this is the real state (it predicted %s)", percent(p.State), model), true, true
+		return fmt.Sprintf("verified: the model was %s sure, so this is the real state (it predicted %s)", ndbg.Percent(p.State), model), true, true
 	}
-	text = fmt.Sprintf("predicted, %s sure", percent(p.State))
+	text = fmt.Sprintf("predicted, %s sure", ndbg.Percent(p.State))
 	if p.Uncertain() {
 		text += "; uncertain: the model ran past any real value in " + strings.Join(p.Cut, ", ") + ", cut there"
 	}
@@ -300,22 +300,13 @@ func (ss *session) varTypes(st ndbg.State) []string {
 				}
 				c, field = p.Locals[i], "locals."+v[0]
 			}
-			types[i] = "predicted, " + percent(c) + " sure"
+			types[i] = "predicted, " + ndbg.Percent(c) + " sure"
 			if slices.Contains(p.Cut, field) {
 				types[i] = "predicted, uncertain: cut where the model ran past any real value"
 			}
 		}
 	}
 	return types
-}
-
-// percent writes a confidence as a percentage: "<1%" for a small non-zero
-// one, which "0%" would misstate.
-func percent(c float64) string {
-	if c > 0 && c < 0.005 {
-		return "<1%"
-	}
-	return fmt.Sprintf("%.0f%%", 100*c)
 }
 
 // variables lists a state's locals, then its return value or exception
@@ -338,12 +329,8 @@ func variables(st ndbg.State) [][2]string {
 // for "def mean(xs):"; a lambda or comprehension, which has no def, by its
 // line.
 func (ss *session) funcName(l int) string {
-	text := strings.TrimSpace(ss.s.UserLine(l))
-	text = strings.TrimPrefix(text, "async ")
-	if rest, ok := strings.CutPrefix(text, "def "); ok {
-		if name, _, ok := strings.Cut(rest, "("); ok {
-			return strings.TrimSpace(name)
-		}
+	if name, ok := dsl.DefName(ss.s.UserLine(l)); ok {
+		return name
 	}
 	return fmt.Sprintf("<lambda or comprehension at line %d>", l)
 }
