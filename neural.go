@@ -201,23 +201,34 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 }
 
 // restart gives the engine a fresh model session that has read the program
-// and then st as its first frame, as a session that starts at st reads them.
+// (prompt: all of it, or the part the session needs) and then st as its
+// first frame, as a session that starts at st reads them.
 func (e *neuralEngine) restart(ctx context.Context, prog *dsl.Program, st dsl.State) error {
-	prefix := e.pc.tokens
-	if n := e.m.eng.Config().Context; len(prefix) >= n {
-		return fmt.Errorf("%w: the program needs %d tokens, the context holds %d", ErrContextFull, len(prefix), n)
+	src, frame, err := e.prompt(prog, st)
+	if err != nil {
+		return err
 	}
-	sess, err := e.m.prefixes.Fork(ctx, prefix)
+	sess, err := e.m.prefixes.Fork(ctx, src.tokens)
 	if err != nil {
 		return fmt.Errorf("ndbg: reading the program: %w", err)
 	}
-	full, err := (&dsl.Trajectory{Program: prog, Start: st}).Encode()
-	if err != nil {
-		return fmt.Errorf("ndbg: %w", err)
+	e.sess, e.src, e.text, e.pending = sess, src, src.text, nil
+	e.frameAt, e.frameTextAt = len(src.tokens), len(src.text)
+	return e.feedText(ctx, src.text+frame)
+}
+
+// restartAt restarts the engine at the session's current state: the model
+// reads the program and that frame afresh (the state the training data's
+// trajectories start from) and the history before it no longer. On error
+// the engine is as it was.
+func (e *neuralEngine) restartAt(ctx context.Context, traj *dsl.Trajectory) error {
+	saved := *e
+	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
+		*e = saved
+		return err
 	}
-	e.sess, e.text, e.pending = sess, e.pc.text, nil
-	e.frameAt, e.frameTextAt = len(prefix), len(e.pc.text)
-	return e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText))
+	e.base = len(traj.Steps)
+	return nil
 }
 
 // neuralEngine predicts one session's states. Its model session holds the
@@ -225,6 +236,7 @@ func (e *neuralEngine) restart(ctx context.Context, prog *dsl.Program, st dsl.St
 type neuralEngine struct {
 	m       *Model
 	pc      *programCache
+	src     *programView // the program as the model read it
 	smp     *sample.Sampler
 	sess    *model.Session
 	text    string // the trajectory text the model has read (with pending)
@@ -304,27 +316,45 @@ func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
 }
 
 // apply predicts the state after a. When the history no longer fits the
-// model's context, the model goes on from the current state alone: it reads
-// the program and the current frame afresh (the state the training data's
-// trajectories start from), so a long session never stops at
-// ErrContextFull; the Session still keeps the whole history.
+// model's context, the model goes on from the current state alone
+// (restartAt), so a long session never stops at ErrContextFull; the
+// Session still keeps the whole history. So it does, before predicting,
+// when the model read only part of the program and the current state or
+// its stack is in code that part left out.
 func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, _ []int) (*dsl.State, error) {
 	e.last = nil
+	if cur := lastState(traj); cur != nil && !e.reads(*cur) {
+		if err := e.restartAt(ctx, traj); err != nil {
+			return nil, err
+		}
+	}
 	full := e.base == len(traj.Steps) // nothing older than the current frame to drop
 	st, err := e.predict(ctx, traj, a, full)
 	if !errors.Is(err, ErrContextFull) || full {
 		return st, err
 	}
-	saved := *e // predict restored e; restart replaces sess, text and pending
-	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
-		*e = saved
+	saved := *e // predict restored e; restartAt replaces sess, text and pending
+	if err := e.restartAt(ctx, traj); err != nil {
 		return nil, err
 	}
-	e.base = len(traj.Steps)
 	if st, err = e.predict(ctx, traj, a, true); err != nil {
 		*e = saved
 	}
 	return st, err
+}
+
+// reads reports whether the program's text the model read holds st's line
+// and the calls on the stack (but those it was read without: prompt).
+func (e *neuralEngine) reads(st dsl.State) bool {
+	if !e.src.holds(st.Line) {
+		return false
+	}
+	for _, c := range e.calls {
+		if !e.src.holds(c) && !slices.Contains(e.src.omitted, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // view is the part of the session's history that the model has read.
