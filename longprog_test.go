@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,7 +21,7 @@ import (
 
 // longPrograms are the programs every single step from the entry call must
 // get a prediction for: CRUXEval's development split, examples/, and
-// longProgram. -short takes every fifth CRUXEval item.
+// two LongPrograms. -short takes every fifth CRUXEval item.
 func longPrograms(t *testing.T) (srcs, calls, names []string) {
 	items, err := cruxeval.Dev()
 	require.NoError(t, err)
@@ -44,8 +45,13 @@ func longPrograms(t *testing.T) (srcs, calls, names []string) {
 	ex, err := filepath.Glob("examples/*")
 	require.NoError(t, err)
 	require.Len(t, ex, 2, "a new example: add it here")
-	src, call := ndbg.LongProgram(40)
-	return append(srcs, src), append(calls, call), append(names, "longProgram")
+	// 71 lines, which fit the context but left no room for the next frame
+	// (the issue's "513 tokens needed, the context holds 512"), and 288.
+	for _, funcs := range []int{9, 40} {
+		src, call := ndbg.LongProgram(funcs)
+		srcs, calls, names = append(srcs, src), append(calls, call), append(names, fmt.Sprintf("LongProgram(%d)", funcs))
+	}
+	return srcs, calls, names
 }
 
 // TestNeuralLongPrograms: with the default model (context 512 tokens),
@@ -89,5 +95,5 @@ func TestNeuralLongProgramTooLong(t *testing.T) {
 	_, err := ndbg.Start(ctx, ndbg.Neural(small, sample.Params{}), src, call)
 	require.ErrorIs(t, err, ndbg.ErrContextFull)
 	require.Regexp(t, `the code the session is in \(lines 284-288\) needs \d+ tokens \(the whole program \d+\), `+
-		`the current frame \d+ and the next action and frame at least 32 more, over the 96 the context holds`, err.Error())
+		`the current frame \d+ and the next action and frame at least \d+ more, over the 96 the context holds`, err.Error())
 }

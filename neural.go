@@ -40,6 +40,7 @@ type Model struct {
 	name   string
 
 	prefixes *model.PrefixCache // the model after each program's prefix text, computed once
+	braces   []uint64           // mask of the tokens whose text starts with '}' (closeMask)
 
 	mu    sync.Mutex
 	progs map[string]*programCache // by prepared source
@@ -54,6 +55,9 @@ type programCache struct {
 	codes  []constrain.Code // the program's code objects (call lines, lines)
 	text   string           // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
 	tokens []int            // text, tokenized (the key of the model's prefix cache)
+	// lineRoom is the most tokens a frame takes after its locals: the
+	// longest line's, its newline and the special tokens around it.
+	lineRoom int
 }
 
 // maxCachedPrograms bounds the per-model program cache.
@@ -69,8 +73,14 @@ func OpenModel(eng *model.Model, tok *tokenizer.Tokenizer, python, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
 	}
+	braces := make([]uint64, (eng.Config().Vocab+63)/64)
+	for id := range tok.VocabSize() {
+		if b := tok.TokenBytes(id); len(b) > 0 && b[0] == '}' && !tok.IsSpecial(id) {
+			braces[id/64] |= 1 << (id % 64)
+		}
+	}
 	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, name: name, progs: map[string]*programCache{},
-		prefixes: model.NewPrefixCache(eng, maxCachedPrograms)}, nil
+		prefixes: model.NewPrefixCache(eng, maxCachedPrograms), braces: braces}, nil
 }
 
 // Name says which model this is (a directory, or "embedded default").
@@ -107,6 +117,9 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 		pc.codes = codes
 		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
 		pc.tokens = m.encode(pc.text)
+		for l := range prog.Lines {
+			pc.lineRoom = max(pc.lineRoom, len(m.encode(prog.Text(l+1)+"\n"))+3)
+		}
 	})
 	if pc.err != nil {
 		m.mu.Lock()
@@ -434,9 +447,9 @@ func actionText(p *dsl.Program, a dsl.Action) string {
 // a token among those the grammar allows. Each drawn token's probability
 // under the constrained distribution goes into the frame's confidence
 // (Confidence). A value the model runs away with is cut (runaway): by the
-// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where a
-// return value would leave less than contextReserve tokens of context. The
-// frame's tokens are queued in pending.
+// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where the
+// frame would not end within the context (closeMask). The frame's tokens
+// are queued in pending.
 func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
 	var out []int
 	conf := newFrameConf()
@@ -462,9 +475,10 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		}
 		logits := e.sess.Last()
 		e.mask.Reset()
-		// Near the end of the context a return value may only close.
-		closing := cutAtContext && pos.Part == constrain.PartValue && pos.InString &&
-			e.m.eng.Config().Context-e.sess.Len() < contextReserve && m.FillCloseMask(e.mask.Words())
+		closing, brace := false, false
+		if cutAtContext {
+			closing, brace = e.closeMask(m, pos, len(out))
+		}
 		if !closing {
 			m.FillMask(e.mask.Words())
 		}
@@ -478,6 +492,8 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		}
 		switch {
 		case cutting: // the rest of a value already cut counts for nothing
+		case brace && allowed < 0.5: // the model meant more locals
+			conf.cutLocals()
 		case runaway(pos, allowed) || closing && allowed < 0.5:
 			conf.cut(pos)
 			cutting = true
@@ -491,6 +507,40 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		e.pending = append(e.pending, tok)
 	}
 	return out, conf, nil
+}
+
+// closeMask fills e.mask for a frame that must end within the context
+// (the state is then marked uncertain where the model meant more): a
+// return value closes when less than contextReserve tokens are left; a
+// local's value closes, and the locals end ('}'), when less than that and
+// the room for the line that follows them (programCache.lineRoom) are
+// left. Either does when the frame, n tokens so far, reaches frameCap, so
+// that a restart from it (apply) still fits. closing reports whether it
+// filled the mask, brace whether with the tokens that end the locals.
+func (e *neuralEngine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
+	left := e.m.eng.Config().Context - e.sess.Len()
+	long := n >= e.frameCap()
+	switch {
+	case pos.Part == constrain.PartValue && pos.InString:
+		return (left < contextReserve || long) && m.FillCloseMask(e.mask.Words()), false
+	case pos.Part != constrain.PartLocal || left >= contextReserve+e.pc.lineRoom && !long:
+		return false, false
+	case pos.InString:
+		return m.FillCloseMask(e.mask.Words()), false
+	}
+	w := e.mask.Words()
+	m.FillMask(w)
+	any := false
+	for i := range w {
+		any = any || w[i]&e.m.braces[i] != 0
+	}
+	if !any { // the grammar does not allow '}' here (a name, a colon)
+		return false, false
+	}
+	for i := range w {
+		w[i] &= e.m.braces[i]
+	}
+	return true, true
 }
 
 // track follows the call stack to the predicted state st. Single steps,

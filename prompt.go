@@ -27,9 +27,17 @@ func (v *programView) holds(n int) bool {
 	return v.shown == nil || n >= 1 && n <= len(v.shown) && v.shown[n-1]
 }
 
-// nextFrameRoom is the context a prompt leaves free besides room for a
-// frame as long as its own: the action and a frame somewhat longer.
-const nextFrameRoom = 32
+// endRoom is the least room a prompt leaves after its first frame: for the
+// action, the next frame's event and braces, and the room closeMask keeps to
+// end the frame in any case.
+func (e *neuralEngine) endRoom() int { return contextReserve + e.pc.lineRoom + 4 }
+
+// frameCap is the most tokens a frame may take (closeMask): as the first
+// frame of a restart with the current view of the program, it leaves
+// endRoom.
+func (e *neuralEngine) frameCap() int {
+	return e.m.eng.Config().Context - len(e.src.tokens) - 2*e.endRoom()
+}
 
 // prompt builds what a fresh model session reads to start at st, the call
 // stack being e.calls (nil: unknown): the program, then st's frame in full,
@@ -37,11 +45,11 @@ const nextFrameRoom = 32
 // restart after its history outgrew the context (apply) read this.
 //
 // The whole program is shown when it, the frame and room for the next
-// action and frame (a frame as long again, plus nextFrameRoom) fit the
+// action and frame (a frame as long again, plus endRoom) fit the
 // model's context, within half of it. Otherwise the model reads only some
 // of the program's top-level statements (dsl.Program.TopLevel), in source
 // order: the one that holds st's line (required: when even it leaves less
-// than nextFrameRoom after the frame, the error, ErrContextFull, says how
+// than endRoom after the frame, the error, ErrContextFull, says how
 // large each part is); the callers' on the stack, innermost first, while
 // they fit (the outermost frames of a stack too deep lose theirs); then,
 // while there is that room, the entry function's, the module's statements
@@ -60,7 +68,7 @@ func (e *neuralEngine) prompt(prog *dsl.Program, st dsl.State) (*programView, st
 	frame := strings.TrimSuffix(full[len(e.pc.text):], dsl.EndOfText)
 	frameTokens := len(e.m.encode(frame))
 	n := e.m.eng.Config().Context
-	least := n - frameTokens - nextFrameRoom // the most the program's text may take
+	least := n - frameTokens - e.endRoom() // the most the program's text may take
 	// What it takes when the next frame may be as long, and at most half
 	// the context (a model trained on whole trajectories saw programs
 	// followed by several frames; a program that fills the context leaves
@@ -107,7 +115,7 @@ func (e *neuralEngine) prompt(prog *dsl.Program, st dsl.State) (*programView, st
 		return nil, "", fmt.Errorf("%w: the code the session is in (lines %d-%d) needs %d tokens (the whole program %d), "+
 			"the current frame %d and the next action and frame at least %d more, over the %d the context holds",
 			ErrContextFull, stmts[here].First, stmts[here].Last, len(v.tokens), len(e.pc.tokens),
-			frameTokens, nextFrameRoom, n)
+			frameTokens, e.endRoom(), n)
 	}
 	// try adds statement i when the view still fits within limit with it.
 	// One that does not fit never will: the view only grows.
