@@ -224,10 +224,7 @@ func TestNeuralConcurrentSessions(t *testing.T) {
 func TestNeuralLongSession(t *testing.T) {
 	ctx := context.Background()
 	const window = 512
-	// A random model writes values of any length, up to dsl.MaxRepr each:
-	// a frame may not fit even a fresh context (ErrContextFull). These
-	// seeds' frames fit, and their sessions outgrow the context.
-	for _, seed := range []uint64{1, 3, 5} {
+	for seed := uint64(1); seed <= 3; seed++ {
 		m := testmodel.ModelContext(t, seed, window)
 		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), buggy, "f([1, None, 4])")
 		require.NoError(t, err)
