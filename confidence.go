@@ -34,8 +34,9 @@ type Confidence struct {
 	// Value is the return or exception value's; 1 at call and line states.
 	Value float64
 	// Cut names the fields whose value the model kept extending where no
-	// real value can go (see Uncertain): "value", or "locals.NAME". Their
-	// confidence is 0.
+	// real value can go (see Uncertain): "value", or "locals.NAME", their
+	// confidence 0; or "locals": the locals were ended where the model
+	// meant more and the context had no room (State is 0).
 	Cut []string
 }
 
@@ -102,6 +103,8 @@ type frameConf struct {
 	c      Confidence
 	cutAt  []constrain.Position // the values cut, where they were
 	locals int                  // locals seen so far (one more than the highest index)
+	// moreLocals: the locals were ended where the model meant more.
+	moreLocals bool
 }
 
 func newFrameConf() *frameConf {
@@ -144,6 +147,13 @@ func (f *frameConf) cut(pos constrain.Position) {
 	f.cutAt = append(f.cutAt, pos)
 }
 
+// cutLocals marks the locals as cut short: the model meant more where the
+// context had no room for them.
+func (f *frameConf) cutLocals() {
+	f.c.State = 0
+	f.moreLocals = true
+}
+
 // finish fits the confidence to the parsed state st (nil: the end).
 func (f *frameConf) finish(st *dsl.State) *Prediction {
 	c := f.c
@@ -165,6 +175,9 @@ func (f *frameConf) finish(st *dsl.State) *Prediction {
 			c.Cut = append(c.Cut, "locals."+st.Locals[pos.Local].Name)
 		}
 	}
+	if f.moreLocals {
+		c.Cut = append(c.Cut, "locals")
+	}
 	return &Prediction{Confidence: c}
 }
 
@@ -182,5 +195,6 @@ func runaway(pos constrain.Position, allowed float64) bool {
 // model's context: enough to end it in any case (an escape under way, 12
 // bytes at most, then the closing quote) and the frame's <|frame_sep|>.
 // With less room left, the value is cut (closed) rather than the action
-// failing with ErrContextFull.
+// failing with ErrContextFull. A local's value keeps this and the room for
+// the line after the locals (neuralEngine.closeMask).
 const contextReserve = 16

@@ -121,3 +121,34 @@ func TestVerifyBelow(t *testing.T) {
 	_, err = ndbg.Verify(ndbg.Neural(m, sample.Params{}), trace.Limits{}, 1.5)
 	require.Error(t, err)
 }
+
+// TestContextCutLocals: a frame whose locals would run past the end of the
+// model's context is ended there (the value under way closed, then the
+// locals), leaving room for its line, and the state is marked uncertain.
+// (CRUXEval's sample_264, stepped over from the call with the default
+// model, failed with ndbg.ErrContextFull: the model runs away with a local.)
+func TestContextCutLocals(t *testing.T) {
+	ctx := context.Background()
+	m, err := ndbg.Open(ctx, ndbg.Options{})
+	if errors.Is(err, ndbg.ErrNoDefaultModel) {
+		t.Skip("no embedded default model")
+	}
+	require.NoError(t, err)
+	defer m.Close()
+	const src = "def f(test_str):\n    s = test_str.replace('a', 'A')\n    return s.replace('e', 'A')\n"
+	s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), src, `f("papera")`)
+	require.NoError(t, err)
+	defer s.Close()
+	st, err := s.StepOver(ctx)
+	require.NoError(t, err)
+	require.Equal(t, dsl.Line, st.Event)
+	p, ok := s.Prediction()
+	require.True(t, ok)
+	require.True(t, p.Uncertain())
+	for _, c := range p.Cut {
+		require.Regexp(t, `^locals(\..+)?$`, c)
+	}
+	require.Zero(t, p.State)
+	_, err = s.StepOver(ctx) // a restart from the cut frame fits
+	require.NoError(t, err)
+}

@@ -46,10 +46,12 @@ var (
 	// ErrUnsupported: the backend cannot do this (e.g. editing a local of a
 	// real run).
 	ErrUnsupported = errors.New("ndbg: not supported by this backend")
-	// ErrContextFull: the program and the current state leave no room for
-	// the next frame in the model's context. (A long history alone is not
-	// this error: the neural backend then drops it and goes on from the
-	// current state.)
+	// ErrContextFull: the code the session is in (the current function's
+	// top-level statement) and the current state leave no room for the
+	// next frame in the model's context, or the model wrote a frame longer
+	// than the room left. (A long history or a long program alone is not
+	// this error: the neural backend then drops the history, or shows the
+	// model only the functions the session needs, and goes on.)
 	ErrContextFull = errors.New("ndbg: the model's context is full")
 )
 

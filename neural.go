@@ -46,6 +46,7 @@ type Model struct {
 	unsandboxed bool
 
 	prefixes *model.PrefixCache // the model after each program's prefix text, computed once
+	braces   []uint64           // mask of the tokens whose text starts with '}' (closeMask)
 
 	mu    sync.Mutex
 	progs map[string]*programCache // by prepared source
@@ -60,6 +61,9 @@ type programCache struct {
 	codes  []constrain.Code // the program's code objects (call lines, lines)
 	text   string           // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
 	tokens []int            // text, tokenized (the key of the model's prefix cache)
+	// lineRoom is the most tokens a frame takes after its locals: the
+	// longest line's, its newline and the special tokens around it.
+	lineRoom int
 }
 
 // maxCachedPrograms bounds the per-model program cache.
@@ -75,8 +79,14 @@ func OpenModel(eng *model.Model, tok *tokenizer.Tokenizer, python, name string) 
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
 	}
+	braces := make([]uint64, (eng.Config().Vocab+63)/64)
+	for id := range tok.VocabSize() {
+		if b := tok.TokenBytes(id); len(b) > 0 && b[0] == '}' && !tok.IsSpecial(id) {
+			braces[id/64] |= 1 << (id % 64)
+		}
+	}
 	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, name: name, progs: map[string]*programCache{},
-		prefixes: model.NewPrefixCache(eng, maxCachedPrograms)}, nil
+		prefixes: model.NewPrefixCache(eng, maxCachedPrograms), braces: braces}, nil
 }
 
 // Name says which model this is (a directory, or "embedded default").
@@ -113,6 +123,9 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 		pc.codes = codes
 		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
 		pc.tokens = m.encode(pc.text)
+		for l := range prog.Lines {
+			pc.lineRoom = max(pc.lineRoom, len(m.encode(prog.Text(l+1)+"\n"))+3)
+		}
 	})
 	if pc.err != nil {
 		m.mu.Lock()
@@ -207,23 +220,34 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 }
 
 // restart gives the engine a fresh model session that has read the program
-// and then st as its first frame, as a session that starts at st reads them.
+// (prompt: all of it, or the part the session needs) and then st as its
+// first frame, as a session that starts at st reads them.
 func (e *neuralEngine) restart(ctx context.Context, prog *dsl.Program, st dsl.State) error {
-	prefix := e.pc.tokens
-	if n := e.m.eng.Config().Context; len(prefix) >= n {
-		return fmt.Errorf("%w: the program needs %d tokens, the context holds %d", ErrContextFull, len(prefix), n)
+	src, frame, err := e.prompt(prog, st)
+	if err != nil {
+		return err
 	}
-	sess, err := e.m.prefixes.Fork(ctx, prefix)
+	sess, err := e.m.prefixes.Fork(ctx, src.tokens)
 	if err != nil {
 		return fmt.Errorf("ndbg: reading the program: %w", err)
 	}
-	full, err := (&dsl.Trajectory{Program: prog, Start: st}).Encode()
-	if err != nil {
-		return fmt.Errorf("ndbg: %w", err)
+	e.sess, e.src, e.text, e.pending = sess, src, src.text, nil
+	e.frameAt, e.frameTextAt = len(src.tokens), len(src.text)
+	return e.feedText(ctx, src.text+frame)
+}
+
+// restartAt restarts the engine at the session's current state: the model
+// reads the program and that frame afresh (the state the training data's
+// trajectories start from) and the history before it no longer. On error
+// the engine is as it was.
+func (e *neuralEngine) restartAt(ctx context.Context, traj *dsl.Trajectory) error {
+	saved := *e
+	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
+		*e = saved
+		return err
 	}
-	e.sess, e.text, e.pending = sess, e.pc.text, nil
-	e.frameAt, e.frameTextAt = len(prefix), len(e.pc.text)
-	return e.feedText(ctx, strings.TrimSuffix(full, dsl.EndOfText))
+	e.base = len(traj.Steps)
+	return nil
 }
 
 // neuralEngine predicts one session's states. Its model session holds the
@@ -231,6 +255,7 @@ func (e *neuralEngine) restart(ctx context.Context, prog *dsl.Program, st dsl.St
 type neuralEngine struct {
 	m       *Model
 	pc      *programCache
+	src     *programView // the program as the model read it
 	smp     *sample.Sampler
 	sess    *model.Session
 	text    string // the trajectory text the model has read (with pending)
@@ -310,27 +335,45 @@ func (e *neuralEngine) restore(ctx context.Context, s snapshot) error {
 }
 
 // apply predicts the state after a. When the history no longer fits the
-// model's context, the model goes on from the current state alone: it reads
-// the program and the current frame afresh (the state the training data's
-// trajectories start from), so a long session never stops at
-// ErrContextFull; the Session still keeps the whole history.
+// model's context, the model goes on from the current state alone
+// (restartAt), so a long session never stops at ErrContextFull; the
+// Session still keeps the whole history. So it does, before predicting,
+// when the model read only part of the program and the current state or
+// its stack is in code that part left out.
 func (e *neuralEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, _ []int) (*dsl.State, error) {
 	e.last = nil
+	if cur := lastState(traj); cur != nil && !e.reads(*cur) {
+		if err := e.restartAt(ctx, traj); err != nil {
+			return nil, err
+		}
+	}
 	full := e.base == len(traj.Steps) // nothing older than the current frame to drop
 	st, err := e.predict(ctx, traj, a, full)
 	if !errors.Is(err, ErrContextFull) || full {
 		return st, err
 	}
-	saved := *e // predict restored e; restart replaces sess, text and pending
-	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
-		*e = saved
+	saved := *e // predict restored e; restartAt replaces sess, text and pending
+	if err := e.restartAt(ctx, traj); err != nil {
 		return nil, err
 	}
-	e.base = len(traj.Steps)
 	if st, err = e.predict(ctx, traj, a, true); err != nil {
 		*e = saved
 	}
 	return st, err
+}
+
+// reads reports whether the program's text the model read holds st's line
+// and the calls on the stack (but those it was read without: prompt).
+func (e *neuralEngine) reads(st dsl.State) bool {
+	if !e.src.holds(st.Line) {
+		return false
+	}
+	for _, c := range e.calls {
+		if !e.src.holds(c) && !slices.Contains(e.src.omitted, c) {
+			return false
+		}
+	}
+	return true
 }
 
 // view is the part of the session's history that the model has read.
@@ -410,9 +453,9 @@ func actionText(p *dsl.Program, a dsl.Action) string {
 // a token among those the grammar allows. Each drawn token's probability
 // under the constrained distribution goes into the frame's confidence
 // (Confidence). A value the model runs away with is cut (runaway): by the
-// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where a
-// return value would leave less than contextReserve tokens of context. The
-// frame's tokens are queued in pending.
+// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where the
+// frame would not end within the context (closeMask). The frame's tokens
+// are queued in pending.
 func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
 	var out []int
 	conf := newFrameConf()
@@ -438,9 +481,10 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		}
 		logits := e.sess.Last()
 		e.mask.Reset()
-		// Near the end of the context a return value may only close.
-		closing := cutAtContext && pos.Part == constrain.PartValue && pos.InString &&
-			e.m.eng.Config().Context-e.sess.Len() < contextReserve && m.FillCloseMask(e.mask.Words())
+		closing, brace := false, false
+		if cutAtContext {
+			closing, brace = e.closeMask(m, pos, len(out))
+		}
 		if !closing {
 			m.FillMask(e.mask.Words())
 		}
@@ -454,6 +498,8 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		}
 		switch {
 		case cutting: // the rest of a value already cut counts for nothing
+		case brace && allowed < 0.5: // the model meant more locals
+			conf.cutLocals()
 		case runaway(pos, allowed) || closing && allowed < 0.5:
 			conf.cut(pos)
 			cutting = true
@@ -467,6 +513,40 @@ func (e *neuralEngine) decodeFrame(ctx context.Context, m *constrain.Matcher, cu
 		e.pending = append(e.pending, tok)
 	}
 	return out, conf, nil
+}
+
+// closeMask fills e.mask for a frame that must end within the context
+// (the state is then marked uncertain where the model meant more): a
+// return value closes when less than contextReserve tokens are left; a
+// local's value closes, and the locals end ('}'), when less than that and
+// the room for the line that follows them (programCache.lineRoom) are
+// left. Either does when the frame, n tokens so far, reaches frameCap, so
+// that a restart from it (apply) still fits. closing reports whether it
+// filled the mask, brace whether with the tokens that end the locals.
+func (e *neuralEngine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
+	left := e.m.eng.Config().Context - e.sess.Len()
+	long := n >= e.frameCap()
+	switch {
+	case pos.Part == constrain.PartValue && pos.InString:
+		return (left < contextReserve || long) && m.FillCloseMask(e.mask.Words()), false
+	case pos.Part != constrain.PartLocal || left >= contextReserve+e.pc.lineRoom && !long:
+		return false, false
+	case pos.InString:
+		return m.FillCloseMask(e.mask.Words()), false
+	}
+	w := e.mask.Words()
+	m.FillMask(w)
+	any := false
+	for i := range w {
+		any = any || w[i]&e.m.braces[i] != 0
+	}
+	if !any { // the grammar does not allow '}' here (a name, a colon)
+		return false, false
+	}
+	for i := range w {
+		w[i] &= e.m.braces[i]
+	}
+	return true, true
 }
 
 // track follows the call stack to the predicted state st. Single steps,

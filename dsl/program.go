@@ -292,3 +292,38 @@ func (p *Program) FuncOf(n int) int {
 // EntryLine returns the entry function's def line (the one with
 // StartMarker), 0 if there is none.
 func (p *Program) EntryLine() int { return p.index().entry }
+
+// LineRange is the lines First through Last of a program, 1-based and
+// inclusive.
+type LineRange struct{ First, Last int }
+
+// TopLevel splits the program into its top-level statements, in order,
+// covering every line: a statement holds its decorators, its body (nested
+// defs and classes included) and the blank and comment lines after it up to
+// the next top-level statement; lines before the first statement belong to
+// the first range. Shortened prompts show or leave out whole statements,
+// so what a model reads is still Python that the program's lines quote.
+func (p *Program) TopLevel() []LineRange {
+	info := scanPython(p.Lines)
+	var out []LineRange
+	decorated := false // the previous top-level logical line was a decorator
+	for i, l := range p.Lines {
+		li := info[i]
+		if !li.logicalStart || li.kind != codeLine || li.indent != 0 {
+			continue
+		}
+		switch {
+		case len(out) == 0:
+			out = append(out, LineRange{First: 1})
+		case !decorated:
+			out[len(out)-1].Last = i
+			out = append(out, LineRange{First: i + 1})
+		}
+		decorated = strings.HasPrefix(l, "@")
+	}
+	if len(out) == 0 {
+		out = append(out, LineRange{First: 1})
+	}
+	out[len(out)-1].Last = len(p.Lines)
+	return out
+}

@@ -197,13 +197,14 @@ for orig, prep in zip(ss[0::2], ss[1::2]):
     res['open'] = sorted(open_)
     res['starts'] = sorted(starts)
     res['func'] = func
+    res['top'] = sorted({min([s.lineno] + [d.lineno for d in getattr(s, 'decorator_list', [])]) for s in b.body})
     print(json.dumps(res))
 `
 
 // TestPreparedProgramsMatchPython checks NewProgram and the line lexer
 // against CPython on the corpus: prepared programs compile to the same AST
 // as the originals, repeated code lines become unique wherever a comment is
-// legal, and scanPython and FuncOf agree with tokenize and ast.
+// legal, and scanPython, FuncOf and TopLevel agree with tokenize and ast.
 func TestPreparedProgramsMatchPython(t *testing.T) {
 	t.Parallel()
 	srcs := pythonCorpus(t)
@@ -227,6 +228,7 @@ func TestPreparedProgramsMatchPython(t *testing.T) {
 			Open   []int
 			Starts []int
 			Func   map[string]int
+			Top    []int
 		}
 		require.NoError(t, json.Unmarshal([]byte(results[k]), &res))
 		require.Empty(t, res.Error, "program %d:\n%s", k, p.Source)
@@ -248,6 +250,19 @@ func TestPreparedProgramsMatchPython(t *testing.T) {
 			n, _ := strconv.Atoi(line)
 			require.Equal(t, def, p.FuncOf(n), "FuncOf(%d) in\n%s", n, p.Source)
 		}
+
+		var tops []int
+		rs := p.TopLevel()
+		for i, r := range rs {
+			last := len(p.Lines)
+			if i+1 < len(rs) {
+				last = rs[i+1].First - 1
+			}
+			require.Equal(t, last, r.Last, "TopLevel of\n%s", p.Source)
+			tops = append(tops, r.First)
+		}
+		res.Top[0] = 1 // lines before the first statement belong to it
+		require.Equal(t, res.Top, tops, "top-level statements of\n%s", p.Source)
 
 		checkNaming(t, p)
 		bumped += strings.Count(p.Source, "  # (")
