@@ -8,7 +8,7 @@ model replaced only when the checkpoint is better. Run through train/promote.sh:
 The frozen set (FROZEN below; `ndbg eval`): next-state exact match on
 generated programs of every family, mixed included, from seed 99 (held out
 from training), pairs of every action kind along the training policy's
-trajectories, plus the CRUXEval development split's first items (next-state
+trajectories, plus the whole CRUXEval development split (next-state
 pairs and CRUXEval-O/-I pass@1). Both models run the same binary with the same
 arguments; the shipped model's figures are kept in RUN_DIR/gate, keyed by a
 hash of its files, the binary and the arguments, so a later gate runs the
@@ -40,7 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT = os.path.join(ROOT, "weights", "default")
-FROZEN = ["--seed", "99", "--n", "60", "--items", "dev", "--limit", "30", "--max-steps", "60", "--pairs", "policy",
+FROZEN = ["--seed", "99", "--n", "240", "--items", "dev", "--max-steps", "60", "--pairs", "policy",
           "--traj", "4", "--max-pairs", "32", "--workers", "2", "--sample-seed", "1"]
 MIN_GAIN, MAX_DROP = 1.0, 1.0  # points of exact match
 MAX_BYTES = 32_000_000
@@ -171,7 +171,7 @@ def card(info, table, cfg, today):
         "![loss](loss.png)", "",
         "## Evaluation", "",
         f"The promotion gate's frozen set: `ndbg eval {' '.join(FROZEN)}` (generated programs of every family "
-        "from seed 99, never trained on, and the first CRUXEval dev items; greedy, constrained decoding). "
+        "from seed 99, never trained on, and the CRUXEval dev split; greedy, constrained decoding). "
         "Exact match of the whole next state, in percent:", "",
         "| | previous model | this model | change |", "|---|---|---|---|",
     ]
