@@ -57,12 +57,7 @@ func TestContextCutReturnValue(t *testing.T) {
 // are refused.
 func TestVerifyBelow(t *testing.T) {
 	ctx := context.Background()
-	m, err := ndbg.Open(ctx, ndbg.Options{})
-	if errors.Is(err, ndbg.ErrNoDefaultModel) {
-		t.Skip("no embedded default model")
-	}
-	require.NoError(t, err)
-	defer m.Close()
+	m := openDefault(t)
 	src, err := os.ReadFile("examples/mean.py")
 	require.NoError(t, err)
 	const call = "f([3, None, 4])"
@@ -129,12 +124,7 @@ func TestVerifyBelow(t *testing.T) {
 // model, failed with ndbg.ErrContextFull: the model runs away with a local.)
 func TestContextCutLocals(t *testing.T) {
 	ctx := context.Background()
-	m, err := ndbg.Open(ctx, ndbg.Options{})
-	if errors.Is(err, ndbg.ErrNoDefaultModel) {
-		t.Skip("no embedded default model")
-	}
-	require.NoError(t, err)
-	defer m.Close()
+	m := openDefault(t)
 	const src = "def f(test_str):\n    s = test_str.replace('a', 'A')\n    return s.replace('e', 'A')\n"
 	s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), src, `f("papera")`)
 	require.NoError(t, err)

@@ -60,12 +60,7 @@ func longPrograms(t *testing.T) (srcs, calls, names []string) {
 // ErrContextFull. (Programs of about 40 lines did.)
 func TestNeuralLongPrograms(t *testing.T) {
 	ctx := context.Background()
-	m, err := ndbg.Open(ctx, ndbg.Options{})
-	if errors.Is(err, ndbg.ErrNoDefaultModel) {
-		t.Skip("no embedded default model")
-	}
-	require.NoError(t, err)
-	defer m.Close()
+	m := openDefault(t)
 	srcs, calls, names := longPrograms(t)
 	require.Greater(t, strings.Count(srcs[len(srcs)-1], "\n"), 200)
 	for i, src := range srcs {

@@ -268,12 +268,7 @@ func boolInt(b bool) int {
 // end.)
 func TestNeuralStackAfterInverseSteps(t *testing.T) {
 	ctx := context.Background()
-	m, err := ndbg.Open(ctx, ndbg.Options{})
-	if errors.Is(err, ndbg.ErrNoDefaultModel) {
-		t.Skip("no embedded default model")
-	}
-	require.NoError(t, err)
-	defer m.Close()
+	m := openDefault(t)
 	mean, err := os.ReadFile("examples/mean.py")
 	require.NoError(t, err)
 	const fact = "def fact(n):\n    if n <= 1:\n        return 1\n    r = fact(n - 1)\n    return n * r\n"
@@ -324,4 +319,17 @@ func TestNeuralStackAfterInverseSteps(t *testing.T) {
 	}
 	t.Log("compared", compared)
 	require.GreaterOrEqual(t, compared, 3, "inverse steps where the model agrees with the real run")
+}
+
+// openDefault opens the embedded default model for a test, closed when the
+// test ends; it skips the test in a build that embeds none.
+func openDefault(t *testing.T) *ndbg.Model {
+	t.Helper()
+	m, err := ndbg.Open(context.Background(), ndbg.Options{})
+	if errors.Is(err, ndbg.ErrNoDefaultModel) {
+		t.Skip("no embedded default model")
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { m.Close() })
+	return m
 }

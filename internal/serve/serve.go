@@ -536,21 +536,34 @@ func (s *Service) add(w http.ResponseWriter, e *entry) {
 // answers 404 for a session that does not exist (or no longer does).
 func (s *Service) withSession(h func(http.ResponseWriter, *http.Request, *entry)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		e, ok := s.lookup(w, r)
+		e, ok := s.acquire(w, r)
 		if !ok {
 			return
 		}
-		if err := e.lock(r.Context()); err != nil {
-			s.fail(w, r, "waiting for the session (another request is using it)", err)
-			return
-		}
 		defer e.unlock()
-		if e.closed {
-			s.notFound(w, e.id)
-			return
-		}
 		h(w, r, e)
 	}
+}
+
+// acquire finds the session {id} and takes its lock (waiting within the
+// request's deadline); it answers the request itself and reports false when
+// the session does not exist, was closed meanwhile, or the wait failed. The
+// caller unlocks.
+func (s *Service) acquire(w http.ResponseWriter, r *http.Request) (*entry, bool) {
+	e, ok := s.lookup(w, r)
+	if !ok {
+		return nil, false
+	}
+	if err := e.lock(r.Context()); err != nil {
+		s.fail(w, r, "waiting for the session (another request is using it)", err)
+		return nil, false
+	}
+	if e.closed {
+		e.unlock()
+		s.notFound(w, e.id)
+		return nil, false
+	}
+	return e, true
 }
 
 func (s *Service) lookup(w http.ResponseWriter, r *http.Request) (*entry, bool) {
@@ -573,19 +586,11 @@ func (s *Service) get(w http.ResponseWriter, _ *http.Request, e *entry) {
 }
 
 func (s *Service) remove(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.lookup(w, r)
+	e, ok := s.acquire(w, r)
 	if !ok {
 		return
 	}
-	if err := e.lock(r.Context()); err != nil {
-		s.fail(w, r, "waiting for the session (another request is using it)", err)
-		return
-	}
 	defer e.unlock()
-	if e.closed {
-		s.notFound(w, e.id)
-		return
-	}
 	s.mu.Lock()
 	delete(s.sessions, e.id)
 	s.mu.Unlock()
