@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -243,4 +244,37 @@ func WriteTable(w io.Writer, machines []Machine, rs []Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// jsonResult is one Result as a JSON line (WriteJSON): the figures a script
+// needs, in units named by the keys.
+type jsonResult struct {
+	Model         string  `json:"model"`
+	DType         string  `json:"dtype"`
+	Kernels       string  `json:"kernels"`
+	Threads       int     `json:"threads"`
+	Params        int64   `json:"params"`
+	WeightBytes   int64   `json:"weight_bytes"`
+	PrefillTokS   float64 `json:"prefill_tok_s"`
+	DecodeTokS    float64 `json:"decode_tok_s"`
+	PrefillGFLOPs float64 `json:"prefill_gflop_s"`
+	DecodeGBs     float64 `json:"decode_gb_s"`
+	BandwidthGBs  float64 `json:"bandwidth_gb_s"`
+	FMAPeakGFLOPs float64 `json:"fma_peak_gflop_s"`
+	CPUShare      float64 `json:"cpu_share"`
+}
+
+// WriteJSON prints each result as a JSON line, with the machine references
+// of its thread count.
+func WriteJSON(w io.Writer, _ []Machine, rs []Result) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rs {
+		if err := enc.Encode(jsonResult{Model: r.Model, DType: r.DType.String(), Kernels: r.Backend, Threads: r.Threads,
+			Params: r.Params, WeightBytes: r.WeightBytes, PrefillTokS: r.PrefillTokS, DecodeTokS: r.DecodeTokS,
+			PrefillGFLOPs: r.PrefillGF, DecodeGBs: r.DecodeGBs, BandwidthGBs: r.Machine.Bandwidth,
+			FMAPeakGFLOPs: r.Machine.FMAPeak, CPUShare: r.CPUShare}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/ndbg/ndbg/bench"
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/model"
 )
 
 // runBench measures prefill and decode throughput of random-weight models
@@ -28,10 +30,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.LargeDecode, "large-decode", o.LargeDecode, "decode steps for models over 1B parameters")
 	fs.IntVar(&o.Reps, "reps", o.Reps, "repetitions (best kept)")
 	fs.BoolVar(&o.Fast, "fast", false, "also measure BF16 models with BF16 activations in the products (kernels.Fast)")
+	shapes := fs.Bool("shapes", false, "print each model's shape as a JSON line and measure nothing (bench/llamacpp.sh writes the same shapes for llama.cpp)")
+	asJSON := fs.Bool("json", false, "print the results as JSON lines instead of a Markdown table")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	o.Models = strings.Split(*models, ",")
+	if *shapes {
+		return writeShapes(stdout, o.Models)
+	}
 	o.DTypes = nil
 	for _, d := range strings.Split(*dtypes, ",") {
 		switch strings.ToLower(strings.TrimSpace(d)) {
@@ -55,8 +62,50 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintln(stderr, "measuring memory bandwidth and FMA peak...")
 	machines := bench.MeasureMachine(o.Threads)
 	rs, err := bench.Run(ctx, o, machines)
-	if werr := bench.WriteTable(stdout, machines, rs); werr != nil && err == nil {
+	write := bench.WriteTable
+	if *asJSON {
+		write = bench.WriteJSON
+	}
+	if werr := write(stdout, machines, rs); werr != nil && err == nil {
 		err = werr
 	}
 	return err
+}
+
+// modelShape is a preset's shape as bench/llamacpp.sh needs it to write a
+// GGUF file of the same architecture for llama.cpp.
+type modelShape struct {
+	Model     string  `json:"model"`
+	Hidden    int     `json:"hidden"`
+	Layers    int     `json:"layers"`
+	Heads     int     `json:"heads"`
+	KVHeads   int     `json:"kv_heads"`
+	HeadDim   int     `json:"head_dim"`
+	FFN       int     `json:"ffn"`
+	Vocab     int     `json:"vocab"`
+	NormEps   float32 `json:"norm_eps"`
+	RopeTheta float64 `json:"rope_theta"`
+	Context   int     `json:"context"`
+}
+
+// writeShapes prints one JSON line per named preset. Presets with features
+// a plain llama GGUF cannot state (sliding windows, RoPE scaling) are errors
+// rather than a silently different peer model.
+func writeShapes(w io.Writer, names []string) error {
+	enc := json.NewEncoder(w)
+	for _, name := range names {
+		c, err := model.Preset(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		if len(c.Windows) > 0 || c.RopeScaling != nil {
+			return fmt.Errorf("bench --shapes: preset %s has sliding windows or RoPE scaling, which the llama.cpp peer model would not share", name)
+		}
+		if err := enc.Encode(modelShape{Model: strings.TrimSpace(name), Hidden: c.Hidden, Layers: c.Layers, Heads: c.Heads,
+			KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, NormEps: c.NormEps,
+			RopeTheta: c.RopeTheta, Context: c.Context}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
