@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/ndbg/ndbg/model"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBenchShapes checks that `ndbg bench --shapes`, from which
+// bench/llamacpp.sh writes llama.cpp's peer models, states each preset's
+// shape exactly, and refuses a preset a plain llama GGUF could not match.
+func TestBenchShapes(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--shapes", "--models", "34m,134m,1.8b"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3)
+	for i, name := range []string{"34m", "134m", "1.8b"} {
+		var got modelShape
+		require.NoError(t, json.Unmarshal([]byte(lines[i]), &got))
+		c, err := model.Preset(name)
+		require.NoError(t, err)
+		require.Equal(t, modelShape{Model: name, Hidden: c.Hidden, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads,
+			HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, NormEps: c.NormEps, RopeTheta: c.RopeTheta, Context: c.Context}, got)
+	}
+
+	out.Reset()
+	errb.Reset()
+	code = run(context.Background(), []string{"bench", "--shapes", "--models", "32b"}, &out, &errb)
+	require.NotEqual(t, 0, code)
+	require.Contains(t, errb.String(), "sliding windows or RoPE scaling")
+}
+
+// TestBenchJSON checks that --json prints one parseable line per
+// measurement with the figures bench/llamacpp.sh reads.
+func TestBenchJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--json", "--models", "tiny", "--dtypes", "f32", "--threads", "1",
+		"--prefill", "8", "--decode", "2", "--reps", "1"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	var r map[string]any
+	require.NoError(t, json.Unmarshal(bytes.TrimSpace(out.Bytes()), &r))
+	require.Equal(t, "tiny", r["model"])
+	require.Equal(t, "F32", r["dtype"])
+	require.Greater(t, r["prefill_tok_s"], 0.0)
+	require.Greater(t, r["decode_tok_s"], 0.0)
+}
