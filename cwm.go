@@ -21,7 +21,7 @@ import (
 // drops the last step. Breakpoints, continue and the other inverse actions
 // are not available (ErrUnsupported): they need the action tokens. Frames
 // are constrained as on the Neural backend.
-func CWM(m *Model, p sample.Params) Backend { return cwmBackend{neuralBackend{m, p}} }
+func CWM(m *Model, p sample.Params) Backend { return cwmBackend{neuralBackend{m: m, p: p}} }
 
 type cwmBackend struct{ n neuralBackend }
 
