@@ -527,8 +527,9 @@ def literal(text, node, what):
         seg = ast.get_source_segment(text, node) or "?"
         if len(seg) > 200:
             seg = seg[:200] + "..."
+        why = "" if type(e) is ValueError else ": " + (safestr(e) or type(e).__name__)  # ValueError: "malformed node"
         raise NotLiteral("%s, %s, is not a literal (numbers, strings, bytes, tuples, lists, dicts, sets, "
-                         "None, True, False): %s" % (what, seg, safestr(e) or type(e).__name__))
+                         "None, True, False)%s" % (what, seg, why))
 
 
 def literal_call(source, code, entry, call):
