@@ -197,6 +197,28 @@ type neuralBackend struct {
 	p sample.Params
 	// noExec: build the first state from the program's text (NoExec).
 	noExec bool
+	// literals: write only Python literals as call arguments and return
+	// values (Literals).
+	literals bool
+}
+
+// Literals returns the neural (or CWM) backend b constrained to write only
+// Python literals (constrain.Context.Literals: no names, calls, attributes
+// or operators) where CRUXEval reads its answers: the locals of every call
+// state it predicts (the arguments) and the value of every return state.
+// Other values (a line state's locals, an exception) stay any repr.
+// eval's CRUXEval sessions use it, so that a prediction such as
+// __import__('sys').exit(0) cannot be written.
+func Literals(b Backend) (Backend, error) {
+	switch nb := b.(type) {
+	case neuralBackend:
+		nb.literals = true
+		return nb, nil
+	case cwmBackend:
+		nb.n.literals = true
+		return nb, nil
+	}
+	return nil, fmt.Errorf("ndbg: literals: the %s backend writes no predictions to constrain (literals apply to the neural and cwm backends)", b.Name())
 }
 
 func (neuralBackend) Name() string { return "neural" }
@@ -242,7 +264,7 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	e := &neuralEngine{m: b.m, pc: pc, smp: smp, mask: sample.NewMask(b.m.eng.Config().Vocab)}
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, mask: sample.NewMask(b.m.eng.Config().Vocab), literals: b.literals}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
@@ -305,6 +327,9 @@ type neuralEngine struct {
 	// at its first state): older history is dropped when the context fills.
 	base int
 	last *Prediction // how the last apply predicted its state; nil after an error
+	// literals: call arguments and return values must be Python literals
+	// (Literals).
+	literals bool
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -438,7 +463,7 @@ func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	from, seen := *lastState(traj), e.view(traj)
-	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen)})
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen), Literals: e.literals})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
