@@ -800,6 +800,9 @@ def run_one(req):
                 except RecursionError:
                     res["status"], res["msg"] = "setup", "no-exec: " + TOO_DEEP
                     return res
+                except MemoryError:
+                    res["status"], res["msg"] = "memory", "MemoryError parsing the program"
+                    return res
                 except (SyntaxError, ValueError) as e:
                     res["status"], res["msg"] = "setup", "no-exec: " + bound(safestr(e), 1024, 1000)
                     return res
