@@ -21,7 +21,7 @@ import (
 // drops the last step. Breakpoints, continue and the other inverse actions
 // are not available (ErrUnsupported): they need the action tokens. Frames
 // are constrained as on the Neural backend.
-func CWM(m *Model, p sample.Params) Backend { return cwmBackend{neuralBackend{m, p}} }
+func CWM(m *Model, p sample.Params) Backend { return cwmBackend{neuralBackend{m: m, p: p}} }
 
 type cwmBackend struct{ n neuralBackend }
 
@@ -125,7 +125,7 @@ func (c *cwmEngine) apply(ctx context.Context, _ *dsl.Trajectory, a dsl.Action, 
 // token when one is given.
 func (c *cwmEngine) next(ctx context.Context, kind dsl.ActionKind, force string) (*dsl.State, error) {
 	from := *lastState(&c.hist)
-	m, err := c.pc.cp.Start(constrain.Context{Action: dsl.Action{Kind: kind}, From: from, Stack: c.calls, Dots: dots(&c.hist)})
+	m, err := c.pc.cp.Start(constrain.Context{Action: dsl.Action{Kind: kind}, From: from, Stack: c.calls, Dots: dots(&c.hist), Literals: c.literals})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}

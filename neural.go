@@ -24,7 +24,7 @@ type Options struct {
 	// Threads for the CPU backend; 0 means all cores.
 	Threads int
 	// Python is the interpreter that analyses programs and evaluates entry
-	// arguments; empty means python3 on PATH.
+	// arguments (or parses them, NoExec); empty means python3 on PATH.
 	Python string
 	// Unsandboxed runs the program's module code and entry arguments
 	// without the operating-system sandbox (trace.Limits.Unsandboxed): only
@@ -169,27 +169,83 @@ func (m *Model) encode(text string) []int {
 // Neural returns the backend that predicts with model m, sampling with p
 // (the zero Params is greedy decoding). Every frame is constrained to be
 // well formed and consistent with the program (package constrain).
-func Neural(m *Model, p sample.Params) Backend { return neuralBackend{m, p} }
+func Neural(m *Model, p sample.Params) Backend { return neuralBackend{m: m, p: p} }
+
+// NoExec returns the neural (or CWM) backend b made to run nothing of the
+// program: a session's first state, the entry's call with its arguments, is
+// built from the program's text (trace.CallEvent: the module is parsed and
+// compiled, never run; the call's arguments, and the defaults they leave
+// out, must be Python literals, and a session whose call has any other
+// argument fails to start, naming it). Without NoExec that state comes from
+// a real run of the module code and the argument expressions (sandboxed).
+// The real backend and Verify run the program by design: they cannot be
+// made so.
+func NoExec(b Backend) (Backend, error) {
+	switch nb := b.(type) {
+	case neuralBackend:
+		nb.noExec = true
+		return nb, nil
+	case cwmBackend:
+		nb.n.noExec = true
+		return nb, nil
+	}
+	return nil, fmt.Errorf("ndbg: no-exec: the %s backend runs the program (no-exec applies to the neural and cwm backends, without verifying)", b.Name())
+}
 
 type neuralBackend struct {
 	m *Model
 	p sample.Params
+	// noExec: build the first state from the program's text (NoExec).
+	noExec bool
+	// literals: write only Python literals as call arguments and return
+	// values (Literals).
+	literals bool
+}
+
+// Literals returns the neural (or CWM) backend b constrained to write only
+// Python literals (constrain.Context.Literals: no names, calls, attributes
+// or operators) where CRUXEval reads its answers: the locals of every call
+// state it predicts (the arguments) and the value of every return state.
+// Other values (a line state's locals, an exception) stay any repr.
+// eval's CRUXEval sessions use it, so that a prediction such as
+// __import__('sys').exit(0) cannot be written.
+func Literals(b Backend) (Backend, error) {
+	switch nb := b.(type) {
+	case neuralBackend:
+		nb.literals = true
+		return nb, nil
+	case cwmBackend:
+		nb.n.literals = true
+		return nb, nil
+	}
+	return nil, fmt.Errorf("ndbg: literals: the %s backend writes no predictions to constrain (literals apply to the neural and cwm backends)", b.Name())
 }
 
 func (neuralBackend) Name() string { return "neural" }
 
-// start evaluates the entry's arguments for real (the program's module code
-// runs, the entry function does not: the trace stops at its call event) and
-// feeds the program and that first state to the model.
+// start makes the entry's call event, the first state, and feeds the
+// program and that state to the model. The call event comes from a real
+// run (the program's module code and the call's arguments run, the entry
+// function does not: the trace stops at its call event), or, with noExec,
+// from the program's text, running nothing.
 func (b neuralBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
-	res, err := trace.Run(ctx, prog, call, trace.Limits{MaxEvents: 1, Python: b.m.python, Unsandboxed: b.m.unsandboxed})
-	if err != nil {
-		return nil, dsl.State{}, fmt.Errorf("ndbg: evaluating %s: %w", call, err)
+	lim := trace.Limits{MaxEvents: 1, Python: b.m.python, Unsandboxed: b.m.unsandboxed}
+	var ev trace.Event
+	if b.noExec {
+		var err error
+		if ev, err = trace.CallEvent(ctx, prog, call, lim); err != nil {
+			return nil, dsl.State{}, fmt.Errorf("ndbg: building %s from the program's text (no-exec): %w", call, err)
+		}
+	} else {
+		res, err := trace.Run(ctx, prog, call, lim)
+		if err != nil {
+			return nil, dsl.State{}, fmt.Errorf("ndbg: evaluating %s: %w", call, err)
+		}
+		if len(res.Events) == 0 || res.Events[0].Kind != dsl.Call {
+			return nil, dsl.State{}, fmt.Errorf("ndbg: %s did not call a function of the program", call)
+		}
+		ev = res.Events[0]
 	}
-	if len(res.Events) == 0 || res.Events[0].Kind != dsl.Call {
-		return nil, dsl.State{}, fmt.Errorf("ndbg: %s did not call a function of the program", call)
-	}
-	ev := res.Events[0]
 	first := dsl.State{Event: dsl.Call, Line: ev.Line, Source: prog.Text(ev.Line), Locals: ev.Locals}
 	e, err := b.startAt(ctx, prog, first)
 	if err != nil {
@@ -208,7 +264,7 @@ func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	e := &neuralEngine{m: b.m, pc: pc, smp: smp, mask: sample.NewMask(b.m.eng.Config().Vocab)}
+	e := &neuralEngine{m: b.m, pc: pc, smp: smp, mask: sample.NewMask(b.m.eng.Config().Vocab), literals: b.literals}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
@@ -271,6 +327,9 @@ type neuralEngine struct {
 	// at its first state): older history is dropped when the context fills.
 	base int
 	last *Prediction // how the last apply predicted its state; nil after an error
+	// literals: call arguments and return values must be Python literals
+	// (Literals).
+	literals bool
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -404,7 +463,7 @@ func (e *neuralEngine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	from, seen := *lastState(traj), e.view(traj)
-	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen)})
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen), Literals: e.literals})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}

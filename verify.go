@@ -2,6 +2,7 @@ package ndbg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -27,6 +28,9 @@ func Verify(neural Backend, lim trace.Limits, below float64) (Backend, error) {
 	nb, ok := neural.(neuralBackend)
 	if !ok {
 		return nil, fmt.Errorf("ndbg: verify: the %s backend has no confidence to check (want the neural backend)", neural.Name())
+	}
+	if nb.noExec {
+		return nil, errors.New("ndbg: verify: a no-exec backend (NoExec) runs nothing, and verifying runs the program")
 	}
 	if math.IsNaN(below) || below < 0 || below > 1 {
 		return nil, fmt.Errorf("ndbg: verify: threshold %g is not a probability in [0, 1]", below)

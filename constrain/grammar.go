@@ -77,6 +77,13 @@ type State struct {
 	cu    uint16 // the \u code unit being read
 	used  nameSet
 	dot   nameSet // names written ".."
+	// The literal automaton (literal.go), inside a value that must be a
+	// Python literal; all zero elsewhere.
+	lit    uint8  // its state (litOff: the value is not constrained)
+	lflag  uint8  // litRHS, litDouble, litBytes, litRaw
+	lcount uint8  // hex digits to come, or a word and position
+	ldepth uint8  // open containers
+	lstack uint64 // their kinds, 3 bits each, the innermost lowest
 }
 
 // nameSet is a set of a program's local names, by index (at most 256).
@@ -139,9 +146,10 @@ func (p *Program) step(st State, b byte) (State, bool) {
 	case pColonSpace:
 		return st.expect(b, ' ', pValueOpen)
 	case pValueOpen:
+		lit := p.literalAt(st)
 		st, ok := st.expect(b, '"', pValue)
 		st.sub, st.dots, st.n, st.lt = sPlain, dEmpty, 0, false
-		return st, ok
+		return st.litStart(lit), ok
 	case pValue, pArg:
 		return p.stepString(st, b)
 	case pAfterValue:
@@ -181,9 +189,10 @@ func (p *Program) step(st State, b byte) (State, bool) {
 		}
 		return st, true
 	case pArgOpen:
+		lit := p.literalAt(st)
 		st, ok := st.expect(b, '"', pArg)
 		st.sub, st.dots, st.n, st.lt = sPlain, dEmpty, 0, false
-		return st, ok
+		return st.litStart(lit), ok
 	}
 	return st, false // positions that take only special tokens
 }
@@ -207,7 +216,7 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 			// An escape starts only with room for its longest form (a
 			// surrogate pair, 4 bytes), so no escape is left unfinishable.
 			// This can refuse a non-ASCII character in a repr's last 3 bytes.
-			if int(st.n)+4 > dsl.MaxRepr {
+			if int(st.n)+4 > dsl.MaxRepr || st.lit != litOff && !st.litCanEscape() {
 				return st, false
 			}
 			st.sub, st.lt = sEscape, false
@@ -217,15 +226,22 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 				return st, false
 			}
 			st.lt = b == '<'
-			return st.grow(1, b == '.')
+			st, ok := st.grow(1, b == '.')
+			if !ok {
+				return st, false
+			}
+			return st.litChar(b, 0)
 		}
 		return st, false
 	case sEscape:
 		switch b {
 		case '"', '\\', 'n', 'r', 't', 'b', 'f':
 			st.sub = sPlain
-			return st.grow(1, false)
+			return st.growLit(1, jsonEscaped[b], 0)
 		case 'u':
+			if st.lit != litOff && !st.litCan(0, 0xffff) {
+				return st, false
+			}
 			st.sub, st.cu = sHex1, 0
 			return st, true
 		}
@@ -243,7 +259,7 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 			if hi < 0xdc00 || lo > 0xdfff {
 				return st, false
 			}
-		} else if !escapable(lo, hi) {
+		} else if !escapable(lo, hi) || st.lit != litOff && !st.litCan(lo, hi) {
 			return st, false
 		}
 		switch st.sub {
@@ -254,7 +270,7 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 				return st, false
 			}
 			st.sub = sPlain
-			return st.grow(2, false) // the pair's high half counted 2 already
+			return st.grow(2, false) // the pair's high half counted 2 already (and fed the automaton)
 		}
 		st.sub++
 		return st, true
@@ -287,17 +303,30 @@ func finishEscape(st State) (State, bool) {
 		return st, false
 	case r >= 0xd800 && r <= 0xdbff:
 		st.sub = sLowBS
-		return st.grow(2, false)
+		return st.growLit(2, litNonASCII, 2) // the low half's 2 bytes are still to come
 	case r < 0x80:
 		st.sub = sPlain
-		return st.grow(1, false)
+		return st.growLit(1, byte(r), 0)
 	case r < 0x800:
 		st.sub = sPlain
-		return st.grow(2, false)
+		return st.growLit(2, litNonASCII, 0)
 	}
 	st.sub = sPlain
-	return st.grow(3, false)
+	return st.growLit(3, litNonASCII, 0)
 }
+
+// growLit is grow for an escaped character of k bytes, which the literal
+// automaton reads as c, with later bytes of it still to come.
+func (st State) growLit(k int, c byte, later int) (State, bool) {
+	st, ok := st.grow(k, false)
+	if !ok {
+		return st, false
+	}
+	return st.litChar(c, later)
+}
+
+// jsonEscaped is the character each short JSON escape stands for.
+var jsonEscaped = [256]byte{'"': '"', '\\': '\\', 'n': '\n', 'r': '\r', 't': '\t', 'b': '\b', 'f': '\f'}
 
 // grow adds k decoded bytes to the string, within dsl.MaxRepr, and tracks
 // whether the content is still a prefix of "..".
@@ -316,9 +345,10 @@ func (st State) grow(k int, dot bool) (State, bool) {
 
 // closeString ends a value (or the return value) at its closing quote.
 func (p *Program) closeString(st State) (State, bool) {
-	if st.n == 0 { // a repr is never empty
+	if st.n == 0 || !st.litEnd() { // a repr is never empty; a literal must be complete
 		return st, false
 	}
+	st = st.litStart(false)
 	if st.pos == pArg {
 		st.pos = pFrameSep
 		return st, true

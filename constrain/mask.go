@@ -9,8 +9,9 @@ package constrain
 // walked (XGrammar's split into context-independent and uncertain tokens).
 func (p *Program) mask(st State) []uint64 {
 	key := st
-	inString := (st.pos == pValue || st.pos == pArg) && st.sub == sPlain
-	farFromLimit := int(st.n)+p.vocab.maxLen <= maxReprBytes
+	// Inside a literal every byte counts, and the room it needs to end.
+	inString := (st.pos == pValue || st.pos == pArg) && st.sub == sPlain && st.lit == litOff
+	farFromLimit := int(st.n)+p.vocab.maxLen <= maxReprBytes && st.lit == litOff
 	if farFromLimit {
 		key.n = 0 // no token can reach the bound: the length does not matter
 	}

@@ -39,7 +39,7 @@ type Position struct {
 	InString bool
 	Len      int
 	// Closable is true inside a value string where a '"' may come next:
-	// the value may end here.
+	// the value may end here (a literal, where one is asked for, complete).
 	Closable bool
 }
 
@@ -63,7 +63,7 @@ func (m *Matcher) Position() Position {
 	}
 	if st.pos == pValue || st.pos == pArg {
 		p.InString, p.Len = true, int(st.n)
-		p.Closable = st.sub == sPlain && st.n > 0
+		p.Closable = st.sub == sPlain && st.n > 0 && st.litEnd()
 	}
 	if st.pos == pFrameSep && (st.event == dsl.Return || st.event == dsl.Exception) {
 		p.Part = PartValue // the return value's <|frame_sep|>: it ends the value

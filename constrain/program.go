@@ -41,9 +41,10 @@ const (
 // frameRules are the constraints on one predicted frame, derived from the
 // action and where it starts (Context).
 type frameRules struct {
-	end    bool // <|end_of_text|> (the program ran past its end) is allowed
-	events [dsl.Exception + 1]eventRules
-	dotsAt map[int]nameSet // line → names the ".." rule may write there
+	end      bool // <|end_of_text|> (the program ran past its end) is allowed
+	literals bool // Context.Literals
+	events   [dsl.Exception + 1]eventRules
+	dotsAt   map[int]nameSet // line → names the ".." rule may write there
 }
 
 type eventRules struct {
@@ -97,6 +98,10 @@ type Context struct {
 	// there (the locals of that line's reference frame, docs/dsl.md). Nil
 	// means no value may be "..".
 	Dots func(line int) []string
+	// Literals restricts the values CRUXEval reads its answers from, a call
+	// state's locals (the arguments) and a return state's value, to Python
+	// literals (literal.go): the model cannot write code there.
+	Literals bool
 }
 
 // Start begins decoding one frame in context c.
@@ -111,7 +116,7 @@ func (p *Program) Start(c Context) (*Matcher, error) {
 // rulesFor derives and interns the frame rules of a context.
 func (p *Program) rulesFor(c Context) (int16, error) {
 	var key strings.Builder
-	fmt.Fprintf(&key, "%s|%d|%d|%v|", c.Action, c.From.Event, c.From.Line, c.Stack)
+	fmt.Fprintf(&key, "%s|%d|%d|%v|%t|", c.Action, c.From.Event, c.From.Line, c.Stack, c.Literals)
 	var dots map[int]nameSet
 	if c.Dots != nil {
 		dots = map[int]nameSet{}
@@ -139,7 +144,7 @@ func (p *Program) rulesFor(c Context) (int16, error) {
 	if err != nil {
 		return 0, err
 	}
-	r.dotsAt = dots
+	r.dotsAt, r.literals = dots, c.Literals
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if id, ok := p.rulesKey[k]; ok {

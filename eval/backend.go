@@ -23,13 +23,16 @@ type Backend interface {
 // Runner opens sessions on one item's program. Sample k (0 for greedy
 // runs) selects the k-th sampling seed where the backend samples.
 type Runner interface {
-	// Entry returns a session at the entry's call state of it.Call.
+	// Entry returns a session at the entry's call state of it.Call: where
+	// CRUXEval-O starts (a neural session writes only literals as return
+	// values, ndbg.Literals).
 	Entry(ctx context.Context, k int) (*ndbg.Session, error)
 	// At returns a session at state st, which is state pos of the real run
 	// of it.Call (pos 0 is the entry's call).
 	At(ctx context.Context, pos int, st dsl.State) (*ndbg.Session, error)
 	// FromReturn returns a session at a return state of the entry at line
-	// with the given value repr: where CRUXEval-I starts.
+	// with the given value repr: where CRUXEval-I starts (a neural session
+	// writes only literals as the call's arguments, ndbg.Literals).
 	FromReturn(ctx context.Context, line int, value string, k int) (*ndbg.Session, error)
 	Close()
 }
@@ -55,10 +58,18 @@ type neuralRunner struct {
 	entries map[int]*ndbg.Session // by sample: the entry's call, forked per use
 }
 
-func (r *neuralRunner) backend(k int) ndbg.Backend {
+// backend is the model's backend for sample k. CRUXEval's sessions (Entry
+// and FromReturn) are literal: the arguments and return values the model
+// writes must be Python literals (ndbg.Literals), the answers the scorer
+// takes; next-state sessions (At) predict any repr, as a debugger shows it.
+func (r *neuralRunner) backend(k int, literal bool) (ndbg.Backend, error) {
 	p := r.b.p
 	p.Seed += uint64(k)
-	return ndbg.Neural(r.b.m, p)
+	b := ndbg.Neural(r.b.m, p)
+	if !literal {
+		return b, nil
+	}
+	return ndbg.Literals(b)
 }
 
 // Entry starts (once per sample: the arguments are evaluated by a python3
@@ -66,8 +77,11 @@ func (r *neuralRunner) backend(k int) ndbg.Backend {
 func (r *neuralRunner) Entry(ctx context.Context, k int) (*ndbg.Session, error) {
 	s := r.entries[k]
 	if s == nil {
-		var err error
-		if s, err = ndbg.Start(ctx, r.backend(k), r.it.Source, r.it.Call); err != nil {
+		b, err := r.backend(k, true)
+		if err != nil {
+			return nil, err
+		}
+		if s, err = ndbg.Start(ctx, b, r.it.Source, r.it.Call); err != nil {
 			return nil, err
 		}
 		if r.entries == nil {
@@ -81,11 +95,19 @@ func (r *neuralRunner) Entry(ctx context.Context, k int) (*ndbg.Session, error) 
 // At starts the model from the real state alone: one action from a real
 // state, no earlier history in the prompt.
 func (r *neuralRunner) At(ctx context.Context, _ int, st dsl.State) (*ndbg.Session, error) {
-	return ndbg.StartAt(ctx, r.backend(0), r.it.Source, r.it.Entry, st)
+	b, err := r.backend(0, false)
+	if err != nil {
+		return nil, err
+	}
+	return ndbg.StartAt(ctx, b, r.it.Source, r.it.Entry, st)
 }
 
 func (r *neuralRunner) FromReturn(ctx context.Context, line int, value string, k int) (*ndbg.Session, error) {
-	return ndbg.StartAt(ctx, r.backend(k), r.it.Source, r.it.Entry, dsl.State{Event: dsl.Return, Line: line, Value: value})
+	b, err := r.backend(k, true)
+	if err != nil {
+		return nil, err
+	}
+	return ndbg.StartAt(ctx, b, r.it.Source, r.it.Entry, dsl.State{Event: dsl.Return, Line: line, Value: value})
 }
 
 func (r *neuralRunner) Close() {

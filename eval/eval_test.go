@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -259,6 +260,31 @@ func TestNeuralRandom(t *testing.T) {
 		assert.False(t, math.IsNaN(p.Pass1))
 		assert.GreaterOrEqual(t, p.Pass1, 0.0)
 	}
+	// A random model sampling hot writes junk, but CRUXEval's sessions
+	// are literal (ndbg.Literals): every answer is a Python literal, as
+	// ast.literal_eval decides (syntax only: an unhashable key fails there).
+	var answers []string
+	for _, it := range crux.PerItem {
+		for _, p := range it.Predictions[StepReturn] {
+			if p.Answer != "" {
+				answers = append(answers, p.Answer)
+			}
+		}
+	}
+	in, err := json.Marshal(answers)
+	require.NoError(t, err)
+	check := exec.Command("python3", "-I", "-S", "-c", `import ast, json, sys
+for a in json.load(sys.stdin):
+    try:
+        ast.literal_eval(a)
+    except TypeError:
+        pass
+    except Exception as e:
+        print("not a literal:", repr(a), e)`)
+	check.Stdin = bytes.NewReader(in)
+	out, err := check.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Empty(t, string(out), "answers %q", answers)
 	require.NotNil(t, res.Calibration, "neural predictions carry a confidence")
 	assert.Equal(t, res.All.N-res.All.Errors, res.Calibration.N)
 	s := &Summary{Model: m.Name(), Backend: be.Name(), Next: res, Crux: crux}

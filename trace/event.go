@@ -5,7 +5,8 @@
 // Run traces one program in a fresh interpreter; Batch traces many trusted
 // programs in one (Run costs a Python start-up, about 40 ms of CPU; a Batch
 // program about 0.3 ms of CPU, Go and Python together, for CRUXEval-sized
-// programs). tracer.py, embedded, is the Python side: standard
+// programs). CallEvent builds the entry's call event from the program's
+// text instead, running none of its code (literal arguments only). tracer.py, embedded, is the Python side: standard
 // library only, ASCII JSON lines on fds 3 and 4 (wire.go), never the
 // program's stdout.
 //

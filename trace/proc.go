@@ -350,7 +350,7 @@ func encodeRequest(id int, prog *dsl.Program, call string, lim Limits) ([]byte, 
 	err := enc.Encode(request{
 		ID: id, Source: prog.Source, Entry: prog.Entry, Call: call,
 		Timeout: lim.Timeout.Seconds(), MaxEvents: lim.MaxEvents,
-		MaxBytes: lim.MaxOutputBytes, MaxStdout: lim.MaxStdout,
+		MaxBytes: lim.MaxOutputBytes, MaxStdout: lim.MaxStdout, NoExec: lim.noExec,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("trace: encode request: %w", err)

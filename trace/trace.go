@@ -46,6 +46,9 @@ type Limits struct {
 	// reproducible; default "0" ("random" restores Python's default).
 	HashSeed string
 
+	// noExec, set by CallEvent, asks for the call event built from the
+	// program's text instead of a run.
+	noExec bool
 	// onStart, when set (by tests), receives the child's process group id
 	// once the tracer has said hello.
 	onStart func(pgid int)
@@ -185,4 +188,35 @@ func Run(ctx context.Context, prog *dsl.Program, call string, lim Limits) (*Resu
 	}
 	defer p.shutdown()
 	return p.run(ctx, 1, prog, call, lim)
+}
+
+// CallEvent returns the entry's call event, as the first event of Run would
+// show it, without running any of the program's code: the module is parsed
+// and compiled, never executed; the entry must be a plain top-level def (the
+// last statement binding its name, undecorated, not a generator or
+// coroutine); the call's arguments, and the default values of the parameters
+// they leave out, must be Python literals (numbers, strings, bytes, tuples,
+// lists, dicts, sets, None, True, False, as ast.literal_eval takes them) and
+// are bound to the parameters as CPython binds them. Its locals are those
+// values' reprs in f_locals' order, made by the tracer's own repr.
+//
+// What the module's code would do at run time is not seen: a module that
+// rebinds the entry through globals(), setattr or exec, or raises before its
+// def, is taken at its word. A call CallEvent cannot build is an ErrSetup
+// naming the argument, the default or the statement in the way. The parsing
+// runs in the same sandboxed interpreter as Run, under lim.
+func CallEvent(ctx context.Context, prog *dsl.Program, call string, lim Limits) (Event, error) {
+	lim.noExec = true
+	return callEventOf(Run(ctx, prog, call, lim))
+}
+
+// callEventOf checks and returns the one event of a no-exec run.
+func callEventOf(res *Result, err error) (Event, error) {
+	if err != nil {
+		return Event{}, err
+	}
+	if len(res.Events) != 1 || res.Events[0].Kind != dsl.Call || !res.Truncated {
+		return Event{}, &Error{Kind: ErrProtocol, Msg: fmt.Sprintf("no-exec: %d events, want the entry's call event alone", len(res.Events))}
+	}
+	return res.Events[0], nil
 }

@@ -6,7 +6,9 @@
 # Wire protocol (ASCII JSON lines; see trace/wire.go):
 #   fd 4 (in):  first the hex HMAC-SHA256 key that signs every output line,
 #               then one request per line: {"id", "source", "entry", "call",
-#               "timeout", "max_events", "max_bytes", "max_stdout"}
+#               "timeout", "max_events", "max_bytes", "max_stdout", "no_exec"}
+#               (no_exec: run nothing of the program, report the entry's call
+#               event built from its text; see literal_call)
 #   fd 3 (out): "HEX-SIGNATURE JSON" lines (see make_signer):
 #               {"t": "hello", "version": sys.version}, then one result line
 #               per request (see run_one).
@@ -418,6 +420,187 @@ def parse_call(call, entry):
     return compile(tree, "<call>", "eval")
 
 
+class NotLiteral(ValueError):
+    """The no-exec mode cannot build the entry's call without running code."""
+
+
+class Binders(ast.NodeVisitor):
+    """Collects, in source order, the nodes that bind name in the module's
+    scope (or change its attributes), without entering function and class
+    bodies, which have scopes of their own."""
+
+    def __init__(self, name):
+        self.name = name
+        self.found = []
+
+    def visit_FunctionDef(self, node):
+        if node.name == self.name:
+            self.found.append(node)
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)  # defaults and annotations run in the module
+        if node.returns is not None:
+            self.visit(node.returns)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        if node.name == self.name:
+            self.found.append(node)
+        for x in node.decorator_list + node.bases + node.keywords:
+            self.visit(x)
+
+    def visit_Lambda(self, node):
+        self.visit(node.args)
+
+    def visit_comprehension(self, node):
+        # The target binds in the comprehension's own scope.
+        self.visit(node.iter)
+        for x in node.ifs:
+            self.visit(x)
+
+    def visit_Name(self, node):
+        if node.id == self.name and not isinstance(node.ctx, ast.Load):
+            self.found.append(node)
+
+    def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Name) and node.value.id == self.name and not isinstance(node.ctx, ast.Load):
+            self.found.append(node)  # f.__defaults__ = ..., f.__code__ = ...
+        self.generic_visit(node)
+
+    def visit_alias(self, node):
+        if node.name == "*" or (node.asname or node.name.split(".")[0]) == self.name:
+            self.found.append(node)
+
+    def visit_ExceptHandler(self, node):
+        if node.name == self.name:
+            self.found.append(node)
+        self.generic_visit(node)
+
+    def visit_MatchAs(self, node):
+        if node.name == self.name:
+            self.found.append(node)
+        self.generic_visit(node)
+
+    visit_MatchStar = visit_MatchAs
+
+    def visit_MatchMapping(self, node):
+        if node.rest == self.name:
+            self.found.append(node)
+        self.generic_visit(node)
+
+
+def entry_def(tree, entry):
+    """The top-level def that defines entry when the module has run, as far
+    as its text says: the last statement binding the name must be a plain
+    def at the top level (not decorated, not async), and no function may
+    declare the name global."""
+    b = Binders(entry)
+    b.visit(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and entry in node.names:
+            raise NotLiteral("a function declares %r global (line %d) and may rebind it" % (entry, node.lineno))
+    if not b.found:
+        raise NotLiteral("the program defines no function %r" % entry)
+    last = b.found[-1]
+    if isinstance(last, ast.alias) and last.name == "*":
+        raise NotLiteral("'from ... import *' (after the last def of %r) may rebind it" % entry)
+    where = getattr(last, "lineno", 0)
+    if isinstance(last, ast.AsyncFunctionDef):
+        raise NotLiteral("%r (line %d) is a coroutine function: calling it runs none of its code" % (entry, where))
+    if not isinstance(last, ast.FunctionDef) or last not in tree.body:
+        raise NotLiteral("%r is last bound at line %d by something other than a top-level def, which only "
+                         "running the module would resolve" % (entry, where))
+    if last.decorator_list:
+        raise NotLiteral("%r is decorated (line %d): the decorator would have to run" % (entry, last.decorator_list[0].lineno))
+    return last
+
+
+def literal(text, node, what):
+    """ast.literal_eval of node, an expression of text; NotLiteral names it
+    (what, and its source text) when it is no literal."""
+    try:
+        return ast.literal_eval(node)
+    except RecursionError:
+        raise NotLiteral("%s is %s" % (what, TOO_DEEP[3:]))
+    except (ValueError, TypeError, SyntaxError, MemoryError) as e:
+        seg = ast.get_source_segment(text, node) or "?"
+        if len(seg) > 200:
+            seg = seg[:200] + "..."
+        why = "" if type(e) is ValueError else ": " + (safestr(e) or type(e).__name__)  # ValueError: "malformed node"
+        raise NotLiteral("%s, %s, is not a literal (numbers, strings, bytes, tuples, lists, dicts, sets, "
+                         "None, True, False)%s" % (what, seg, why))
+
+
+def literal_call(source, code, entry, call):
+    """The entry's call without running any program code: the module is
+    parsed (entry_def) and compiled, never executed, and the call's
+    arguments, and the defaults they leave to the entry, are evaluated by
+    ast.literal_eval. Returns the call event's line and its locals as
+    (name, value) pairs in f_locals' order, bound as CPython binds them;
+    NotLiteral says what stands in the way."""
+    fdef = entry_def(ast.parse(source, PROGFILE), entry)
+    fcode = None
+    for c in code.co_consts:
+        if type(c) is type(code) and c.co_name == entry and c.co_firstlineno == fdef.lineno:
+            fcode = c
+    if fcode is None:
+        raise NotLiteral("the def of %r at line %d is never reached (the compiler dropped it as dead code)" % (entry, fdef.lineno))
+    if fcode.co_flags & GENERATOR_FLAGS:
+        raise NotLiteral("%r is a generator function: calling it runs none of its code" % entry)
+    node = ast.parse(call.strip(), "<call>", "eval").body
+    text = call.strip()
+    args, kwargs = [], {}
+    for i, a in enumerate(node.args):
+        if isinstance(a, ast.Starred):
+            raise NotLiteral("argument %d, %s, unpacks a value: give its items" % (i + 1, ast.get_source_segment(text, a)))
+        args.append(literal(text, a, "argument %d" % (i + 1)))
+    for k in node.keywords:
+        if k.arg is None:
+            raise NotLiteral("%s unpacks a value: give its items as keyword arguments" % ast.get_source_segment(text, k))
+        kwargs[k.arg] = literal(text, k.value, "argument %s" % k.arg)
+    nargs, npos, nkw = fcode.co_argcount, fcode.co_posonlyargcount, fcode.co_kwonlyargcount
+    names = fcode.co_varnames
+    params, kwonly = names[:nargs], names[nargs:nargs + nkw]
+    i = nargs + nkw
+    star = dstar = None
+    if fcode.co_flags & 0x04:  # CO_VARARGS
+        star, i = names[i], i + 1
+    if fcode.co_flags & 0x08:  # CO_VARKEYWORDS
+        dstar = names[i]
+    if len(args) > nargs and star is None:
+        raise NotLiteral("%s() takes %d positional arguments but %d were given" % (entry, nargs, len(args)))
+    values = dict(zip(params, args))
+    extra = {}
+    for k, v in kwargs.items():
+        if k in kwonly or k in params[npos:]:
+            if k in values:
+                raise NotLiteral("%s() got multiple values for argument %r" % (entry, k))
+            values[k] = v
+        elif dstar is not None:
+            extra[k] = v
+        elif k in params:
+            raise NotLiteral("%s() got a positional-only argument passed as keyword: %r" % (entry, k))
+        else:
+            raise NotLiteral("%s() got an unexpected keyword argument %r" % (entry, k))
+    a = fdef.args
+    defaults = dict(zip(params[nargs - len(a.defaults):], a.defaults))
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if d is not None:
+            defaults[p.arg] = d
+    for p in params + kwonly:
+        if p not in values:
+            if p not in defaults:
+                raise NotLiteral("%s() missing required argument %r" % (entry, p))
+            values[p] = literal(source, defaults[p], "the default of %r" % p)
+    pairs = [(p, values[p]) for p in params + kwonly]
+    if star is not None:
+        pairs.append((star, tuple(args[nargs:])))
+    if dstar is not None:
+        pairs.append((dstar, extra))
+    return fcode.co_firstlineno, pairs
+
+
 TOO_DEEP = "an expression is too deeply nested to compile (CPython's compiler ran out of recursion depth)"
 COMPILED = {}  # source -> code object: generated programs often repeat with new inputs
 
@@ -609,6 +792,25 @@ def run_one(req):
                 return res
             except (SyntaxError, ValueError) as e:
                 res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
+                return res
+            if req.get("no_exec"):
+                # Nothing of the program runs: its call event, from its text.
+                try:
+                    line, pairs = literal_call(req["source"], code, entry, req["call"])
+                except RecursionError:
+                    res["status"], res["msg"] = "setup", "no-exec: " + TOO_DEEP
+                    return res
+                except MemoryError:
+                    res["status"], res["msg"] = "memory", "MemoryError parsing the program"
+                    return res
+                except (SyntaxError, ValueError) as e:
+                    res["status"], res["msg"] = "setup", "no-exec: " + bound(safestr(e), 1024, 1000)
+                    return res
+                flat = []
+                for name, v in pairs:
+                    flat += [name, vrepr(v)]
+                append({"e": EV_CALL, "l": line, "d": 0, "f": 1, "n": entry, "a": flat})
+                res["status"] = "truncated"  # stopped at the call, as a run with max_events 1
                 return res
             g = {"__name__": "__main__", "__builtins__": builtins}
             try:

@@ -25,6 +25,9 @@ type request struct {
 	MaxEvents int     `json:"max_events"`
 	MaxBytes  int     `json:"max_bytes"`
 	MaxStdout int     `json:"max_stdout"`
+	// NoExec asks for the entry's call event built from the program's text
+	// (CallEvent): nothing of the program runs.
+	NoExec bool `json:"no_exec,omitempty"`
 }
 
 // wireHello is the tracer's first line.

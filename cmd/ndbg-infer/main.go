@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer, ms []mode) {
 	fmt.Fprintln(w, `usage: ndbg-infer [mode] [flags]
 
-  ndbg-infer --program FILE --call EXPR --action ACTION [--compare]   predict (the embedded model unless --model DIR)
+  ndbg-infer --program FILE --call EXPR --action ACTION [--compare | --no-exec]   predict (the embedded model unless --model DIR)
   ndbg-infer --cruxeval-o|--cruxeval-i --item ITEM.json             one CRUXEval item, scored
   ndbg-infer generate --model DIR --prompt TEXT                      continue a prompt with a checkpoint
   ndbg-infer --version

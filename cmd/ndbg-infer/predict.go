@@ -67,6 +67,9 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		pre = append(pre, a)
 	}
+	if *compare && bf.NoExec {
+		return cli.Usagef("--compare runs the program; --no-exec runs nothing of it")
+	}
 	if *compare && *state != "" {
 		return cli.Usagef("--compare needs a real run: use --call (and --actions) without --state")
 	}

@@ -182,3 +182,32 @@ func TestPredictConfidence(t *testing.T) {
 		require.Equal(t, true, cmp["match"].(map[string]any)["all"])
 	}
 }
+
+// TestPredictNoExec: --no-exec predicts from the call built from the
+// program's text: module code that would stop the run does not run, an
+// argument that is code is refused by name, and the flags that run the
+// program are usage errors beside it.
+func TestPredictNoExec(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	src := "import os\nif os.getpid():\n    raise SystemExit('module code ran')\n\n" + sumSource
+	require.NoError(t, os.WriteFile(prog, []byte(src), 0o644))
+	code, _, errOut := runCmd("--program", prog, "--call", "f([1, 2])", "--action", "step_into", "--threads", "1")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "module code ran", "without --no-exec the module code runs")
+
+	code, out, errOut := runCmd("--program", prog, "--call", "f([1, 2])", "--action", "step_into", "--threads", "1", "--no-exec")
+	require.Equal(t, 0, code, errOut)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &st), out)
+	require.NotEmpty(t, st["event"])
+
+	code, _, errOut = runCmd("--program", prog, "--call", "f(__import__('os').getcwd())", "--threads", "1", "--no-exec")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "argument 1, __import__('os').getcwd(), is not a literal")
+
+	for _, bad := range [][]string{{"--compare"}, {"--backend", "real"}, {"--verify-below", "0.5"}} {
+		code, _, errOut = runCmd(append([]string{"--program", prog, "--call", "f([1])", "--no-exec"}, bad...)...)
+		require.Equal(t, 2, code, "%v: %s", bad, errOut)
+		require.Contains(t, errOut, "--no-exec")
+	}
+}

@@ -56,7 +56,7 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	compare := fs.Bool("compare", false, "run the real debugger alongside and mark where the prediction differs")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend %s] [--model DIR] [--compare] [--verify-below P]\n", bf.Names())
+		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend %s] [--model DIR] [--compare] [--verify-below P | --no-exec]\n", bf.Names())
 		fmt.Fprintln(fs.Output(), "(the cwm backend answers s, n, r and back only)")
 		fs.PrintDefaults()
 	}
@@ -73,6 +73,9 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	if err := bf.Check(); err != nil {
 		return err
+	}
+	if *compare && bf.NoExec {
+		return cli.Usagef("--compare runs the program; --no-exec runs nothing of it")
 	}
 	src, err := os.ReadFile(file)
 	if err != nil {

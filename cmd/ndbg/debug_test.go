@@ -199,3 +199,19 @@ func TestDebugCompareTemporaryBreakpoint(t *testing.T) {
 	require.Regexp(t, `== real:  the same|!! real:  line +line 4: `, a[2], "and so did the real run")
 	require.Equal(t, "", a[3], "no breakpoints left")
 }
+
+// TestDebugNoExec: `ndbg debug --no-exec` starts at the call, its
+// arguments bound from the literal call, and predicts on; --compare, which
+// runs the program, is a usage error beside it.
+func TestDebugNoExec(t *testing.T) {
+	out := typeInto(t, []string{"--call", "f([1, None])", "--no-exec", "--threads", "1"}, "p data", "s", "q")
+	a := answers(out)
+	require.Contains(t, a[0], "ndbg: debugging f([1, None]) with the neural debugger")
+	require.Contains(t, a[1], "[1, None]")
+
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte(debugProgram), 0o644))
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 2, run(context.Background(), []string{"debug", file, "--call", "f([1])", "--no-exec", "--compare"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "--no-exec")
+}

@@ -83,12 +83,18 @@ type BackendFlags struct {
 	// neural predictions whose confidence is below it against the real run
 	// (ndbg.Verify); 0 checks none.
 	VerifyBelow float64
-	names       []string // the backends this command offers
+	// NoExec (--no-exec, where RegisterVerify added it): the neural or CWM
+	// backend builds the first state from the program's text, running
+	// nothing of it (ndbg.NoExec); the call's arguments must be literals.
+	NoExec bool
+	names  []string // the backends this command offers
 }
 
-// RegisterVerify adds --verify-below to fs.
+// RegisterVerify adds --verify-below and --no-exec, the flags that say
+// what of the program runs beside a prediction, to fs.
 func (b *BackendFlags) RegisterVerify(fs *flag.FlagSet) {
 	fs.Float64Var(&b.VerifyBelow, "verify-below", 0, "check predictions whose confidence is below this probability (0-1) against the real run and show the real state (0: never)")
+	fs.BoolVar(&b.NoExec, "no-exec", false, "run nothing of the program: the first state is built from its text (the call's arguments must be literals); not with --backend real, --verify-below or --compare")
 }
 
 // Register adds --backend (one of names, the first the default), --model,
@@ -137,6 +143,9 @@ func (b *BackendFlags) Check() error {
 	if b.VerifyBelow > 0 && b.Name != Neural {
 		return Usagef("--verify-below checks the neural backend's predictions (not --backend %s)", b.Name)
 	}
+	if b.NoExec && (b.Name == Real || b.VerifyBelow > 0) {
+		return Usagef("--no-exec runs nothing of the program; --backend real and --verify-below run it")
+	}
 	return nil
 }
 
@@ -159,21 +168,26 @@ func (b *BackendFlags) Open(ctx context.Context, p sample.Params) (ndbg.Backend,
 	if err != nil {
 		return nil, nil, err
 	}
+	var nb ndbg.Backend
 	switch b.Name {
 	case Real:
 		return ndbg.Real(b.Limits), nil, nil
 	case CWM:
-		return ndbg.CWM(m, p), m, nil
+		nb = ndbg.CWM(m, p)
+	default:
+		nb = ndbg.Neural(m, p)
 	}
-	if b.VerifyBelow > 0 {
-		v, err := ndbg.Verify(ndbg.Neural(m, p), b.Limits, b.VerifyBelow)
-		if err != nil {
-			m.Close()
-			return nil, nil, err
-		}
-		return v, m, nil
+	switch {
+	case b.VerifyBelow > 0:
+		nb, err = ndbg.Verify(nb, b.Limits, b.VerifyBelow)
+	case b.NoExec:
+		nb, err = ndbg.NoExec(nb)
 	}
-	return ndbg.Neural(m, p), m, nil
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return nb, m, nil
 }
 
 // LimitHint is what to tell a user whose real run passed a limit

@@ -453,6 +453,16 @@ func TestConfidence(t *testing.T) {
 	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "verifyBelow": 1.5}), "want a probability")
 	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "verifyBelow": -1}), "want a probability")
 	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "real", "verifyBelow": 0.5}), "not the real backend")
+	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "real", "noExec": true}), "noExec runs nothing")
+	require.Contains(t, b.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "compare", "noExec": true}), "noExec runs nothing")
+
+	// noExec: the entry's call is built from the program's text, as the
+	// real run shows it.
+	n := newClient(t)
+	launch(n, random, map[string]any{"backend": "neural", "noExec": true})
+	got = vars(n)
+	require.Len(t, got, 1)
+	require.Equal(t, [2]string{"data", "[3, None, 4]"}, [2]string{got[0].Name, got[0].Value})
 
 	// The default model predicts locals: each says how sure it was.
 	st, p = predict("", dsl.StepOver)

@@ -46,6 +46,10 @@ type launchArgs struct {
 	// instead (ndbg.Verify, as --verify-below on the commands); 0 checks
 	// none. Neural and compare backends.
 	VerifyBelow float64 `json:"verifyBelow"`
+	// NoExec runs nothing of the program: the first state is built from its
+	// text (ndbg.NoExec, as --no-exec on the commands), so the call's
+	// arguments must be literals. Neural backend only, without verifyBelow.
+	NoExec bool `json:"noExec"`
 }
 
 // parseLaunch decodes and checks a launch request's arguments.
@@ -75,6 +79,9 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	}
 	if a.VerifyBelow > 0 && a.Backend == backendReal {
 		return a, errors.New("launch: verifyBelow checks the model's predictions (backend neural or compare), not the real backend's states")
+	}
+	if a.NoExec && (a.Backend != backendNeural || a.VerifyBelow > 0) {
+		return a, errors.New("launch: noExec runs nothing of the program; the real and compare backends and verifyBelow run it")
 	}
 	if a.Device != "" && a.Device != "cpu" {
 		return a, fmt.Errorf("launch: device %q: ndbg runs models on the cpu only (device \"cpu\")", a.Device)
@@ -115,6 +122,12 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 			if b, err = ndbg.Verify(b, cfg.Limits, a.VerifyBelow); err != nil {
 				ss.close()
 				return nil, fmt.Errorf("launch: verifyBelow: %w", err)
+			}
+		}
+		if a.NoExec {
+			if b, err = ndbg.NoExec(b); err != nil {
+				ss.close()
+				return nil, fmt.Errorf("launch: noExec: %w", err)
 			}
 		}
 	}

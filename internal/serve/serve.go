@@ -407,6 +407,9 @@ type createRequest struct {
 	// VerifyBelow checks neural predictions whose confidence is below it
 	// against the real run (ndbg.Verify); 0 checks none.
 	VerifyBelow float64 `json:"verify_below"`
+	// NoExec runs nothing of the program: the first state is built from its
+	// text (ndbg.NoExec), so the call's arguments must be literals.
+	NoExec bool `json:"no_exec"`
 }
 
 // sampling is sample.Params in JSON (neural and cwm backends).
@@ -460,6 +463,9 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	case req.VerifyBelow > 0 && req.Backend != Neural:
 		writeError(w, http.StatusBadRequest, "verify_below checks the neural backend's predictions, not the %s backend's", req.Backend)
 		return
+	case req.NoExec && (req.Backend == Real || req.VerifyBelow > 0):
+		writeError(w, http.StatusBadRequest, "no_exec runs nothing of the program; the real backend and verify_below run it")
+		return
 	}
 	if !s.reserve(w) {
 		return
@@ -480,6 +486,14 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		b = ndbg.CWM(s.cfg.Model, p)
 	default:
 		b = ndbg.Real(s.cfg.Trace)
+	}
+	if req.NoExec {
+		var err error
+		if b, err = ndbg.NoExec(b); err != nil {
+			s.unreserve()
+			writeError(w, http.StatusBadRequest, "no_exec: %v", err)
+			return
+		}
 	}
 	sess, err := ndbg.Start(r.Context(), b, req.Program, req.Call)
 	if err != nil {

@@ -286,6 +286,36 @@ func TestNeuralSession(t *testing.T) {
 
 }
 
+// TestNoExecSession: with no_exec, a session starts from the call built
+// from the program's text: module code that raises does not stop it (it
+// does without), an argument that is code is refused by name, and no_exec
+// beside what runs the program is a bad request.
+func TestNoExecSession(t *testing.T) {
+	m := testmodel.Model(t, 3)
+	ts, _ := start(t, Config{Model: m})
+	raising := "import os\nif os.getpid():\n    raise SystemExit('module code ran')\n\n" + prog
+	code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": raising, "call": "f([1, None, 4])"})
+	require.Equal(t, http.StatusUnprocessableEntity, code, "%v", v)
+	require.Contains(t, v["error"], "module code ran")
+	code, v = call(t, ts, "POST", "/sessions", map[string]any{"program": raising, "call": "f([1, None, 4])", "no_exec": true})
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	require.Equal(t, "[1, None, 4]", v["state"].(map[string]any)["locals"].(map[string]any)["data"])
+	code, v = call(t, ts, "POST", "/sessions/"+v["id"].(string)+"/actions", map[string]string{"action": "step_into"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+
+	code, v = call(t, ts, "POST", "/sessions", map[string]any{"program": prog, "call": "f(list(range(3)))", "no_exec": true})
+	require.Equal(t, http.StatusUnprocessableEntity, code, "%v", v)
+	require.Contains(t, v["error"], "argument 1, list(range(3)), is not a literal")
+	for _, bad := range []map[string]any{
+		{"program": prog, "call": "f([1])", "no_exec": true, "backend": "real"},
+		{"program": prog, "call": "f([1])", "no_exec": true, "verify_below": 0.5},
+	} {
+		code, v = call(t, ts, "POST", "/sessions", bad)
+		require.Equal(t, http.StatusBadRequest, code, "%v", v)
+		require.Contains(t, v["error"], "no_exec")
+	}
+}
+
 // TestNeuralConfidence: a neural session's state says how sure the model
 // was, field by field, as the Go API's Prediction gives it for the same
 // model and actions; a real state says nothing of the kind. With
