@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -300,14 +301,33 @@ func TestTamperingWithTracerIsForbidden(t *testing.T) {
 	}
 }
 
+// TestContextCancelKillsGroup: cancelling the context in the middle of the
+// traced call ends the run with the context's error and kills the whole
+// process group. The program says it has started through a FIFO (which a
+// read-only file system still lets it open and write), so the cancel comes
+// inside its sleep however long the sandbox takes to start.
 func TestContextCancelKillsGroup(t *testing.T) {
 	lim := testLimits(t)
 	var pgid int
 	lim.onStart = func(g int) { pgid = g }
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	dir, _ := victimDir(t)
+	fifo := filepath.Join(dir, "started")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o666))
+	started, err := os.OpenFile(fifo, os.O_RDWR, 0) // read-write: opening does not wait for the writer
+	require.NoError(t, err)
+	defer started.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := Run(ctx, program(t, "import time\ndef f():\n    time.sleep(10)\n", "f"), "f()", lim)
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	go func() {
+		defer cancel()
+		_ = started.SetReadDeadline(time.Now().Add(30 * time.Second))
+		_, _ = started.Read(make([]byte, 1))
+	}()
+	src := fmt.Sprintf("import time\ndef f():\n    with open(%q, 'w') as w:\n        w.write('1')\n    time.sleep(30)\n", fifo)
+	begin := time.Now()
+	_, err = Run(ctx, program(t, src, "f"), "f()", lim)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, time.Since(begin), 25*time.Second, "cancelled in the sleep, not after it")
 	require.NotZero(t, pgid)
 	require.Empty(t, groupMembers(t, pgid))
 }
