@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -350,4 +351,101 @@ func TestNothingOutlivesKilledNdbg(t *testing.T) {
 	_ = cmd.Wait()
 	require.Eventually(t, func() bool { return len(namespaceMembers(t, ns)) == 0 && len(groupMembers(t, pgid)) == 0 },
 		5*time.Second, 10*time.Millisecond, "the sandbox outlived the killed process")
+}
+
+// scriptChecked runs Script and asserts that no process of its group or of
+// its sandbox's PID namespace survives.
+func scriptChecked(t *testing.T, lim Limits, source string, stdin []byte) ([]byte, error) {
+	t.Helper()
+	var pgid int
+	var ns map[string]bool
+	lim.onStart = func(g int) {
+		pgid = g
+		ns = pidNamespaces(t, g)
+	}
+	out, err := Script(context.Background(), lim, source, stdin)
+	if pgid == 0 {
+		return out, err // never started: refused before
+	}
+	require.Empty(t, groupMembers(t, pgid), "processes of group %d survived", pgid)
+	require.Eventually(t, func() bool { return len(namespaceMembers(t, ns)) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"processes of the sandbox's PID namespace %v survived", ns)
+	return out, err
+}
+
+// TestHostileScript: ndbg's own scripts over untrusted text (ndbg debug's
+// p, constrain.Analyze, CRUXEval checks) run in the same sandbox as the
+// tracer: code that reaches them cannot touch the host, and time, memory
+// and output are bounded.
+func TestHostileScript(t *testing.T) {
+	dir, file := victimDir(t)
+	src := fmt.Sprintf(`import json, os, socket, sys
+out = {"stdin": sys.stdin.read(), "cwd": os.getcwd(), "host": socket.gethostname()}
+out["system"] = os.system("touch %[1]s/system; rm -f %[2]s")
+for name, act in [("write", lambda: open(%[2]q, "w").write("pwned")), ("create", lambda: open(%[1]q + "/new", "w")),
+                  ("remove", lambda: os.remove(%[2]q)), ("fork", os.fork),
+                  ("connect", lambda: socket.create_connection(("1.1.1.1", 53), timeout=1))]:
+    try:
+        act()
+        out[name] = "done"
+    except OSError as e:
+        out[name] = type(e).__name__
+json.dump(out, sys.stdout)
+`, dir, file)
+	out, err := scriptChecked(t, testLimits(t), src, []byte("data"))
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(out, &got), string(out))
+	assert.Equal(t, "data", got["stdin"])
+	assert.Equal(t, ScratchDir, got["cwd"])
+	assert.Equal(t, "ndbg", got["host"])
+	assert.NotEqual(t, float64(0), got["system"], "os.system cannot start a shell")
+	for _, k := range []string{"write", "create", "remove", "fork", "connect"} {
+		assert.NotEqual(t, "done", got[k], k)
+	}
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "keep", string(data))
+	assert.NoFileExists(t, filepath.Join(dir, "system"))
+	assert.NoFileExists(t, filepath.Join(dir, "new"))
+
+	lim := testLimits(t)
+	lim.Timeout = 500 * time.Millisecond
+	_, err = scriptChecked(t, lim, "import os\nos.setsid()\nwhile True: pass\n", nil)
+	requireKind(t, err, ErrTimeout)
+	_, err = scriptChecked(t, testLimits(t), "x = bytearray(4 << 30)\n", nil)
+	requireKind(t, err, ErrMemory)
+	lim = testLimits(t)
+	lim.MaxStdout = 1000
+	out, err = scriptChecked(t, lim, "print('x' * 5000)\n", nil)
+	e := requireKind(t, err, ErrCrash)
+	assert.Contains(t, e.Msg, "more than 1000 bytes")
+	assert.Len(t, out, 1000)
+	_, err = scriptChecked(t, testLimits(t), "raise ValueError('no')\n", nil)
+	e = requireKind(t, err, ErrCrash)
+	assert.Contains(t, e.Msg, "ValueError: no")
+	// Leaked descriptors are closed before the script runs.
+	out, err = scriptChecked(t, testLimits(t), "import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))\n", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "[0, 1, 2, 3]\n", string(out), "stdio and listdir's own descriptor")
+}
+
+// TestScriptSandboxRefused: where the sandbox cannot start, a script does
+// not run; asked for by name, the unsandboxed mode runs it.
+func TestScriptSandboxRefused(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "bwrap")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"), 0o755))
+	lim := testLimits(t)
+	lim.bwrap = fake
+	_, err := scriptChecked(t, lim, "print(1)\n", nil)
+	e := requireKind(t, err, ErrSandbox)
+	assert.Contains(t, e.Msg, "No permissions to create new namespace")
+	assert.Contains(t, e.Msg, "--unsandboxed")
+
+	lim.Unsandboxed = true
+	out, err := scriptChecked(t, lim, "import os\nprint(os.getcwd())\n", nil)
+	require.NoError(t, err)
+	dir := strings.TrimSpace(string(out))
+	assert.Contains(t, dir, fmt.Sprintf("ndbg-trace-%d-", os.Getpid()))
+	assert.NoDirExists(t, dir)
 }

@@ -68,20 +68,29 @@ func isELF(path string) bool {
 	return err == nil && string(magic[:]) == "\x7fELF"
 }
 
-// capBuffer keeps the first cap bytes written to it; safe for concurrent use.
+// capBuffer keeps the first cap bytes written to it, and whether more came;
+// safe for concurrent use.
 type capBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	cap int
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	cap  int
+	over bool
 }
 
 func (b *capBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if room := b.cap - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(room, len(p))])
-	}
+	room := b.cap - b.buf.Len()
+	b.buf.Write(p[:max(0, min(room, len(p)))])
+	b.over = b.over || len(p) > room
 	return len(p), nil
+}
+
+// Over reports whether more than cap bytes were written.
+func (b *capBuffer) Over() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.over
 }
 
 func (b *capBuffer) String() string {

@@ -50,7 +50,7 @@ type Limits struct {
 	// program's text instead of a run.
 	noExec bool
 	// onStart, when set (by tests), receives the child's process group id
-	// once the tracer has said hello.
+	// once the tracer has said hello (once a Script has started).
 	onStart func(pgid int)
 	// bwrap, when set (by tests), replaces the bubblewrap found on PATH.
 	bwrap string
