@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndbg/ndbg/internal/victim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,31 +40,8 @@ func requireRaised(t *testing.T, res *Result, err error, typ string) {
 	assert.Equal(t, typ, res.Exception.Type, res.Exception.Message)
 }
 
-// victimDir makes a directory the sandbox can see (not under /tmp, which it
-// replaces with its own) holding one file, removed when the test ends: in
-// the package's folder, or in /var/tmp or the home folder when the
-// repository itself lies under /tmp (as CI's copy does).
-func victimDir(t *testing.T) (dir, file string) {
-	t.Helper()
-	parents := []string{"."}
-	if home, err := os.UserHomeDir(); err == nil {
-		parents = append(parents, "/var/tmp", home)
-	}
-	for _, parent := range parents {
-		abs, err := filepath.Abs(parent)
-		if err != nil || abs == "/tmp" || strings.HasPrefix(abs, "/tmp/") {
-			continue
-		}
-		if dir, err = os.MkdirTemp(abs, ".ndbg-hostile-"); err == nil {
-			break
-		}
-	}
-	require.NotEmpty(t, dir, "no writable folder outside /tmp for the victim files")
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	file = filepath.Join(dir, "victim")
-	require.NoError(t, os.WriteFile(file, []byte("keep"), 0o644))
-	return dir, file
-}
+// victimDir is victim.Dir: a folder the sandbox sees but must not change.
+func victimDir(t *testing.T) (dir, file string) { return victim.Dir(t) }
 
 func TestHostileFileWrites(t *testing.T) {
 	dir, file := victimDir(t)

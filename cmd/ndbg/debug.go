@@ -16,6 +16,7 @@ import (
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
 )
 
 const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards):
@@ -97,7 +98,7 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if err != nil {
 		return fmt.Errorf("naming the program: %w", err)
 	}
-	d := &debugger{s: s, out: stdout, file: abs, displays: map[int][]*shown{}}
+	d := &debugger{s: s, lim: bf.Limits, out: stdout, file: abs, displays: map[int][]*shown{}}
 	if *compare && bf.Name != cli.Real {
 		if d.real, err = ndbg.Start(ctx, ndbg.Real(bf.Limits), string(src), *call); err != nil {
 			if errors.Is(err, ndbg.ErrLimit) {
@@ -139,6 +140,7 @@ func splitFile(args []string) (string, []string) {
 type debugger struct {
 	s        *ndbg.Session
 	real     *ndbg.Session // the real run beside, for --compare; nil otherwise
+	lim      trace.Limits  // the interpreter and sandbox choice of p, pp, display and conditions (evalOn)
 	out      io.Writer
 	last     string // the last command, repeated by an empty line as in pdb
 	file     string // the program's absolute path, as pdb names it

@@ -230,7 +230,7 @@ func (d *debugger) firing(ctx context.Context, st ndbg.State, count bool) *break
 			b.hits++
 		}
 		if b.cond != "" {
-			res, err := evalOn(ctx, st.Locals, []string{"bool(" + b.cond + ")"}, false)
+			res, err := evalOn(ctx, d.lim, st.Locals, []string{"bool(" + b.cond + ")"}, false)
 			if err == nil && res[0].Error == "" && res[0].Value == "False" {
 				continue
 			}

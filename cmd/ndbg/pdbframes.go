@@ -54,7 +54,7 @@ func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
 		}
 		return
 	}
-	res, err := evalOn(ctx, f.Locals, []string{expr}, pretty)
+	res, err := evalOn(ctx, d.lim, f.Locals, []string{expr}, pretty)
 	if err != nil {
 		fmt.Fprintf(d.out, "*** %v\n", err)
 		return
@@ -91,11 +91,11 @@ type shown struct{ expr, value string }
 
 // displayValue is an expression's value for display, or pdb's "** raised
 // ... **" when it cannot be evaluated.
-func displayValue(ctx context.Context, f ndbg.Frame, expr string) string {
+func (d *debugger) displayValue(ctx context.Context, f ndbg.Frame, expr string) string {
 	if !f.LocalsKnown {
 		return "** unknown: no locals here **"
 	}
-	res, err := evalOn(ctx, f.Locals, []string{expr}, false)
+	res, err := evalOn(ctx, d.lim, f.Locals, []string{expr}, false)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("** %v **", err)
@@ -121,7 +121,7 @@ func (d *debugger) display(ctx context.Context, expr string) {
 		}
 		return
 	}
-	v := displayValue(ctx, f, expr)
+	v := d.displayValue(ctx, f, expr)
 	list := d.displays[f.ID]
 	if i := indexShown(list, expr); i >= 0 {
 		list[i].value = v
@@ -168,7 +168,7 @@ func (d *debugger) showDisplays(ctx context.Context) {
 		return
 	}
 	for _, e := range d.displays[f.ID] {
-		if v := displayValue(ctx, f, e.expr); v != e.value {
+		if v := d.displayValue(ctx, f, e.expr); v != e.value {
 			fmt.Fprintf(d.out, "display %s: %s  [old: %s]\n", e.expr, v, e.value)
 			e.value = v
 		}

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os/exec"
 	"time"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/trace"
 )
 
 // evalScript evaluates expressions over locals given as reprs: each repr is
@@ -16,8 +16,12 @@ import (
 // <object at 0x...>, cannot be, and an expression that reads it says so),
 // then each expression is evaluated with eval over them and only the
 // builtins, and answered with repr (p) or pprint.pformat (pp), or pdb's
-// one-line error.
+// one-line error. A value's text is cut at valueCap characters (the marker
+// says how many more there were). It runs in the sandbox (evalOn).
 const evalScript = `import ast, json, pprint, sys, traceback
+valueCap = 1 << 20
+def cut(s):
+    return s if len(s) <= valueCap else s[:valueCap] + "...[+%d characters]" % (len(s) - valueCap)
 req = json.load(sys.stdin)
 ns, bad = {}, {}
 for name, r in req["locals"]:
@@ -29,20 +33,23 @@ out = []
 for e in req["exprs"]:
     try:
         v = eval(compile(e, "<string>", "eval"), {"__builtins__": __builtins__}, dict(ns))
-        out.append({"value": pprint.pformat(v) if req["pretty"] else repr(v)})
+        out.append({"value": cut(pprint.pformat(v) if req["pretty"] else repr(v))})
     except NameError as x:
         if getattr(x, "name", None) in bad:
-            out.append({"error": "the value of %s is not a Python literal, so it cannot be rebuilt to evaluate: %s" % (x.name, bad[x.name])})
+            out.append({"error": "the value of %s is not a Python literal, so it cannot be rebuilt to evaluate: %s" % (x.name, cut(bad[x.name]))})
         else:
-            out.append({"error": traceback.format_exception_only(type(x), x)[-1].strip()})
+            out.append({"error": cut(traceback.format_exception_only(type(x), x)[-1].strip())})
     except BaseException as x:
-        out.append({"error": traceback.format_exception_only(type(x), x)[-1].strip()})
+        out.append({"error": cut(traceback.format_exception_only(type(x), x)[-1].strip())})
 json.dump(out, sys.stdout)
 `
 
-// evalTimeout bounds one evaluation: an expression is the user's, and may
-// not end (e.g. sum(range(10**12))).
-const evalTimeout = 10 * time.Second
+// evalLimits bound one evaluation, on top of the sandbox: an expression is
+// the user's and may not end (sum(range(10**12))) or may be huge; the
+// reprs it works on are the model's or the program's text.
+func evalLimits(lim trace.Limits) trace.Limits {
+	return trace.Limits{Python: lim.Python, Unsandboxed: lim.Unsandboxed, Timeout: 10 * time.Second, MaxStdout: 8 << 20}
+}
 
 // evalResult is one expression's value (its repr, or pprint's form) or
 // its error as pdb prints it after "*** ".
@@ -51,9 +58,11 @@ type evalResult struct {
 	Error string `json:"error"`
 }
 
-// evalOn evaluates exprs with python3 over locals (reprs, as a state shows
-// them); pretty formats the values as pp does.
-func evalOn(ctx context.Context, locals []dsl.Local, exprs []string, pretty bool) ([]evalResult, error) {
+// evalOn evaluates exprs over locals (reprs, as a state shows them) with
+// evalScript in the operating-system sandbox every program runs in
+// (trace.Script; lim says which interpreter and whether the user asked
+// for no sandbox); pretty formats the values as pp does.
+func evalOn(ctx context.Context, lim trace.Limits, locals []dsl.Local, exprs []string, pretty bool) ([]evalResult, error) {
 	pairs := make([][2]string, len(locals))
 	for i, l := range locals {
 		pairs[i] = [2]string{l.Name, l.Repr}
@@ -62,22 +71,16 @@ func evalOn(ctx context.Context, locals []dsl.Local, exprs []string, pretty bool
 	if err != nil {
 		return nil, fmt.Errorf("evaluating: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, evalTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "python3", "-I", "-c", evalScript)
-	cmd.Stdin = bytes.NewReader(req)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("evaluating %q: python3 did not answer within %v", exprs, evalTimeout)
+	out, err := trace.Script(ctx, evalLimits(lim), evalScript, req)
+	if errors.Is(err, trace.ErrTimeout) {
+		return nil, fmt.Errorf("evaluating %q: no answer within %v", exprs, evalLimits(lim).Timeout)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("evaluating with python3: %w: %s", err, bytes.TrimSpace(stderr.Bytes()))
+		return nil, fmt.Errorf("evaluating %q: %w", exprs, err)
 	}
 	var res []evalResult
 	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(exprs) {
-		return nil, fmt.Errorf("evaluating with python3: unreadable answer %q", out)
+		return nil, fmt.Errorf("evaluating %q: unreadable answer %q", exprs, out)
 	}
 	return res, nil
 }
