@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -320,4 +321,18 @@ func TestCalibration(t *testing.T) {
 	assert.Contains(t, c.markdown(true), "reliability.png")
 	_, err := c.chart().PNG()
 	require.NoError(t, err)
+}
+
+// TestScorerLongCodeAndOutput: an item's code longer than one argument may
+// be (128 KiB) is checked, and a check that prints more than the output kept
+// still gives its verdict.
+func TestScorerLongCodeAndOutput(t *testing.T) {
+	s := &Scorer{}
+	code := "# " + strings.Repeat("x", 200<<10) + "\ndef f(xs):\n    print('y' * 100000)\n    return sorted(xs)\n"
+	r, err := s.CheckInput(context.Background(), code, "f", []Arg{{Repr: "[2, 1]"}}, "[1, 2]")
+	require.NoError(t, err)
+	assert.True(t, r)
+	r, err = s.CheckOutput(context.Background(), code+"f([])\n", "[1, 2]", "[2, 1]")
+	require.NoError(t, err)
+	assert.False(t, r)
 }

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -9,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ndbg/ndbg/trace"
@@ -76,17 +73,19 @@ func Call(f string, args []Arg) string {
 	return f + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// prelude runs before the item's code: the address-space and file-size
-// limits, and the predictions parsed as literals (a prediction that is not
-// one raises here, before any comparison, so the check gives no verdict).
-// %d, %d are the address-space limit; %q the hex of a JSON list of the
-// predicted values' texts.
-const prelude = `import resource as __r, ast as __ast, json as __json, os as __os
-__os.closerange(4, 1 << 30)  # only stdio and the verdict pipe: nothing leaked by ndbg's caller
-__r.setrlimit(__r.RLIMIT_AS, (%d, %d))
-__r.setrlimit(__r.RLIMIT_FSIZE, (1 << 20, 1 << 20))
+// checkScript is what trace.Script runs: the check script, read from
+// stdin (it holds the item's code, which can be long), executed as the main
+// module.
+const checkScript = "import sys\nexec(compile(sys.stdin.read(), '<check>', 'exec'))\n"
+
+// prelude starts a check script, before the item's code: the predictions
+// parsed as literals (a prediction that is not one raises here, before any
+// comparison, so the check gives no verdict). %q is the hex of a JSON list
+// of the predicted values' texts. trace.Script has set the limits and closed
+// every descriptor but stdio and the verdict pipe (fd 3).
+const prelude = `import ast as __ast, json as __json, os as __os
 __preds = [__ast.literal_eval(__t) for __t in __json.loads(bytes.fromhex(%q).decode('utf-8'))]
-del __r, __ast, __json
+del __ast, __json
 `
 
 // verdict ends a check script: it writes "pass" or "fail" to fd 3 for the
@@ -127,97 +126,35 @@ func (s *Scorer) CheckInput(ctx context.Context, code, entry string, args []Arg,
 }
 
 // run executes a check script (prelude first, with preds) in the sandbox
-// and returns its verdict.
+// (trace.Script) and returns its verdict. Whatever ends the script (an
+// exception, a timeout, running out of memory or output) is a failure; only
+// the sandbox's refusal, the context and an interpreter that cannot start
+// are errors.
 func (s *Scorer) run(ctx context.Context, preds []string, script string) (bool, error) {
-	py := s.Python
-	if py == "" {
-		var err error
-		if py, err = trace.FindPython(ctx); err != nil {
-			return false, fmt.Errorf("eval: %w", err)
-		}
-	}
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
-	mem := s.MaxMemory
-	if mem <= 0 {
-		mem = 2 << 30
-	}
 	pj, err := json.Marshal(preds)
 	if err != nil {
 		return false, fmt.Errorf("eval: encode predictions: %w", err)
-	}
-	dir := ""
-	if s.Unsandboxed {
-		if dir, err = os.MkdirTemp("", "ndbg-check-"); err != nil {
-			return false, fmt.Errorf("eval: %w", err)
-		}
-		defer os.RemoveAll(dir)
 	}
 	vr, vw, err := os.Pipe()
 	if err != nil {
 		return false, fmt.Errorf("eval: verdict pipe: %w", err)
 	}
 	defer vr.Close()
-	env := []string{"PYTHONHASHSEED=0", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
-	cmd, err := trace.Command(trace.Limits{Python: py, Unsandboxed: s.Unsandboxed}, dir, env, []*os.File{vw}, "-I", "-S", "-B", "-")
-	if err != nil {
-		vw.Close()
+	lim := trace.Limits{Python: s.Python, Timeout: timeout, MaxMemory: s.MaxMemory, MaxStdout: 4 << 10, Unsandboxed: s.Unsandboxed}
+	src := fmt.Sprintf(prelude, hex.EncodeToString(pj)) + script
+	_, err = trace.Script(ctx, lim, checkScript, []byte(src), vw) // closes vw
+	var te *trace.Error
+	if err != nil && (!errors.As(err, &te) || errors.Is(err, trace.ErrSandbox)) {
 		return false, fmt.Errorf("eval: %w", err)
 	}
-	cmd.Stdin = strings.NewReader(fmt.Sprintf(prelude, mem, mem, hex.EncodeToString(pj)) + script)
-	var out bytes.Buffer
-	cmd.Stdout = &limited{w: &out, n: 4 << 10}
-	cmd.Stderr = cmd.Stdout
-	cmd.WaitDelay = time.Second
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err = cmd.Start()
-	for _, f := range cmd.ExtraFiles {
-		f.Close() // the child's ends
-	}
-	if err != nil {
-		return false, fmt.Errorf("eval: start %s: %w", cmd.Path, err)
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case err = <-waited:
-	case <-cctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-waited
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // anything the check left behind
-	// The verdict (4 bytes) is in the pipe by now, or never will be.
+	// The script is over: the verdict (4 bytes) is in the pipe, or never will be.
 	if derr := vr.SetReadDeadline(time.Now().Add(time.Second)); derr != nil {
 		return false, fmt.Errorf("eval: verdict pipe: %w", derr)
 	}
 	v, _ := io.ReadAll(io.LimitReader(vr, 16))
-	if ctx.Err() != nil {
-		return false, ctx.Err()
-	}
-	if strings.HasPrefix(out.String(), "bwrap: ") {
-		return false, fmt.Errorf("eval: the sandbox could not start (%s): run without it only by asking for it (--unsandboxed)", strings.TrimSpace(out.String()))
-	}
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) && !errors.Is(err, exec.ErrWaitDelay) {
-		return false, fmt.Errorf("eval: running %s: %w", py, err)
-	}
 	return string(v) == "pass", nil
-}
-
-// limited keeps the first n bytes written and discards the rest.
-type limited struct {
-	w interface{ Write([]byte) (int, error) }
-	n int
-}
-
-func (l *limited) Write(p []byte) (int, error) {
-	if l.n > 0 {
-		k := min(l.n, len(p))
-		l.w.Write(p[:k])
-		l.n -= k
-	}
-	return len(p), nil
 }
