@@ -114,7 +114,7 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 	}
 	m.mu.Unlock()
 	pc.once.Do(func() {
-		codes, err := constrain.Analyze(ctx, m.python, prog.Source)
+		codes, err := constrain.Analyze(ctx, trace.Limits{Python: m.python, Unsandboxed: m.unsandboxed}, prog.Source)
 		if err != nil {
 			pc.err = err
 			return

@@ -27,7 +27,7 @@ func randomModel(t testing.TB, seed uint64) *ndbg.Model { return testmodel.Model
 // program, and its names can exist in a scope at that line.
 func TestNeuralFramesValid(t *testing.T) {
 	ctx := context.Background()
-	codes, err := constrain.Analyze(ctx, "", mustProgram(t, buggy, "f").Source)
+	codes, err := constrain.Analyze(ctx, trace.Limits{}, mustProgram(t, buggy, "f").Source)
 	require.NoError(t, err)
 	actions := []dsl.Action{{Kind: dsl.StepInto}, {Kind: dsl.StepOver}, {Kind: dsl.StepInto}, {Kind: dsl.StepReturn},
 		{Kind: dsl.InvStepOver}, {Kind: dsl.Breakpoint, Lines: []int{4}}, {Kind: dsl.InvStepReturn}, {Kind: dsl.Continue, Lines: []int{9}}}

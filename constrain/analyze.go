@@ -1,13 +1,13 @@
 package constrain
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"time"
+
+	"github.com/ndbg/ndbg/trace"
 )
 
 //go:embed analyze.py
@@ -26,10 +26,15 @@ type Code struct {
 }
 
 // Analyze compiles source with python3 (never running it) and returns its code
-// objects. python names the interpreter ("" means python3 on PATH). It is the
-// once-per-program cost of constraining; the result is reused by every frame.
-func Analyze(ctx context.Context, python, source string) ([]Code, error) {
-	res, err := AnalyzeMany(ctx, python, []string{source})
+// objects. It runs in the operating-system sandbox every program runs in
+// (trace.Script): compiling untrusted text is not running it, but the
+// compiler is a large C program working on that text (deep nesting, huge
+// constants), so it gets the same confinement and limits; lim names the
+// interpreter ("" means python3 on PATH) and whether the user asked for no
+// sandbox. It is the once-per-program cost of constraining; the result is
+// reused by every frame.
+func Analyze(ctx context.Context, lim trace.Limits, source string) ([]Code, error) {
+	res, err := AnalyzeMany(ctx, lim, []string{source})
 	if err != nil {
 		return nil, err
 	}
@@ -38,23 +43,19 @@ func Analyze(ctx context.Context, python, source string) ([]Code, error) {
 
 // AnalyzeMany is Analyze for many programs in one interpreter. A program
 // that does not compile fails the whole call, naming its index.
-func AnalyzeMany(ctx context.Context, python string, sources []string) ([][]Code, error) {
-	if python == "" {
-		python = "python3"
-	}
+func AnalyzeMany(ctx context.Context, lim trace.Limits, sources []string) ([][]Code, error) {
 	in, err := json.Marshal(sources)
 	if err != nil {
 		return nil, fmt.Errorf("constrain: encoding programs: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second+time.Duration(len(sources))*100*time.Millisecond)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-I", "-S", "-c", analyzeScript)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	lim = trace.Limits{
+		Python: lim.Python, Unsandboxed: lim.Unsandboxed,
+		Timeout:   20*time.Second + time.Duration(len(sources))*100*time.Millisecond,
+		MaxStdout: 64<<20 + 64*len(in), // every line of every program, a few times over
+	}
+	out, err := trace.Script(ctx, lim, analyzeScript, in)
 	if err != nil {
-		return nil, fmt.Errorf("constrain: analyzing programs with %s: %w: %s", python, err, bytes.TrimSpace(stderr.Bytes()))
+		return nil, fmt.Errorf("constrain: analyzing programs: %w", err)
 	}
 	var res []struct {
 		Codes []Code `json:"codes"`

@@ -103,7 +103,7 @@ func buildWorkload(tb testing.TB, maxStates int) workload {
 		w.frames = append(w.frames, cases)
 		sources = append(sources, prog.Source)
 	}
-	codes, err := AnalyzeMany(ctx, "", sources)
+	codes, err := AnalyzeMany(ctx, trace.Limits{}, sources)
 	require.NoError(tb, err)
 	w.codes = codes
 	return w

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/trace"
 )
 
 const sampleSource = `def helper(z, k):
@@ -66,7 +67,7 @@ func tokenize(text string, special map[string]int) []int {
 func compileSample(t testing.TB, v *Vocab) *Program {
 	prog, err := dsl.NewProgram(sampleSource, "f")
 	require.NoError(t, err)
-	codes, err := Analyze(context.Background(), "", prog.Source)
+	codes, err := Analyze(context.Background(), trace.Limits{}, prog.Source)
 	require.NoError(t, err)
 	p, err := Compile(v, prog, codes)
 	require.NoError(t, err)

@@ -231,7 +231,7 @@ func TestLiteralGrammarCRUXEval(t *testing.T) {
 		require.NoError(t, err)
 		sources[i], inputs[i] = progs[i].Source, it.Input
 	}
-	codes, err := AnalyzeMany(context.Background(), "", sources)
+	codes, err := AnalyzeMany(context.Background(), trace.Limits{}, sources)
 	require.NoError(t, err)
 
 	// Each input's arguments as written, by CPython's parser.

@@ -120,7 +120,7 @@ func TestRealNextStatesAccepted(t *testing.T) {
 		require.NoError(t, err)
 		progs[n], sources[n] = prog, prog.Source
 	}
-	analyses, err := AnalyzeMany(ctx, "", sources)
+	analyses, err := AnalyzeMany(ctx, trace.Limits{}, sources)
 	require.NoError(t, err)
 	for n, it := range items {
 		prog := progs[n]
