@@ -218,3 +218,26 @@ func TestForcedJumpsForward(t *testing.T) {
 	require.True(t, f.Accept(int('\n')))
 	require.False(t, m.Allowed(special[dsl.FrameSep]), "the fork does not move the original")
 }
+
+// TestAnalyzeInSandbox: the program's text is compiled in the tracer's
+// sandbox, so where the sandbox cannot start Analyze refuses, unless the
+// user asked for no sandbox; a program too deep to compile is an error, not
+// a crash, and module code never runs.
+func TestAnalyzeInSandbox(t *testing.T) {
+	py, err := trace.FindPython(context.Background())
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	_, err = Analyze(context.Background(), trace.Limits{Python: py}, "def f():\n    return "+strings.Repeat("1+", 200000)+"1\n")
+	require.ErrorContains(t, err, "does not compile")
+	codes, err := Analyze(context.Background(), trace.Limits{Python: py}, "import os\nos._exit(3)\ndef f():\n    return 1\n")
+	require.NoError(t, err)
+	require.Len(t, codes, 1)
+
+	t.Setenv("PATH", t.TempDir()) // no bwrap
+	_, err = Analyze(context.Background(), trace.Limits{Python: py}, "def f():\n    return 1\n")
+	require.ErrorIs(t, err, trace.ErrSandbox)
+	codes, err = Analyze(context.Background(), trace.Limits{Python: py, Unsandboxed: true}, "def f():\n    return 1\n")
+	require.NoError(t, err)
+	require.Len(t, codes, 1)
+}
