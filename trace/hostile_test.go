@@ -427,3 +427,22 @@ func TestScriptSandboxRefused(t *testing.T) {
 	assert.Contains(t, dir, fmt.Sprintf("ndbg-trace-%d-", os.Getpid()))
 	assert.NoDirExists(t, dir)
 }
+
+// TestScriptContextCancel: a cancelled context ends a script at once, with
+// the context's error, and kills its group.
+func TestScriptContextCancel(t *testing.T) {
+	lim := testLimits(t)
+	var pgid int
+	ctx, cancel := context.WithCancel(context.Background())
+	lim.onStart = func(g int) {
+		pgid = g
+		cancel()
+	}
+	_, err := Script(ctx, lim, "while True: pass\n", nil)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotZero(t, pgid)
+	// Cancelled while bubblewrap still sets the sandbox up, its inner
+	// process is killed too, and shows as a zombie until init reaps it.
+	require.Eventually(t, func() bool { return len(groupMembers(t, pgid)) == 0 }, 5*time.Second, 10*time.Millisecond,
+		"processes of group %d survived", pgid)
+}

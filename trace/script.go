@@ -95,9 +95,10 @@ func Script(ctx context.Context, lim Limits, source string, stdin []byte, extra 
 	go func() { waited <- cmd.Wait() }()
 	timer := time.NewTimer(lim.Timeout)
 	defer timer.Stop()
-	timedOut := false
+	timedOut, done := false, false
 	select {
 	case err = <-waited:
+		done = true
 	case <-timer.C:
 		timedOut = true
 	case <-ctx.Done():
@@ -105,7 +106,7 @@ func Script(ctx context.Context, lim Limits, source string, stdin []byte, extra 
 	// The child leads its own group (Setpgid): -pid ends it and anything it
 	// left behind (the sandbox's PID namespace dies with its first process).
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if timedOut || ctx.Err() != nil {
+	if !done {
 		err = <-waited
 	}
 	out := []byte(stdout.String())
