@@ -87,13 +87,40 @@ func (e *realEngine) frames() []Frame {
 	return fs
 }
 
-// Exception is an exception that escaped the entry function.
+// Output is what the program wrote to sys.stdout and sys.stderr.
+type Output struct {
+	Stdout, Stderr []byte
+	// Truncated: the program wrote more than the run kept
+	// (trace.Limits.MaxStdout, for each stream).
+	Truncated bool
+}
+
+// outputter is an engine that knows the program's output (the real one).
+type outputter interface {
+	output() Output
+}
+
+// Output returns what the program had written before the current state
+// (what pdb would have shown by this stop), or all it wrote once the
+// session has finished; ok is false when the backend cannot know (a model
+// predicts no output).
+func (s *Session) Output() (Output, bool) {
+	o, ok := s.eng.(outputter)
+	if !ok {
+		return Output{}, false
+	}
+	return o.output(), true
+}
+
+// Exception is an exception that escaped the entry function (or a script's
+// module code).
 type Exception struct {
 	Type    string // the class name, e.g. "ValueError"
 	Message string // str() of the exception
 	Line    int    // the innermost program line of its traceback, where it was raised
 	// Traceback is the frames it passed through, the entry's first, each
-	// with its function and line (no locals), as Python's traceback lists
+	// with its function, line and locals as the exception left it (the
+	// frames a post-mortem debugger shows), as Python's traceback lists
 	// them; nil when the run's events do not show them.
 	Traceback []Frame
 }
@@ -136,7 +163,7 @@ func (e *realEngine) traceback() []Frame {
 		switch {
 		case ev.Kind == dsl.Exception && ev.Depth == len(tb) && (value == "" || ev.Value == value):
 			value = ev.Value
-			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame})
+			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame, Locals: ev.Locals, LocalsKnown: true})
 		case ev.Kind == dsl.Line && len(tb) > 0 && ev.Depth == len(tb)-1:
 			return tb
 		}
