@@ -15,10 +15,14 @@ import (
 func (d *debugger) predicted() bool { return d.s.Backend().Name() != "real" }
 
 // frames returns the call stack, outermost first; when the backend cannot
-// know it, only the current frame.
+// know it, only the current frame; in post-mortem debugging, the frames
+// the escaping exception passed through.
 func (d *debugger) frames() []ndbg.Frame {
 	if fs := d.s.Frames(); fs != nil {
 		return fs
+	}
+	if x := d.s.Escaped(); x != nil && x.Traceback != nil {
+		return x.Traceback
 	}
 	st, ok := d.s.State()
 	if !ok {
@@ -199,7 +203,7 @@ func (d *debugger) where() {
 		fmt.Fprintln(d.out, "*** the program finished")
 		return
 	}
-	if d.s.Frames() == nil {
+	if d.s.Frames() == nil && !d.postMortem() {
 		fmt.Fprintln(d.out, "(the callers are unknown after a jump: the model's text does not say how deep it is)")
 	}
 	for i, f := range fs {
