@@ -8,6 +8,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/pyeval"
 )
 
 // predicted says whether the session's states are predictions (anything
@@ -58,7 +59,7 @@ func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
 		}
 		return
 	}
-	res, err := evalOn(ctx, f.Locals, []string{expr}, pretty)
+	res, err := pyeval.Eval(ctx, f.Locals, []string{expr}, pretty)
 	if err != nil {
 		fmt.Fprintf(d.out, "*** %v\n", err)
 		return
@@ -99,7 +100,7 @@ func displayValue(ctx context.Context, f ndbg.Frame, expr string) string {
 	if !f.LocalsKnown {
 		return "** unknown: no locals here **"
 	}
-	res, err := evalOn(ctx, f.Locals, []string{expr}, false)
+	res, err := pyeval.Eval(ctx, f.Locals, []string{expr}, false)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("** %v **", err)
