@@ -37,7 +37,9 @@ const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards
   bn                 step back over         br                 back to the call (the inputs)
   bc                 continue backwards     backto LINE        back to the previous stop at LINE
   h, help            this help              q, quit            leave
-on a prediction, p, pp, display and retval answer from the predicted state and say so`
+on a prediction, p, pp, display and retval answer from the predicted state and say so;
+without --call the whole script runs (real backend); an exception that escapes enters
+post-mortem debugging in the frame that raised it, where c, s and n restart the program`
 
 // runDebug is `ndbg debug FILE --call EXPR`: a pdb-like prompt that shows
 // predicted states (or real ones with --backend real); --compare shows the

@@ -165,18 +165,8 @@ func (c *client) launch(t *testing.T, text, call, backend string, stopOnEntry bo
 	return path
 }
 
-const meanPy = `def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-
-def f(data):
-    clean = [d for d in data if d is not None]
-    m = mean(clean)
-    return round(m, 2)
-`
+// meanPy is the shared mean program (testmodel.MeanProgram).
+const meanPy = testmodel.MeanProgram
 
 // TestRealSession steps through mean.py on the real backend, forwards and
 // backwards, with the stops pdb makes (the real backend is checked against
@@ -185,10 +175,10 @@ func TestRealSession(t *testing.T) {
 	c := newClient(t)
 	path := c.launch(t, meanPy, "f([3, None, 4])", "real", true)
 	bp := c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": path},
-		"breakpoints": []map[string]any{{"line": 4}, {"line": 7}, {"line": 2, "condition": "x > 1"}}}).(*godap.SetBreakpointsResponse)
+		"breakpoints": []map[string]any{{"line": 4}, {"line": 6}, {"line": 2, "condition": "x > 1"}}}).(*godap.SetBreakpointsResponse)
 	require.Len(t, bp.Body.Breakpoints, 3)
 	require.True(t, bp.Body.Breakpoints[0].Verified)
-	require.False(t, bp.Body.Breakpoints[1].Verified, "line 7 is blank")
+	require.False(t, bp.Body.Breakpoints[1].Verified, "line 6 is blank")
 	require.Contains(t, bp.Body.Breakpoints[1].Message, "not a code line")
 	require.False(t, bp.Body.Breakpoints[2].Verified, "a condition cannot be honoured")
 	c.do("configurationDone", nil)
@@ -199,11 +189,11 @@ func TestRealSession(t *testing.T) {
 		require.Equal(t, stop{line, event, locals}, got)
 	}
 	data := "[3, None, 4]"
-	want(8, "call", map[string]string{"data": data})
+	want(7, "call", map[string]string{"data": data})
 	c.do("next", map[string]any{"threadId": 1})
-	want(9, "line", map[string]string{"data": data})
+	want(8, "line", map[string]string{"data": data})
 	c.do("next", map[string]any{"threadId": 1})
-	want(10, "line", map[string]string{"data": data, "clean": "[3, 4]"})
+	want(9, "line", map[string]string{"data": data, "clean": "[3, 4]"})
 	c.do("stepIn", map[string]any{"threadId": 1})
 	want(1, "call", map[string]string{"xs": "[3, 4]"})
 	st := c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
@@ -220,7 +210,7 @@ func TestRealSession(t *testing.T) {
 	c.do("stepOut", map[string]any{"threadId": 1})
 	want(5, "return", map[string]string{"xs": "[3, 4]", "total": "7", "x": "4", "__return__": "3.5"})
 	c.do("next", map[string]any{"threadId": 1})
-	want(11, "line", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5"})
+	want(10, "line", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5"})
 
 	ev := c.do("evaluate", map[string]any{"expression": "m"}).(*godap.EvaluateResponse)
 	require.Equal(t, "3.5", ev.Body.Result)
@@ -236,7 +226,7 @@ func TestRealSession(t *testing.T) {
 	c.event("terminated")
 	require.Contains(t, c.refuse("next", map[string]any{"threadId": 1}), "finished")
 	c.do("stepBack", map[string]any{"threadId": 1}) // the real backend steps back from the end
-	want(11, "return", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5", "__return__": "3.5"})
+	want(10, "return", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5", "__return__": "3.5"})
 	c.do("disconnect", nil)
 	require.NoError(t, <-c.done)
 	c.done <- nil // for the cleanup

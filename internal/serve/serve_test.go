@@ -24,17 +24,8 @@ import (
 	"github.com/ndbg/ndbg/trace"
 )
 
-const prog = `def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-def f(data):
-    clean = [d for d in data if d is not None]
-    m = mean(clean)
-    return round(m, 2)
-`
+// prog is the shared mean program.
+const prog = testmodel.MeanProgram
 
 const sleepy = `import time
 
