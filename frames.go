@@ -112,6 +112,30 @@ func (s *Session) Output() (Output, bool) {
 	return o.output(), true
 }
 
+// OutputCursor follows a session's output for a front end that shows it
+// as the program goes: Next returns what was written since its last call.
+// The zero value starts at nothing shown.
+type OutputCursor struct{ shown [2]int }
+
+// Next returns what s's program wrote to stdout and stderr since the last
+// call: nothing after a step back (the cursor goes back with it, so the
+// output is new again when the session passes it going forward), nor where
+// the backend cannot know the output.
+func (c *OutputCursor) Next(s *Session) (stdout, stderr []byte) {
+	o, ok := s.Output()
+	if !ok {
+		return nil, nil
+	}
+	var out [2][]byte
+	for i, b := range [2][]byte{o.Stdout, o.Stderr} {
+		if len(b) > c.shown[i] {
+			out[i] = b[c.shown[i]:]
+		}
+		c.shown[i] = len(b)
+	}
+	return out[0], out[1]
+}
+
 // Exception is an exception that escaped the entry function (or a script's
 // module code).
 type Exception struct {

@@ -148,10 +148,10 @@ type debugger struct {
 	last        string       // the last command, repeated by an empty line as in pdb
 	file        string       // the program's absolute path, as pdb names it
 	bps         []*breakpoint
-	nextBP      int              // the last breakpoint number given
-	up          int              // the frame u and d selected: 0 is the current one
-	displays    map[int][]*shown // display expressions by frame id (-1: frames unknown)
-	printed     [2]int           // bytes of the program's stdout and stderr shown so far
+	nextBP      int               // the last breakpoint number given
+	up          int               // the frame u and d selected: 0 is the current one
+	displays    map[int][]*shown  // display expressions by frame id (-1: frames unknown)
+	printed     ndbg.OutputCursor // the program's output shown so far
 }
 
 // start (re)starts the session, and the real run beside it for --compare,
@@ -177,7 +177,7 @@ func (d *debugger) start(ctx context.Context) error {
 	}
 	d.detach("")
 	d.s, d.real = s, real
-	d.up, d.printed, d.displays = 0, [2]int{}, map[int][]*shown{}
+	d.up, d.printed, d.displays = 0, ndbg.OutputCursor{}, map[int][]*shown{}
 	d.syncBreakpoints()
 	return nil
 }
@@ -201,20 +201,9 @@ func (d *debugger) postMortem() bool { return d.s.Escaped() != nil }
 // the prompt, stderr to errOut), as pdb's terminal shows it before the
 // stop; nothing after a step back.
 func (d *debugger) showOutput() {
-	o, ok := d.s.Output()
-	if !ok {
-		return
-	}
-	for i, b := range [2][]byte{o.Stdout, o.Stderr} {
-		w := d.out
-		if i == 1 {
-			w = d.errOut
-		}
-		if len(b) > d.printed[i] {
-			_, _ = w.Write(b[d.printed[i]:])
-		}
-		d.printed[i] = len(b)
-	}
+	out, errOut := d.printed.Next(d.s)
+	_, _ = d.out.Write(out)
+	_, _ = d.errOut.Write(errOut)
 }
 
 // command runs one command line; it reports whether to quit.

@@ -94,25 +94,14 @@ type session struct {
 	model *ndbg.Model   // opened for this session; nil for the real backend
 	path  string        // the program's absolute path
 	args  launchArgs
-	sent  [2]int // bytes of the program's stdout and stderr sent as output events
+	sent  ndbg.OutputCursor // the program's output sent as output events
 }
 
 // newOutput returns what the program wrote since the last call (stdout,
-// stderr), as text; nothing after a step back, or where the backend cannot
-// know the output (a prediction).
+// stderr), as text (ndbg.OutputCursor).
 func (ss *session) newOutput() (string, string) {
-	o, ok := ss.s.Output()
-	if !ok {
-		return "", ""
-	}
-	var out [2]string
-	for i, b := range [2][]byte{o.Stdout, o.Stderr} {
-		if len(b) > ss.sent[i] {
-			out[i] = strings.ToValidUTF8(string(b[ss.sent[i]:]), "\uFFFD")
-		}
-		ss.sent[i] = len(b)
-	}
-	return out[0], out[1]
+	out, errOut := ss.sent.Next(ss.s)
+	return strings.ToValidUTF8(string(out), "\uFFFD"), strings.ToValidUTF8(string(errOut), "\uFFFD")
 }
 
 // evaluate evaluates an expression over the current state's variables
