@@ -126,13 +126,17 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 					backends[i] = model.NewCPU(t)
 				}
 			}
-			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Backend: backends[0], Context: mo.Prefill + mo.Decode + 1})
+			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Device: backends[0], Context: mo.Prefill + mo.Decode + 1})
 			if err != nil {
 				return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
 			}
 			for i, t := range o.Threads {
-				m2 := m.WithBackend(backends[i])
+				m2, err := m.WithDevice(backends[i])
+				if err != nil {
+					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
+				}
 				r, err := measure(ctx, m2, mo)
+				m2.Close()
 				if err != nil {
 					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
 				}
@@ -165,7 +169,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	for i := range prompt {
 		prompt[i] = (i*7919 + 1) % cfg.Vocab
 	}
-	r := Result{Params: cfg.Params(), Backend: m.Backend().Name(), WeightBytes: m.WeightBytes()}
+	r := Result{Params: cfg.Params(), Backend: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
 	cpu0, wall0 := processCPU(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
@@ -192,7 +196,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 			bestDecode = d
 		}
 	}
-	if threads, ok := m.Backend().(interface{ Threads() int }); ok {
+	if threads, ok := m.Device().(interface{ Threads() int }); ok {
 		r.CPUShare = (processCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads.Threads())
 	}
 	r.PrefillTokS = float64(o.Prefill) / bestPrefill.Seconds()

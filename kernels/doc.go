@@ -4,14 +4,14 @@
 // pool that shares the machine without spinning, and machine references
 // (memory read bandwidth, FMA peak) for benchmarks.
 //
-// # Backends
+// # Implementations
 //
 // Every operation has a plain pure-Go implementation (Generic). On amd64,
 // unless built with the noasm tag, assembly kernels for AVX2+FMA and
 // AVX-512F are selected at run time from the CPU's features (Native); the
-// package-level functions use Native. Backends lists every level the CPU
+// package-level functions use Native (an Impl). Impls lists every level the CPU
 // can run, so tests and benchmarks can compare them; kernels/kerneltest is
-// the conformance suite each of them (and later the CUDA backend) passes.
+// the conformance suite each of them (and the CUDA kernels) passes.
 //
 // # MatMul
 //

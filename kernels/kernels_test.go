@@ -13,7 +13,7 @@ import (
 // AVX2 and AVX-512 levels it supports) goes through the conformance suite.
 
 func forEach(t *testing.T, f func(*testing.T, kerneltest.Ops)) {
-	for _, b := range kernels.Backends() {
+	for _, b := range kernels.Impls() {
 		t.Run(b.Name(), func(t *testing.T) { f(t, b) })
 	}
 }

@@ -81,7 +81,7 @@ func TestAttentionAgainstNaive(t *testing.T) {
 				q[i] = float32(r.NormFloat64())
 			}
 			got := make([]float32, len(q))
-			be.Attention(got, q, a, c)
+			be.attention(got, q, a, c)
 			want := naiveAttention(q, keys, vals, a)
 			for i := range want {
 				require.InDelta(t, want[i], got[i], 1e-4, "window %d n %d element %d", window, n, i)

@@ -18,43 +18,31 @@ import (
 
 // Model is a loaded LLaMA-architecture decoder. It is immutable after
 // construction and safe for concurrent use: each Session holds its own
-// activations and KV cache.
+// activations and KV cache, on the model's device.
 type Model struct {
-	cfg    Config
-	be     Backend
-	ownBE  bool
-	embed  *kernels.Mat // Vocab × Hidden
-	head   *kernels.Mat // Vocab × Hidden (the embedding when tied)
-	norm   []float32
-	layers []layerWeights
-	rope   *ropeTable
-	src    io.Closer // the checkpoint the weights alias, closed by Close
-	eos    []int     // end-of-sequence ids from config.json
+	cfg   Config
+	dev   Device
+	owned bool // dev was created by the model, which closes it
+	w     *Weights
+	res   Resident  // w on dev
+	src   io.Closer // the checkpoint the weights alias, closed by Close
+	eos   []int     // end-of-sequence ids from config.json
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// layerWeights are one decoder layer's weights. The q, k and v projections
-// are stored as one matrix (rows q then k then v) and gate and up as another,
-// so each takes one pass over the activations and one thread handoff.
-type layerWeights struct {
-	attnNorm, ffnNorm []float32
-	qkv, o            *kernels.Mat
-	gateUp, down      *kernels.Mat
-}
-
 // Options tune how a model is built.
 type Options struct {
-	// Backend runs the dense ops; nil means a CPU backend with Threads
+	// Device computes the forward pass; nil means a CPU with Threads
 	// threads, owned (and closed) by the model.
-	Backend Backend
-	// Threads for the default CPU backend; ≤ 0 means one per core.
+	Device Device
+	// Threads for the default CPU device; ≤ 0 means one per core.
 	Threads int
 	// Context, when > 0, caps the longest sequence below the config's, to
 	// save the RoPE table and bound the cache.
 	Context int
-	// FastBF16 makes the default CPU backend NewCPUFast: BF16 products
+	// FastBF16 makes the default CPU device NewCPUFast: BF16 products
 	// round activations to BF16 (faster prefill, slightly less exact).
 	FastBF16 bool
 }
@@ -225,26 +213,26 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, err
 		head = b.mat("lm_head.weight", V, H)
 	}
 	norm := b.vec("model.norm.weight", H)
-	layers := make([]layerWeights, cfg.Layers)
+	layers := make([]LayerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("model: binding weights: %w", err)
 		}
 		lw := &layers[l]
-		lw.attnNorm = b.vec(tensorName(l, "input_layernorm.weight"), H)
-		lw.ffnNorm = b.vec(tensorName(l, "post_attention_layernorm.weight"), H)
+		lw.AttnNorm = b.vec(tensorName(l, "input_layernorm.weight"), H)
+		lw.FFNNorm = b.vec(tensorName(l, "post_attention_layernorm.weight"), H)
 		q := b.mat(tensorName(l, "self_attn.q_proj.weight"), Q, H)
 		k := b.mat(tensorName(l, "self_attn.k_proj.weight"), KV, H)
 		v := b.mat(tensorName(l, "self_attn.v_proj.weight"), KV, H)
-		lw.o = b.mat(tensorName(l, "self_attn.o_proj.weight"), H, Q)
+		lw.O = b.mat(tensorName(l, "self_attn.o_proj.weight"), H, Q)
 		gate := b.mat(tensorName(l, "mlp.gate_proj.weight"), F, H)
 		up := b.mat(tensorName(l, "mlp.up_proj.weight"), F, H)
-		lw.down = b.mat(tensorName(l, "mlp.down_proj.weight"), H, F)
+		lw.Down = b.mat(tensorName(l, "mlp.down_proj.weight"), H, F)
 		if q != nil && k != nil && v != nil {
-			lw.qkv = stack(q, k, v)
+			lw.QKV = stack(q, k, v)
 		}
 		if gate != nil && up != nil {
-			lw.gateUp = stack(gate, up)
+			lw.GateUp = stack(gate, up)
 		}
 		if len(b.errs) > 20 {
 			break
@@ -256,21 +244,30 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, err
 	if len(b.errs) > 0 {
 		return nil, fmt.Errorf("model: %d weight problem(s): %w", len(b.errs), errors.Join(b.errs...))
 	}
-	return newModel(cfg, embed, head, norm, layers, opts), nil
+	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: norm, Layers: layers}, opts)
 }
 
-func newModel(cfg Config, embed, head *kernels.Mat, norm []float32, layers []layerWeights, opts Options) *Model {
-	m := &Model{cfg: cfg, embed: embed, head: head, norm: norm, layers: layers,
-		rope: newRopeTable(&cfg, cfg.Context), be: opts.Backend}
-	if m.be == nil {
+// newModel makes w resident on opts' device (a CPU of its own when none).
+func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
+	w.Rope = NewRopeTable(&cfg, cfg.Context)
+	m := &Model{cfg: cfg, w: w, dev: opts.Device}
+	if m.dev == nil {
 		if opts.FastBF16 {
-			m.be = NewCPUFast(opts.Threads)
+			m.dev = NewCPUFast(opts.Threads)
 		} else {
-			m.be = NewCPU(opts.Threads)
+			m.dev = NewCPU(opts.Threads)
 		}
-		m.ownBE = true
+		m.owned = true
 	}
-	return m
+	var err error
+	if m.res, err = m.dev.Load(cfg, w); err != nil {
+		err = fmt.Errorf("model: loading the weights on %s: %w", m.dev.Name(), err)
+		if m.owned {
+			err = errors.Join(err, m.dev.Close())
+		}
+		return nil, err
+	}
+	return m, nil
 }
 
 // NewRandom builds a model of shape cfg with random weights of the given
@@ -333,17 +330,17 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	if !cfg.TiedEmbeddings {
 		head = mat(V, H)
 	}
-	layers := make([]layerWeights, cfg.Layers)
+	layers := make([]LayerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
 			wg.Wait()
 			return nil, fmt.Errorf("model: random weights: %w", err)
 		}
-		layers[l] = layerWeights{attnNorm: vec(H), ffnNorm: vec(H),
-			qkv: mat(Q+2*KV, H), o: mat(H, Q), gateUp: mat(2*F, H), down: mat(H, F)}
+		layers[l] = LayerWeights{AttnNorm: vec(H), FFNNorm: vec(H),
+			QKV: mat(Q+2*KV, H), O: mat(H, Q), GateUp: mat(2*F, H), Down: mat(H, F)}
 	}
 	wg.Wait()
-	return newModel(cfg, embed, head, vec(H), layers, opts), nil
+	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, opts)
 }
 
 // Config returns the model's configuration.
@@ -353,42 +350,46 @@ func (m *Model) Config() Config { return m.cfg }
 // (none for random models).
 func (m *Model) EOS() []int { return m.eos }
 
-// WithBackend returns a model sharing m's weights that computes on be (for
-// example a CPU backend with another thread count). The copy owns neither
-// be nor m's checkpoint: closing it closes nothing, and it must not be used
-// after m is closed.
-func (m *Model) WithBackend(be Backend) *Model {
-	return &Model{cfg: m.cfg, be: be, embed: m.embed, head: m.head, norm: m.norm,
-		layers: m.layers, rope: m.rope, eos: m.eos}
+// WithDevice returns a model sharing m's host weights that computes on
+// dev (for example a CPU with another thread count, or a GPU), loading
+// them there. The copy does not own dev or m's checkpoint: closing it
+// releases only its resident weights, and it must not be used after m is
+// closed.
+func (m *Model) WithDevice(dev Device) (*Model, error) {
+	res, err := dev.Load(m.cfg, m.w)
+	if err != nil {
+		return nil, fmt.Errorf("model: loading the weights on %s: %w", dev.Name(), err)
+	}
+	return &Model{cfg: m.cfg, dev: dev, w: m.w, res: res, eos: m.eos}, nil
 }
 
 // WeightDType returns the element type of the model's matrices (that of
 // the output head; a checkpoint may mix).
-func (m *Model) WeightDType() kernels.DType { return m.head.DType }
+func (m *Model) WeightDType() kernels.DType { return m.w.Head.DType }
 
-// Backend returns the backend the model computes on.
-func (m *Model) Backend() Backend { return m.be }
+// Device returns the device the model computes on.
+func (m *Model) Device() Device { return m.dev }
 
 // WeightBytes returns the bytes of weights read by one decode step: every
 // matrix once (the embedding row lookup is negligible unless tied, where the
 // head reads it anyway).
 func (m *Model) WeightBytes() int64 {
 	size := func(w *kernels.Mat) int64 { return int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size()) }
-	n := size(m.head)
-	for _, l := range m.layers {
-		n += size(l.qkv) + size(l.o) + size(l.gateUp) + size(l.down)
+	n := size(m.w.Head)
+	for _, l := range m.w.Layers {
+		n += size(l.QKV) + size(l.O) + size(l.GateUp) + size(l.Down)
 	}
 	return n
 }
 
-// Close releases the backend (when the model created it) and the
-// checkpoint mapping (when Load opened it). The model and its sessions must
-// not be used afterwards.
+// Close releases the resident weights, the device (when the model
+// created it) and the checkpoint mapping (when Load opened it). The model
+// and its sessions must not be used afterwards.
 func (m *Model) Close() error {
 	m.closeOnce.Do(func() {
-		var errs []error
-		if m.ownBE {
-			errs = append(errs, m.be.Close())
+		errs := []error{m.res.Close()}
+		if m.owned {
+			errs = append(errs, m.dev.Close())
 		}
 		if m.src != nil {
 			errs = append(errs, m.src.Close())

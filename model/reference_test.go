@@ -117,7 +117,7 @@ func checkReference(t *testing.T, dir string, opts Options, tol float64) {
 	s := m.NewSession()
 	var worst float64
 	defer func() {
-		t.Logf("%s threads %d %s: worst NMSE %.3g (limit %g)", filepath.Base(dir), threads, m.Backend().Name(), worst, tol)
+		t.Logf("%s threads %d %s: worst NMSE %.3g (limit %g)", filepath.Base(dir), threads, m.Device().Name(), worst, tol)
 	}()
 	check := func(pos int, got []float32) {
 		want := ref.logits[pos*V : (pos+1)*V]
