@@ -1,73 +1,12 @@
 package cuda
 
-import (
-	"math"
-
-	"github.com/ndbg/ndbg/model"
-)
+import "math"
 
 // CPU references for the kernels that package kernels does not cover
 // (in the manner of llm.c's dev/cuda, where each kernel file starts with
 // its CPU version). They are written for clarity, in float64 where it
 // matters, and need no GPU: the default build compiles and tests them.
-
-// RopeTables returns cos and sin tables (positions × HeadDim/2, row p at
-// p·half) for cfg's RoPE, with llama3 frequency scaling when configured.
-// They follow Hugging Face's float32 arithmetic (as model's own table
-// does), so the device rotates exactly as the CPU engine.
-func RopeTables(cfg *model.Config, positions int) (cos, sin []float32) {
-	half := cfg.HeadDim / 2
-	inv := make([]float32, half)
-	for i := range inv {
-		e := float32(float32(2*i) / float32(cfg.HeadDim))
-		inv[i] = float32(1 / float32(math.Pow(cfg.RopeTheta, float64(e))))
-	}
-	if s := cfg.RopeScaling; s != nil {
-		factor := float32(s.Factor)
-		lowWavelen := float32(float64(s.OriginalContext) / s.LowFreqFactor)
-		highWavelen := float32(float64(s.OriginalContext) / s.HighFreqFactor)
-		for i, f := range inv {
-			wavelen := float32(2*math.Pi) / f
-			switch {
-			case wavelen < highWavelen:
-			case wavelen > lowWavelen:
-				inv[i] = f / factor
-			default:
-				smooth := (float32(s.OriginalContext)/wavelen - float32(s.LowFreqFactor)) /
-					float32(s.HighFreqFactor-s.LowFreqFactor)
-				inv[i] = (1-smooth)*f/factor + smooth*f
-			}
-		}
-	}
-	cos = make([]float32, positions*half)
-	sin = make([]float32, positions*half)
-	for p := 0; p < positions; p++ {
-		for i, f := range inv {
-			a := float32(p) * f
-			cos[p*half+i] = float32(math.Cos(float64(a)))
-			sin[p*half+i] = float32(math.Sin(float64(a)))
-		}
-	}
-	return cos, sin
-}
-
-// RefRoPE rotates x (n × heads × hd) in place for positions pos0 … with
-// the tables of RopeTables, in the rotate_half convention.
-func RefRoPE(x, cos, sin []float32, n, heads, hd, pos0 int) {
-	half := hd / 2
-	for t := 0; t < n; t++ {
-		c := cos[(pos0+t)*half:]
-		s := sin[(pos0+t)*half:]
-		for h := 0; h < heads; h++ {
-			v := x[(t*heads+h)*hd:]
-			for i := 0; i < half; i++ {
-				a, b := v[i], v[i+half]
-				v[i] = a*c[i] - b*s[i]
-				v[i+half] = b*c[i] + a*s[i]
-			}
-		}
-	}
-}
+// RoPE's reference is model.RopeTable, whose tables the GPU uploads.
 
 // RefAttention computes causal GQA attention in float64 for n queries at
 // positions pos0 … (q: n × heads × hd) over k and v, whose row r (kvHeads ×

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/ndbg/ndbg/model"
 )
 
 // The references are checked here in the default build, so the tagged
@@ -34,22 +32,4 @@ func TestRefAttentionSingleKey(t *testing.T) {
 	v2 := append(append([]float32{}, v...), 3, 3, 3, 3)
 	out = RefAttention(q, k2, v2, 1, 1, 1, 4, 1, 0, 1)
 	require.Equal(t, []float64{3, 3, 3, 3}, out)
-}
-
-func TestRopeTablesMatchRotation(t *testing.T) {
-	cfg, err := model.Preset("tiny")
-	require.NoError(t, err)
-	cfg.RopeScaling = &model.RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}
-	cos, sin := RopeTables(&cfg, 100)
-	half := cfg.HeadDim / 2
-	for p := 0; p < 100; p++ {
-		for i := 0; i < half; i++ {
-			c, s := float64(cos[p*half+i]), float64(sin[p*half+i])
-			require.InDelta(t, 1, c*c+s*s, 1e-6)
-		}
-	}
-	// Position 0 is the identity.
-	x := []float32{1, 2, 3, 4}
-	RefRoPE(x, []float32{1, 1}, []float32{0, 0}, 1, 1, 4, 0)
-	require.Equal(t, []float32{1, 2, 3, 4}, x)
 }

@@ -70,15 +70,15 @@ type Resident interface {
 type Act uint8
 
 const (
-	ActX   Act = iota // the residual stream (Hidden)
-	ActXB             // a normalised copy of it (Hidden)
-	ActQKV            // the fused q, k, v projection (QDim + 2·KVDim)
-	ActQ              // the rotated queries (QDim)
-	ActAtt            // the attention output (QDim)
-	ActTmp            // a projection back to the stream (Hidden)
-	ActGU             // the fused gate and up projection, gate then up per row (2·FFN)
-	ActFFN            // silu(gate)·up (FFN)
-	numActs
+	ActX    Act = iota // the residual stream (Hidden)
+	ActXB              // a normalised copy of it (Hidden)
+	ActQKV             // the fused q, k, v projection (QDim + 2·KVDim)
+	ActQ               // the rotated queries (QDim)
+	ActAtt             // the attention output (QDim)
+	ActTmp             // a projection back to the stream (Hidden)
+	ActGU              // the fused gate and up projection, gate then up per row (2·FFN)
+	ActFFN             // silu(gate)·up (FFN)
+	NumActs            // the number of activation buffers
 )
 
 // Param names one of a layer's weights.
@@ -93,8 +93,8 @@ const (
 	Down                  // down_proj
 )
 
-// width returns the row width of activation a for cfg.
-func (a Act) width(c *Config) int {
+// Width returns the row width of activation a for cfg.
+func (a Act) Width(c *Config) int {
 	switch a {
 	case ActQKV:
 		return c.QDim() + 2*c.KVDim()

@@ -70,7 +70,7 @@ type cpuSeq struct {
 	r     *cpuResident
 	cache *Cache
 	rows  int // activation capacity in rows
-	act   [numActs][]float32
+	act   [NumActs][]float32
 	err   error
 }
 
@@ -80,14 +80,14 @@ func (s *cpuSeq) Reserve(n int) {
 	if n > s.rows {
 		s.rows = n
 		for a := range s.act {
-			s.act[a] = make([]float32, n*Act(a).width(&s.r.cfg))
+			s.act[a] = make([]float32, n*Act(a).Width(&s.r.cfg))
 		}
 	}
 	s.cache.grow(n)
 }
 
 // rowsOf returns the first n rows of activation a.
-func (s *cpuSeq) rowsOf(a Act, n int) []float32 { return s.act[a][:n*a.width(&s.r.cfg)] }
+func (s *cpuSeq) rowsOf(a Act, n int) []float32 { return s.act[a][:n*a.Width(&s.r.cfg)] }
 
 func (s *cpuSeq) Embed(tokens []int) {
 	x, h := s.act[ActX], s.r.cfg.Hidden
