@@ -37,6 +37,9 @@ type Options struct {
 	// Device computes the forward pass; nil means a CPU with Threads
 	// threads, owned (and closed) by the model.
 	Device Device
+	// CloseDevice gives Device to the model: it is closed by the model's
+	// Close, or by New, NewRandom or Load when they fail.
+	CloseDevice bool
 	// Threads for the default CPU device; ≤ 0 means one per core.
 	Threads int
 	// Context, when > 0, caps the longest sequence below the config's, to
@@ -45,6 +48,15 @@ type Options struct {
 	// FastBF16 makes the default CPU device NewCPUFast: BF16 products
 	// round activations to BF16 (faster prefill, slightly less exact).
 	FastBF16 bool
+}
+
+// failed closes a device given to the model that could not be built and
+// returns err (joined with any failure to close).
+func (o Options) failed(err error) error {
+	if o.CloseDevice && o.Device != nil {
+		err = errors.Join(err, o.Device.Close())
+	}
+	return err
 }
 
 // Source yields named tensors; *weights.Checkpoint and *weights.File
@@ -59,12 +71,12 @@ type Source interface {
 func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	ck, err := weights.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+		return nil, opts.failed(fmt.Errorf("model: load %s: %w", dir, err))
 	}
 	cfg, err := FromWeights(ck.Config)
 	if err != nil {
 		ck.Close()
-		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+		return nil, opts.failed(fmt.Errorf("model: load %s: %w", dir, err))
 	}
 	m, err := New(ctx, cfg, ck, opts)
 	if err != nil {
@@ -198,7 +210,12 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 // the check reads each weight once, on opts.Threads goroutines); the error
 // lists all that are wrong. Weights not fused at load
 // alias src, which must stay open while the model is used.
-func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, error) {
+func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, err error) {
+	defer func() {
+		if err != nil {
+			err = opts.failed(err)
+		}
+	}()
 	if opts.Context > 0 && opts.Context < cfg.Context {
 		cfg.Context = opts.Context
 	}
@@ -250,7 +267,7 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, err
 // newModel makes w resident on opts' device (a CPU of its own when none).
 func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
 	w.Rope = NewRopeTable(&cfg, cfg.Context)
-	m := &Model{cfg: cfg, w: w, dev: opts.Device}
+	m := &Model{cfg: cfg, w: w, dev: opts.Device, owned: opts.CloseDevice}
 	if m.dev == nil {
 		if opts.FastBF16 {
 			m.dev = NewCPUFast(opts.Threads)
@@ -262,7 +279,7 @@ func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
 	var err error
 	if m.res, err = m.dev.Load(cfg, w); err != nil {
 		err = fmt.Errorf("model: loading the weights on %s: %w", m.dev.Name(), err)
-		if m.owned {
+		if opts.Device == nil { // the CPU made here; a given one is closed by the caller's opts.failed
 			err = errors.Join(err, m.dev.Close())
 		}
 		return nil, err
@@ -273,7 +290,12 @@ func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
 // NewRandom builds a model of shape cfg with random weights of the given
 // dtype (for benchmarks and tests; no checkpoint needed). Matrices are
 // uniform in ±1/sqrt(cols), norms near 1, so activations stay O(1).
-func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, opts Options) (*Model, error) {
+func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, opts Options) (_ *Model, err error) {
+	defer func() {
+		if err != nil {
+			err = opts.failed(err)
+		}
+	}()
 	if opts.Context > 0 && opts.Context < cfg.Context {
 		cfg.Context = opts.Context
 	}

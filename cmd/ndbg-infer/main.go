@@ -115,6 +115,7 @@ type engineFlags struct {
 	model, tokenizer string
 	threads, context int
 	fastBF16         bool
+	device           string
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
@@ -122,7 +123,8 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.tokenizer, "tokenizer", "", "tokenizer.json (default: DIR/tokenizer.json)")
 	fs.IntVar(&e.threads, "threads", 0, "compute threads (0: one per core)")
 	fs.IntVar(&e.context, "context", 0, "cap the context length (0: the model's)")
-	fs.BoolVar(&e.fastBF16, "fast-bf16", false, "round activations to BF16 in BF16 matrix products (faster prefill)")
+	fs.BoolVar(&e.fastBF16, "fast-bf16", false, "round activations to BF16 in BF16 matrix products on the CPU (faster prefill)")
+	cli.RegisterDevice(fs, &e.device)
 }
 
 // load opens the model and, when one is found, its tokenizer (nil
@@ -131,7 +133,12 @@ func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokeni
 	if e.model == "" {
 		return nil, nil, errors.New("--model is required")
 	}
-	m, err := model.Load(ctx, e.model, model.Options{Threads: e.threads, Context: e.context, FastBF16: e.fastBF16})
+	dev, err := cli.OpenDevice(e.device)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.Load(ctx, e.model, model.Options{Device: dev, CloseDevice: true, Threads: e.threads,
+		Context: e.context, FastBF16: e.fastBF16})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -29,6 +29,8 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dir := fs.String("model", "", "checkpoint directory (config.json + safetensors)")
 	list := fs.String("tokens", "", "token ids, comma-separated")
 	threads := fs.Int("threads", 0, "threads (0: one per core)")
+	var dev string
+	cli.RegisterDevice(fs, &dev)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +45,11 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		tokens = append(tokens, t)
 	}
-	m, err := model.Load(ctx, *dir, model.Options{Threads: *threads})
+	d, err := cli.OpenDevice(dev)
+	if err != nil {
+		return err
+	}
+	m, err := model.Load(ctx, *dir, model.Options{Device: d, CloseDevice: true, Threads: *threads})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Package cli is what the ndbg and ndbg-infer commands share, so that each
 // is written once: flag parsing that reports a usage error once, the
-// --backend flag and the backend it opens (with --model, --threads and the
-// real run's limits), and --version.
+// --backend flag and the backend it opens (with --model, --threads,
+// --device and the real run's limits), and --version.
 package cli
 
 import (
@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/internal/device"
+	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -78,6 +80,7 @@ type BackendFlags struct {
 	Name    string       // --backend
 	Model   string       // --model: a model directory, empty for the embedded default
 	Threads int          // --threads: compute threads, 0 for one per core
+	Device  string       // --device: cpu, cuda or auto (package internal/device)
 	Limits  trace.Limits // --timeout, --max-events: the real run's limits
 	// VerifyBelow (--verify-below, where RegisterVerify added it): check
 	// neural predictions whose confidence is below it against the real run
@@ -107,7 +110,31 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	fs.StringVar(&b.Name, "backend", names[0], text)
 	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
 	fs.IntVar(&b.Threads, "threads", 0, "compute threads of the model (0: one per core)")
+	RegisterDevice(fs, &b.Device)
 	RegisterLimits(fs, &b.Limits)
+}
+
+// RegisterDevice adds --device, where the model computes, to fs.
+func RegisterDevice(fs *flag.FlagSet, dev *string) {
+	fs.StringVar(dev, "device", device.Auto, "where the model computes: "+device.CPU+", "+device.CUDA+
+		" (an NVIDIA GPU; needs a build with -tags cuda) or "+device.Auto+" (cuda when built in and a GPU is present, else cpu)")
+}
+
+// CheckDevice returns a UsageError for a --device that names no device.
+func CheckDevice(name string) error {
+	if err := device.Check(name); err != nil {
+		return Usagef("--%v", err)
+	}
+	return nil
+}
+
+// OpenDevice opens the device --device names for a model to own
+// (model.Options.Device with CloseDevice); nil is the model's own CPU.
+func OpenDevice(name string) (model.Device, error) {
+	if err := CheckDevice(name); err != nil {
+		return nil, err
+	}
+	return device.Open(name)
 }
 
 // RegisterLimits adds --timeout and --max-events, the limits of a real run
@@ -127,6 +154,9 @@ func (b *BackendFlags) Names() string { return strings.Join(b.names, "|") }
 func (b *BackendFlags) Check() error {
 	if !slices.Contains(b.names, b.Name) {
 		return Usagef("--backend %q: want %s", b.Name, strings.Join(b.names, ", "))
+	}
+	if err := CheckDevice(b.Device); err != nil {
+		return err
 	}
 	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 || b.Threads < 0 {
 		return Usagef("--timeout, --max-events and --threads cannot be negative")
@@ -149,7 +179,7 @@ func (b *BackendFlags) OpenModel(ctx context.Context) (*ndbg.Model, error) {
 	if b.Name == Real {
 		return nil, nil
 	}
-	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads, Unsandboxed: b.Limits.Unsandboxed})
+	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads, Device: b.Device, Unsandboxed: b.Limits.Unsandboxed})
 }
 
 // Open returns the session backend the flags name, sampling with p, and the
