@@ -16,6 +16,7 @@ import (
 
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
 )
 
 // Options choose what Run measures.
@@ -183,13 +184,13 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 		if rep == 0 || d < bestPrefill {
 			bestPrefill = d
 		}
-		tok := argmax(logits)
+		tok := sample.Argmax(logits)
 		t0 = time.Now()
 		for i := 0; i < o.Decode; i++ {
 			if logits, err = s.Forward(ctx, []int{tok}, false); err != nil {
 				return r, err
 			}
-			tok = argmax(logits)
+			tok = sample.Argmax(logits)
 		}
 		d = time.Since(t0)
 		if rep == 0 || d < bestDecode {
@@ -213,16 +214,6 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 }
 
 func dtypeSize(m *model.Model) int { return m.WeightDType().Size() }
-
-func argmax(x []float32) int {
-	b := 0
-	for i, v := range x {
-		if v > x[b] {
-			b = i
-		}
-	}
-	return b
-}
 
 func (r Result) line() string {
 	return fmt.Sprintf("%s %v %s t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",

@@ -14,6 +14,7 @@ import (
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/model/modeltest"
 )
 
@@ -286,7 +287,7 @@ func TestSmallKernels(t *testing.T) {
 		}
 	}
 	for row := 0; row < 3; row++ {
-		require.Equal(t, int32(RefArgmax(logits[row*vocab:(row+1)*vocab])), gotArg[row], "argmax row %d", row)
+		require.Equal(t, int32(sample.Argmax(logits[row*vocab:(row+1)*vocab])), gotArg[row], "argmax row %d", row)
 	}
 	require.Equal(t, int32(vocab+123-vocab), gotArg[1])
 	wantMasked := append([]float32(nil), logits[:vocab]...)

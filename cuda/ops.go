@@ -48,26 +48,6 @@ func fillNaN(x []float32) {
 	}
 }
 
-// checkMatMul mirrors kernels' operand checks.
-func checkMatMul(dst, x []float32, n int, w *kernels.Mat) error {
-	if err := w.Check(); err != nil {
-		return err
-	}
-	if n < 0 {
-		return fmt.Errorf("%w: n = %d", kernels.ErrShape, n)
-	}
-	if w.Cols > 0 && n > math.MaxInt32/w.Cols || w.Rows > 0 && n > math.MaxInt32/w.Rows {
-		return fmt.Errorf("%w: n = %d too large for the GPU kernels", kernels.ErrShape, n)
-	}
-	if len(x) < n*w.Cols {
-		return fmt.Errorf("%w: x has %d elements, want %d×%d", kernels.ErrShape, len(x), n, w.Cols)
-	}
-	if len(dst) < n*w.Rows {
-		return fmt.Errorf("%w: dst has %d elements, want %d×%d", kernels.ErrShape, len(dst), n, w.Rows)
-	}
-	return nil
-}
-
 // MatMul implements kerneltest.Ops with the kernel the GPU's forward pass
 // would choose.
 func (o *Ops) MatMul(_ *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) error {
@@ -77,15 +57,11 @@ func (o *Ops) MatMul(_ *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) e
 // MatMulWith is MatMul with the named kernel ("" for the GPU's choice),
 // for tests of the variants. It uploads w on every call.
 func (o *Ops) MatMulWith(kernel string, dst, x []float32, n int, w *kernels.Mat) error {
-	if err := checkMatMul(dst, x, n, w); err != nil {
+	if done, err := kernels.PrepareMatMul(dst, x, n, w); done || err != nil {
 		return err
 	}
-	if n == 0 || w.Rows == 0 {
-		return nil
-	}
-	if w.Cols == 0 {
-		clear(dst[:n*w.Rows])
-		return nil
+	if n > math.MaxInt32/w.Cols || n > math.MaxInt32/w.Rows {
+		return fmt.Errorf("%w: n = %d too large for the GPU kernels", kernels.ErrShape, n)
 	}
 	if kernel == "" {
 		kernel = o.g.pickMatMul(n, w.DType)

@@ -56,18 +56,6 @@ func RefAttention(q, k, v []float32, n, heads, kvHeads, hd, pos0, kpos0, window 
 	return out
 }
 
-// RefArgmax returns the index of the largest value of x, the lowest on
-// ties, skipping NaNs (0 when there is none).
-func RefArgmax(x []float32) int {
-	best := -1
-	for i, v := range x {
-		if v == v && (best < 0 || v > x[best]) {
-			best = i
-		}
-	}
-	return max(best, 0)
-}
-
 // RefApplyMask sets logits[i] = -Inf where bit i of mask (bit i%32 of word
 // i/32) is clear.
 func RefApplyMask(logits []float32, mask []uint32) {

@@ -79,15 +79,8 @@ func (b Impl) String() string { return b.Name() }
 // threads (p may be nil). Bad sizes are reported as an error wrapping
 // ErrShape and leave dst untouched.
 func (b Impl) MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
-	if err := checkMatMul(dst, x, n, w); err != nil {
+	if done, err := PrepareMatMul(dst, x, n, w); done || err != nil {
 		return err
-	}
-	if n == 0 || w.Rows == 0 {
-		return nil
-	}
-	if w.Cols == 0 {
-		clear(dst[:n*w.Rows])
-		return nil
 	}
 	b.matMul(p, dst, x, n, w)
 	return nil

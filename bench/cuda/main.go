@@ -28,6 +28,7 @@ import (
 	"github.com/ndbg/ndbg/cuda"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
 )
 
 type modelResult struct {
@@ -145,27 +146,17 @@ func endToEnd(g *cuda.GPU, name string, cfg model.Config, prefill, decode int) (
 		return mr, fmt.Errorf("%s prefill: %w", name, err)
 	}
 	mr.PrefillTokS = float64(prefill) / time.Since(t0).Seconds()
-	tok := argmax(logits)
+	tok := sample.Argmax(logits)
 	t0 = time.Now()
 	for i := 0; i < decode; i++ {
 		if logits, err = s.Forward(ctx, []int{tok}, false); err != nil {
 			return mr, fmt.Errorf("%s decode step %d: %w", name, i, err)
 		}
-		tok = argmax(logits)
+		tok = sample.Argmax(logits)
 	}
 	mr.DecodeTokS = float64(decode) / time.Since(t0).Seconds()
 	mr.DecodeWeightGB = mr.DecodeTokS * mr.WeightGB
 	return mr, nil
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 func errorsJoin(a, b error) error {

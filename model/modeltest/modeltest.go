@@ -18,6 +18,7 @@ import (
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
 )
 
 // MaxNMSE is the largest normalised mean squared error of a device's
@@ -80,17 +81,6 @@ func compare(t *testing.T, what string, got, want []float32) {
 	require.LessOrEqual(t, e, MaxNMSE, what)
 }
 
-// argmax is the greedy choice, to drive decoding the same way on both.
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
-}
-
 // Sequence runs one session's life on both models: a prefill longer than
 // a chunk (every row's logits), greedy decode steps, a Fork rolled back
 // into the sliding window and continued, the parent continued after the
@@ -116,9 +106,9 @@ func Sequence(t *testing.T, dev model.Device, c Case) {
 		return want
 	}
 	l := step("prefill", rs, ds, prompt, true)
-	tok := argmax(l[len(l)-c.Cfg.Vocab:])
+	tok := sample.Argmax(l[len(l)-c.Cfg.Vocab:])
 	for i := range 6 {
-		tok = argmax(step(fmt.Sprintf("decode %d", i), rs, ds, []int{tok}, false))
+		tok = sample.Argmax(step(fmt.Sprintf("decode %d", i), rs, ds, []int{tok}, false))
 	}
 
 	rf, df := rs.Fork(), ds.Fork()
