@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -305,9 +304,9 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	if dt != kernels.F32 && dt != kernels.BF16 {
 		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
 	}
-	// Each matrix gets its own generator so they fill in parallel.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	// Each matrix gets its own generator, so they fill in parallel (on a
+	// pool of opts.Threads threads, once all are allocated).
+	var fills []func()
 	stream := uint64(0)
 	mat := func(rows, cols int) *kernels.Mat {
 		m := &kernels.Mat{Rows: rows, Cols: cols, DType: dt}
@@ -319,10 +318,7 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		}
 		stream++
 		rng := rand.New(rand.NewPCG(seed, stream))
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		fills = append(fills, func() {
 			scale := float32(2 / math.Sqrt(float64(cols)) / (1 << 24))
 			for i := 0; i < n; {
 				r := rng.Uint64()
@@ -335,7 +331,7 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 					}
 				}
 			}
-		}()
+		})
 		return m
 	}
 	vrng := rand.New(rand.NewPCG(seed, 0))
@@ -355,13 +351,18 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	layers := make([]LayerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
-			wg.Wait()
 			return nil, fmt.Errorf("model: random weights: %w", err)
 		}
 		layers[l] = LayerWeights{AttnNorm: vec(H), FFNNorm: vec(H),
 			QKV: mat(Q+2*KV, H), O: mat(H, Q), GateUp: mat(2*F, H), Down: mat(H, F)}
 	}
-	wg.Wait()
+	pool := kernels.NewPool(opts.Threads)
+	pool.For(len(fills), 1, func(lo, hi int) {
+		for _, fill := range fills[lo:hi] {
+			fill()
+		}
+	})
+	pool.Close()
 	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, opts)
 }
 
