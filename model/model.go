@@ -86,7 +86,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	// not the architecture computed here: refuse rather than run it wrongly.
 	var extra []string
 	for _, n := range ck.Unused() {
-		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == "lm_head.weight" && cfg.TiedEmbeddings {
+		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == weights.LMHead && cfg.TiedEmbeddings {
 			continue
 		}
 		extra = append(extra, n)
@@ -102,11 +102,6 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	m.src = ck
 	m.eos = append([]int(nil), ck.Config.EOSTokenIDs...)
 	return m, nil
-}
-
-// tensorName is the Hugging Face name of layer l's tensor suffix.
-func tensorName(l int, suffix string) string {
-	return fmt.Sprintf("model.layers.%d.%s", l, suffix)
 }
 
 // binder fetches tensors from a Source, checking presence and shape and
@@ -200,11 +195,9 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 	return out
 }
 
-// New binds the weights of a model of shape cfg from src, using Hugging
-// Face tensor names (model.embed_tokens.weight, model.layers.N.self_attn.
-// {q,k,v,o}_proj.weight, model.layers.N.mlp.{gate,up,down}_proj.weight,
-// model.layers.N.{input,post_attention}_layernorm.weight, model.norm.weight,
-// lm_head.weight unless tied). Every tensor is checked for presence, shape
+// New binds the weights of a model of shape cfg from src, by the Hugging
+// Face tensor names of package weights' table (weights.EmbedTokens,
+// weights.LayerTensor(l, weights.QProj), …; lm_head unless tied). Every tensor is checked for presence, shape
 // and finite values (a NaN or Inf weight would turn every logit into NaN;
 // the check reads each weight once, on opts.Threads goroutines); the error
 // lists all that are wrong. Weights not fused at load
@@ -223,27 +216,28 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 	}
 	b := &binder{src: src}
 	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
-	embed := b.mat("model.embed_tokens.weight", V, H)
+	embed := b.mat(weights.EmbedTokens, V, H)
 	head := embed
 	if !cfg.TiedEmbeddings {
-		head = b.mat("lm_head.weight", V, H)
+		head = b.mat(weights.LMHead, V, H)
 	}
-	norm := b.vec("model.norm.weight", H)
+	norm := b.vec(weights.FinalNorm, H)
 	layers := make([]LayerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("model: binding weights: %w", err)
 		}
 		lw := &layers[l]
-		lw.AttnNorm = b.vec(tensorName(l, "input_layernorm.weight"), H)
-		lw.FFNNorm = b.vec(tensorName(l, "post_attention_layernorm.weight"), H)
-		q := b.mat(tensorName(l, "self_attn.q_proj.weight"), Q, H)
-		k := b.mat(tensorName(l, "self_attn.k_proj.weight"), KV, H)
-		v := b.mat(tensorName(l, "self_attn.v_proj.weight"), KV, H)
-		lw.O = b.mat(tensorName(l, "self_attn.o_proj.weight"), H, Q)
-		gate := b.mat(tensorName(l, "mlp.gate_proj.weight"), F, H)
-		up := b.mat(tensorName(l, "mlp.up_proj.weight"), F, H)
-		lw.Down = b.mat(tensorName(l, "mlp.down_proj.weight"), H, F)
+		name := func(suffix string) string { return weights.LayerTensor(l, suffix) }
+		lw.AttnNorm = b.vec(name(weights.InputNorm), H)
+		lw.FFNNorm = b.vec(name(weights.PostNorm), H)
+		q := b.mat(name(weights.QProj), Q, H)
+		k := b.mat(name(weights.KProj), KV, H)
+		v := b.mat(name(weights.VProj), KV, H)
+		lw.O = b.mat(name(weights.OProj), H, Q)
+		gate := b.mat(name(weights.GateProj), F, H)
+		up := b.mat(name(weights.UpProj), F, H)
+		lw.Down = b.mat(name(weights.DownProj), H, F)
 		if q != nil && k != nil && v != nil {
 			lw.QKV = stack(q, k, v)
 		}
