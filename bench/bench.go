@@ -66,7 +66,7 @@ type Result struct {
 	Params      int64
 	DType       kernels.DType
 	Threads     int
-	Backend     string
+	Device      string // model.Device.Name(): "cpu/avx512"
 	WeightBytes int64   // bytes of weights read per decoded token
 	PrefillTokS float64 // prompt tokens per second
 	DecodeTokS  float64 // generated tokens per second
@@ -170,7 +170,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	for i := range prompt {
 		prompt[i] = (i*7919 + 1) % cfg.Vocab
 	}
-	r := Result{Params: cfg.Params(), Backend: m.Device().Name(), WeightBytes: m.WeightBytes()}
+	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
 	cpu0, wall0 := processCPU(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
@@ -217,7 +217,7 @@ func dtypeSize(m *model.Model) int { return m.WeightDType().Size() }
 
 func (r Result) line() string {
 	return fmt.Sprintf("%s %v %s t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",
-		r.Model, r.DType, r.Backend, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
+		r.Model, r.DType, r.Device, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
 		r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(), r.Machine.Bandwidth, 100*r.CPUShare)
 }
 
@@ -232,7 +232,7 @@ func WriteTable(w io.Writer, machines []Machine, rs []Result) error {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		fmt.Fprintf(&b, "| %s | %.0fM | %v %.0f MB | %s | %d | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.0f%% |\n",
-			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Backend, r.Threads,
+			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Device, r.Threads,
 			r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(),
 			100*r.CPUShare)
 	}

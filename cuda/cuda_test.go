@@ -14,8 +14,8 @@ import (
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 	"github.com/ndbg/ndbg/model"
-	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/model/modeltest"
+	"github.com/ndbg/ndbg/sample"
 )
 
 // Note: gorgonia.org/cu's init exits the process (status 1, "Error in

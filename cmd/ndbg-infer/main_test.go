@@ -3,7 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-		"os"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
