@@ -66,7 +66,7 @@ type Result struct {
 	Params      int64
 	DType       kernels.DType
 	Threads     int
-	Device      string // model.Device.Name(): "cpu/avx512"
+	Device      string  // model.Device.Name(): "cpu/avx512"
 	WeightBytes int64   // bytes of weights read per decoded token
 	PrefillTokS float64 // prompt tokens per second
 	DecodeTokS  float64 // generated tokens per second
