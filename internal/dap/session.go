@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/device"
 	"github.com/ndbg/ndbg/sample"
 )
 
@@ -34,7 +35,8 @@ type launchArgs struct {
 	Backend string `json:"backend"`
 	// Model is a model directory; empty means the embedded default model.
 	Model string `json:"model"`
-	// Device is where the model runs: "cpu" (the default, and the only one).
+	// Device is where the model runs: "cpu" (the default), "cuda" or
+	// "auto", as --device (ndbg.Options.Device).
 	Device string `json:"device"`
 	// StopOnEntry stops at the entry's call instead of running to the
 	// first breakpoint.
@@ -76,8 +78,8 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	if a.VerifyBelow > 0 && a.Backend == backendReal {
 		return a, errors.New("launch: verifyBelow checks the model's predictions (backend neural or compare), not the real backend's states")
 	}
-	if a.Device != "" && a.Device != "cpu" {
-		return a, fmt.Errorf("launch: device %q: ndbg runs models on the cpu only (device \"cpu\")", a.Device)
+	if err := device.Check(a.Device); err != nil {
+		return a, fmt.Errorf("launch: %w", err)
 	}
 	return a, nil
 }
@@ -107,7 +109,7 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	if a.Backend == backendReal {
 		b = ndbg.Real(cfg.Limits)
 	} else {
-		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads}); err != nil {
+		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: a.Device}); err != nil {
 			return nil, fmt.Errorf("launch: opening the model: %w", err)
 		}
 		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})
