@@ -36,7 +36,7 @@ type Device interface {
 // checkpoint or filled randomly, with the RoPE tables of its context: what
 // Device.Load makes resident.
 type Weights struct {
-	Embed, Head *Mat // Vocab × Hidden; Head is Embed when the embeddings are tied
+	Embed, Head *kernels.Mat // Vocab × Hidden; Head is Embed when the embeddings are tied
 	Norm        []float32
 	Layers      []LayerWeights
 	Rope        *RopeTable
@@ -47,12 +47,9 @@ type Weights struct {
 // another, so each takes one pass over the activations.
 type LayerWeights struct {
 	AttnNorm, FFNNorm []float32
-	QKV, O            *Mat
-	GateUp, Down      *Mat
+	QKV, O            *kernels.Mat
+	GateUp, Down      *kernels.Mat
 }
-
-// Mat is a weight matrix in host memory (package kernels' type).
-type Mat = kernels.Mat
 
 // Resident is a model's weights made resident on a device; sequences
 // computing on them start from NewSeq. Safe for concurrent use.
