@@ -44,7 +44,7 @@ func init() {
 	}
 }
 
-// native and fast are the best exact and the fastest backend of this CPU;
+// native and fast are the best exact and the fastest implementation of this CPU;
 // set once by init from the CPU features.
 var native, fast = Generic(), Generic()
 

@@ -37,7 +37,7 @@
 // (the conformance limit is the F32 one, NMSE ≤ 1e-7). VDPBF16PS doubles
 // the BF16 FLOP rate but needs x rounded to BF16 too (8-bit mantissa: about
 // 2e-3 relative error per product, NMSE ≈ 3e-6 on a product): Native does
-// not use it; the opt-in backend Fast (avx512bf16) does, for BF16 products
+// not use it; the opt-in implementation Fast (avx512bf16) does, for BF16 products
 // with n > 4, on CPUs with AVX-512 BF16 (its bytes are hand-encoded: the Go
 // assembler has no AVX512_BF16 mnemonics).
 // Softmax and SwiGLU use a vectorized exp with relative error ≤ 2e-7.

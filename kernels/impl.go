@@ -1,6 +1,6 @@
 package kernels
 
-// isa is an instruction-set level of the CPU backends.
+// isa is an instruction-set level of the kernels.
 type isa uint8
 
 const (
@@ -16,10 +16,10 @@ type Impl struct {
 	isa isa
 }
 
-// Generic returns the pure-Go backend.
+// Generic returns the pure-Go implementation.
 func Generic() Impl { return Impl{isaGeneric} }
 
-// Native returns the fastest backend this CPU supports (Generic under the
+// Native returns the fastest implementation this CPU supports (Generic under the
 // noasm build tag or on other architectures).
 func Native() Impl { return native }
 
@@ -48,7 +48,7 @@ func (b Impl) Name() string {
 
 // MatMulNMSE returns the bound on the normalised mean squared error of
 // b.MatMul against a float64 reference on the same weights (of dtype dt):
-// 1e-7 (float32 rounding) for every backend except avx512bf16 on BF16
+// 1e-7 (float32 rounding) for every implementation except avx512bf16 on BF16
 // weights, which rounds x to BF16 as well (VDPBF16PS): 1e-5 there.
 func (b Impl) MatMulNMSE(dt DType) float64 {
 	if b.isa == isaAVX512BF16 && dt == BF16 {
@@ -57,7 +57,7 @@ func (b Impl) MatMulNMSE(dt DType) float64 {
 	return 1e-7
 }
 
-// Fast returns the fastest backend this CPU supports when BF16 matrix
+// Fast returns the fastest implementation this CPU supports when BF16 matrix
 // products may round the activations to BF16 too: avx512bf16 (about twice
 // the FLOP rate of Native on BF16 prefill, NMSE ≤ 1e-5 instead of 1e-7) on
 // CPUs with AVX-512 BF16, Native elsewhere. Everything other than BF16
@@ -162,39 +162,39 @@ func (b Impl) AxpyRows(dst, a, m []float32, stride int) {
 	b.axpyRows(dst, a[:rows], m, stride)
 }
 
-// DotRows computes dst[j] = x · m[j·stride:] with the Native backend; see
+// DotRows computes dst[j] = x · m[j·stride:] with the Native implementation; see
 // Impl.DotRows.
 func DotRows(dst, x, m []float32, stride int) { native.DotRows(dst, x, m, stride) }
 
-// AxpyRows computes dst += Σ_j a[j]·m[j·stride:] with the Native backend;
+// AxpyRows computes dst += Σ_j a[j]·m[j·stride:] with the Native implementation;
 // see Impl.AxpyRows.
 func AxpyRows(dst, a, m []float32, stride int) { native.AxpyRows(dst, a, m, stride) }
 
-// MatMul computes dst = x · Wᵀ with the Native backend; see Impl.MatMul.
+// MatMul computes dst = x · Wᵀ with the Native implementation; see Impl.MatMul.
 func MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
 	return native.MatMul(p, dst, x, n, w)
 }
 
-// Dot returns Σ a[i]·b[i] with the Native backend; see Impl.Dot.
+// Dot returns Σ a[i]·b[i] with the Native implementation; see Impl.Dot.
 func Dot(a, b []float32) float32 { return native.Dot(a, b) }
 
-// Axpy computes dst += a·x with the Native backend; see Impl.Axpy.
+// Axpy computes dst += a·x with the Native implementation; see Impl.Axpy.
 func Axpy(dst []float32, a float32, x []float32) { native.Axpy(dst, a, x) }
 
-// Scale computes x *= a with the Native backend; see Impl.Scale.
+// Scale computes x *= a with the Native implementation; see Impl.Scale.
 func Scale(x []float32, a float32) { native.Scale(x, a) }
 
-// Add computes dst = a + b with the Native backend; see Impl.Add.
+// Add computes dst = a + b with the Native implementation; see Impl.Add.
 func Add(dst, a, b []float32) { native.Add(dst, a, b) }
 
-// RMSNorm computes dst = x / rms(x) · weight with the Native backend; see
+// RMSNorm computes dst = x / rms(x) · weight with the Native implementation; see
 // Impl.RMSNorm.
 func RMSNorm(dst, x, weight []float32, eps float32) { native.RMSNorm(dst, x, weight, eps) }
 
 // Softmax computes a numerically stable softmax in place; see Impl.Softmax.
 func Softmax(x []float32) { native.Softmax(x) }
 
-// SwiGLU computes dst = silu(gate) · up with the Native backend; see
+// SwiGLU computes dst = silu(gate) · up with the Native implementation; see
 // Impl.SwiGLU.
 func SwiGLU(dst, gate, up []float32) { native.SwiGLU(dst, gate, up) }
 

@@ -15,7 +15,7 @@
 // propagate as in the reference, and guard regions around every output must
 // keep their sentinel values.
 //
-// A backend's test file calls it with one line per op:
+// An implementation's test file calls it with one line per op:
 //
 //	func TestMatMul(t *testing.T) { kerneltest.TestMatMul(t, impl) }
 package kerneltest
