@@ -55,10 +55,11 @@ func (s *Session) Model() *Model { return s.m }
 // and overwritten by the next Forward.
 func (s *Session) Last() []float32 { return s.last }
 
-// Fork returns a new session continuing from the same tokens. It shares the
-// KV cache (copy-on-write, see Cache.Fork) and copies the last logits, so
-// computing a long prefix once and forking per step or per user costs no
-// recomputation.
+// Fork returns a new session continuing from the same tokens, with the
+// same KV cache (on the CPU shared copy-on-write, see Cache.Fork; on a GPU
+// copied on the device) and a copy of the last logits, so computing a long
+// prefix once and forking per step or per user costs no recomputation. A
+// device that fails to fork reports it on the fork's first Forward.
 func (s *Session) Fork() *Session {
 	f := &Session{m: s.m, seq: s.seq.Fork(), tokens: append([]int(nil), s.Tokens()...)}
 	if s.last != nil {
