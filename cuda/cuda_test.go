@@ -144,7 +144,7 @@ func TestGEMMVariants(t *testing.T) {
 	}
 }
 
-// TestAttentionKernel checks the split-K attention against RefAttention
+// TestAttentionKernel checks the split-K attention against kerneltest.RefAttention
 // over prefill and decode shapes, GQA and sliding windows, with the key
 // rows starting at kpos0.
 func TestAttentionKernel(t *testing.T) {
@@ -164,7 +164,7 @@ func TestAttentionKernel(t *testing.T) {
 		q := randF32(r, c.n*c.heads*c.hd, 2)
 		k := randF32(r, rows*kvDim, 2)
 		v := randF32(r, rows*kvDim, 1)
-		ref := RefAttention(q, k, v, c.n, c.heads, c.kv, c.hd, c.pos0, kpos0, c.window)
+		ref := kerneltest.RefAttention(q, k, v, c.n, c.heads, c.kv, c.hd, c.pos0, kpos0, c.window)
 		out := make([]float32, len(ref))
 		a := model.AttentionSpec{N: c.n, Pos0: c.pos0, Heads: c.heads, KVHeads: c.kv, HeadDim: c.hd, Window: c.window}
 		err := b.d.do(func() error {
