@@ -3,7 +3,10 @@
 // cuda's tests, build tag cuda). Each case runs one forward pass on the
 // device under test and on the pure-Go reference kernels
 // (model.NewCPUWith(kernels.Generic(), 1)) over the same random weights,
-// and compares the logits.
+// and compares the logits. That reference is itself checked against
+// PyTorch (model's reference_test.go), so the suite finds where a device
+// departs from the one forward pass: on the CPU, a kernels implementation;
+// on a GPU, any op, the KV cache, Fork and Truncate.
 package modeltest
 
 import (
