@@ -28,9 +28,8 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	dir := fs.String("model", "", "checkpoint directory (config.json + safetensors)")
 	list := fs.String("tokens", "", "token ids, comma-separated")
-	threads := fs.Int("threads", 0, "threads (0: one per core)")
-	var dev string
-	cli.RegisterDevice(fs, &dev)
+	var comp cli.Compute
+	comp.Register(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -45,11 +44,11 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		tokens = append(tokens, t)
 	}
-	d, err := cli.OpenDevice(dev)
+	dev, err := comp.OpenDevice()
 	if err != nil {
 		return err
 	}
-	m, err := model.Load(ctx, *dir, model.Options{Device: d, CloseDevice: true, Threads: *threads})
+	m, err := model.Load(ctx, *dir, model.Options{Device: dev, CloseDevice: true, Threads: comp.Threads})
 	if err != nil {
 		return err
 	}

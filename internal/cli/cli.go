@@ -79,8 +79,7 @@ var backendHelp = map[string]string{
 type BackendFlags struct {
 	Name    string       // --backend
 	Model   string       // --model: a model directory, empty for the embedded default
-	Threads int          // --threads: compute threads, 0 for one per core
-	Device  string       // --device: cpu, cuda or auto (package internal/device)
+	Compute              // --threads, --device
 	Limits  trace.Limits // --timeout, --max-events: the real run's limits
 	// VerifyBelow (--verify-below, where RegisterVerify added it): check
 	// neural predictions whose confidence is below it against the real run
@@ -95,7 +94,7 @@ func (b *BackendFlags) RegisterVerify(fs *flag.FlagSet) {
 }
 
 // Register adds --backend (one of names, the first the default), --model,
-// --threads, --timeout and --max-events to fs. The limits b holds are the
+// --threads, --device, --timeout and --max-events to fs. The limits b holds are the
 // flags' defaults.
 func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	b.names = names
@@ -109,20 +108,31 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	}
 	fs.StringVar(&b.Name, "backend", names[0], text)
 	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
-	fs.IntVar(&b.Threads, "threads", 0, "compute threads of the model (0: one per core)")
-	RegisterDevice(fs, &b.Device)
+	b.Compute.Register(fs)
 	RegisterLimits(fs, &b.Limits)
 }
 
-// RegisterDevice adds --device, where the model computes, to fs.
-func RegisterDevice(fs *flag.FlagSet, dev *string) {
-	fs.StringVar(dev, "device", device.Auto, "where the model computes: "+device.CPU+", "+device.CUDA+
+// Compute are the flags that say where the model computes: --threads
+// (the CPU's) and --device.
+type Compute struct {
+	Threads int    // --threads: compute threads on the CPU, 0 for one per core
+	Device  string // --device: cpu, cuda or auto (package internal/device)
+}
+
+// Register adds --threads and --device to fs.
+func (c *Compute) Register(fs *flag.FlagSet) {
+	fs.IntVar(&c.Threads, "threads", 0, "compute threads of the model on the CPU (0: one per core)")
+	fs.StringVar(&c.Device, "device", device.Auto, "where the model computes: "+device.CPU+", "+device.CUDA+
 		" (an NVIDIA GPU; needs a build with -tags cuda) or "+device.Auto+" (cuda when built in and a GPU is present, else cpu)")
 }
 
-// CheckDevice returns a UsageError for a --device that names no device.
-func CheckDevice(name string) error {
-	if err := device.Check(name); err != nil {
+// Check returns a UsageError for negative --threads or a --device that
+// names no device.
+func (c *Compute) Check() error {
+	if c.Threads < 0 {
+		return Usagef("--threads %d cannot be negative", c.Threads)
+	}
+	if err := device.Check(c.Device); err != nil {
 		return Usagef("--%v", err)
 	}
 	return nil
@@ -130,11 +140,11 @@ func CheckDevice(name string) error {
 
 // OpenDevice opens the device --device names for a model to own
 // (model.Options.Device with CloseDevice); nil is the model's own CPU.
-func OpenDevice(name string) (model.Device, error) {
-	if err := CheckDevice(name); err != nil {
+func (c *Compute) OpenDevice() (model.Device, error) {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	return device.Open(name)
+	return device.Open(c.Device)
 }
 
 // RegisterLimits adds --timeout and --max-events, the limits of a real run
@@ -155,11 +165,11 @@ func (b *BackendFlags) Check() error {
 	if !slices.Contains(b.names, b.Name) {
 		return Usagef("--backend %q: want %s", b.Name, strings.Join(b.names, ", "))
 	}
-	if err := CheckDevice(b.Device); err != nil {
+	if err := b.Compute.Check(); err != nil {
 		return err
 	}
-	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 || b.Threads < 0 {
-		return Usagef("--timeout, --max-events and --threads cannot be negative")
+	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 {
+		return Usagef("--timeout and --max-events cannot be negative")
 	}
 	if !(b.VerifyBelow >= 0 && b.VerifyBelow <= 1) {
 		return Usagef("--verify-below %g: want a probability from 0 to 1", b.VerifyBelow)

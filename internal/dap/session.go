@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,8 +36,8 @@ type launchArgs struct {
 	Backend string `json:"backend"`
 	// Model is a model directory; empty means the embedded default model.
 	Model string `json:"model"`
-	// Device is where the model runs: "cpu" (the default), "cuda" or
-	// "auto", as --device (ndbg.Options.Device).
+	// Device is where the model runs: "cpu", "cuda" or "auto", as
+	// --device (ndbg.Options.Device); empty means the server's --device.
 	Device string `json:"device"`
 	// StopOnEntry stops at the entry's call instead of running to the
 	// first breakpoint.
@@ -109,7 +110,7 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	if a.Backend == backendReal {
 		b = ndbg.Real(cfg.Limits)
 	} else {
-		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: a.Device}); err != nil {
+		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: cmp.Or(a.Device, cfg.Device)}); err != nil {
 			return nil, fmt.Errorf("launch: opening the model: %w", err)
 		}
 		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})
