@@ -253,7 +253,7 @@ func TestBadRequests(t *testing.T) {
 	require.Contains(t, c.refuse("launch", map[string]any{"call": "f()"}), "program is required")
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py"}), `a whole script (no call) needs backend "real"`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "gdb"}), `backend "gdb"`)
-	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "device": "cuda"}), `device "cuda"`)
+	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "device": "tpu"}), `device "tpu": want cpu, cuda, auto`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "/nonexistent/x.py", "call": "f()", "backend": "real"}), "reading the program")
 	path := filepath.Join(t.TempDir(), "p.py")
 	require.NoError(t, os.WriteFile(path, []byte(meanPy), 0o644))

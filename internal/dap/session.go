@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/device"
 	"github.com/ndbg/ndbg/internal/pyeval"
 	"github.com/ndbg/ndbg/sample"
 )
@@ -37,7 +39,8 @@ type launchArgs struct {
 	Backend string `json:"backend"`
 	// Model is a model directory; empty means the embedded default model.
 	Model string `json:"model"`
-	// Device is where the model runs: "cpu" (the default, and the only one).
+	// Device is where the model runs: "cpu", "cuda" or "auto", as
+	// --device (ndbg.Options.Device); empty means the server's --device.
 	Device string `json:"device"`
 	// StopOnEntry stops at the entry's call (a script's first line)
 	// instead of running to the first breakpoint.
@@ -87,8 +90,8 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	if a.NoExec && (a.Backend != backendNeural || a.VerifyBelow > 0) {
 		return a, errors.New("launch: noExec runs nothing of the program; the real and compare backends and verifyBelow run it")
 	}
-	if a.Device != "" && a.Device != "cpu" {
-		return a, fmt.Errorf("launch: device %q: ndbg runs models on the cpu only (device \"cpu\")", a.Device)
+	if err := device.Check(a.Device); err != nil {
+		return a, fmt.Errorf("launch: %w", err)
 	}
 	return a, nil
 }
@@ -152,7 +155,7 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	if a.Backend == backendReal {
 		b = ndbg.Real(cfg.Limits)
 	} else {
-		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads}); err != nil {
+		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: cmp.Or(a.Device, cfg.Device)}); err != nil {
 			return nil, fmt.Errorf("launch: opening the model: %w", err)
 		}
 		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})
