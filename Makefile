@@ -38,9 +38,12 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done
 
-# The CUDA backend compiles (it runs only on a GPU machine: cuda/README.md).
+# The cuda build compiles: the CUDA device and everything that links it
+# (ndbg, ndbg-infer, cuda-bench); it runs only on a GPU machine
+# (cuda/README.md).
 cuda-check:
-	$(GO) vet -tags cuda ./cuda/... ./bench/cuda/ ./kernels/cuda/
+	$(GO) build -tags cuda ./...
+	$(GO) vet -tags cuda ./...
 	$(GO) test -tags cuda -c -o /dev/null ./cuda/
 
 # Rebuild the committed PTX from kernels/cuda/*.cu (needs nvcc 11.8+).

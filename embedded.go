@@ -73,7 +73,11 @@ func OpenFS(ctx context.Context, fsys fs.FS, name string, opts Options) (*Model,
 		}
 		src = append(src, sf)
 	}
-	eng, err := model.New(ctx, cfg, src, model.Options{Threads: opts.Threads})
+	mo, err := opts.engineOptions()
+	if err != nil {
+		return nil, err
+	}
+	eng, err := model.New(ctx, cfg, src, mo)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
 	}

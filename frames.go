@@ -87,13 +87,64 @@ func (e *realEngine) frames() []Frame {
 	return fs
 }
 
-// Exception is an exception that escaped the entry function.
+// Output is what the program wrote to sys.stdout and sys.stderr.
+type Output struct {
+	Stdout, Stderr []byte
+	// Truncated: the program wrote more than the run kept
+	// (trace.Limits.MaxStdout, for each stream).
+	Truncated bool
+}
+
+// outputter is an engine that knows the program's output (the real one).
+type outputter interface {
+	output() Output
+}
+
+// Output returns what the program had written before the current state
+// (what pdb would have shown by this stop), or all it wrote once the
+// session has finished; ok is false when the backend cannot know (a model
+// predicts no output).
+func (s *Session) Output() (Output, bool) {
+	o, ok := s.eng.(outputter)
+	if !ok {
+		return Output{}, false
+	}
+	return o.output(), true
+}
+
+// OutputCursor follows a session's output for a front end that shows it
+// as the program goes: Next returns what was written since its last call.
+// The zero value starts at nothing shown.
+type OutputCursor struct{ shown [2]int }
+
+// Next returns what s's program wrote to stdout and stderr since the last
+// call: nothing after a step back (the cursor goes back with it, so the
+// output is new again when the session passes it going forward), nor where
+// the backend cannot know the output.
+func (c *OutputCursor) Next(s *Session) (stdout, stderr []byte) {
+	o, ok := s.Output()
+	if !ok {
+		return nil, nil
+	}
+	var out [2][]byte
+	for i, b := range [2][]byte{o.Stdout, o.Stderr} {
+		if len(b) > c.shown[i] {
+			out[i] = b[c.shown[i]:]
+		}
+		c.shown[i] = len(b)
+	}
+	return out[0], out[1]
+}
+
+// Exception is an exception that escaped the entry function (or a script's
+// module code).
 type Exception struct {
 	Type    string // the class name, e.g. "ValueError"
 	Message string // str() of the exception
 	Line    int    // the innermost program line of its traceback, where it was raised
 	// Traceback is the frames it passed through, the entry's first, each
-	// with its function and line (no locals), as Python's traceback lists
+	// with its function, line and locals as the exception left it (the
+	// frames a post-mortem debugger shows), as Python's traceback lists
 	// them; nil when the run's events do not show them.
 	Traceback []Frame
 }
@@ -136,7 +187,7 @@ func (e *realEngine) traceback() []Frame {
 		switch {
 		case ev.Kind == dsl.Exception && ev.Depth == len(tb) && (value == "" || ev.Value == value):
 			value = ev.Value
-			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame})
+			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame, Locals: ev.Locals, LocalsKnown: true})
 		case ev.Kind == dsl.Line && len(tb) > 0 && ev.Depth == len(tb)-1:
 			return tb
 		}

@@ -97,15 +97,15 @@ type Session struct {
 
 // Start begins debugging call (an expression like "f(3, [1, 2])" calling a
 // top-level function of source) at the entry's call event, where the locals
-// are the arguments.
+// are the arguments. An empty call debugs the whole script, as
+// `python3 -m pdb script.py` does: its module code runs as __main__ (an
+// `if __name__ == "__main__":` block runs) and the session starts at its
+// first line, where pdb first stops. Only the real backend debugs a whole
+// script (ErrScript).
 func Start(ctx context.Context, b Backend, source, call string) (*Session, error) {
-	entry, err := EntryOf(call)
+	prog, err := program(b, source, call)
 	if err != nil {
 		return nil, err
-	}
-	prog, err := dsl.NewProgram(source, entry)
-	if err != nil {
-		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	eng, first, err := b.start(ctx, prog, call)
 	if err != nil {
@@ -139,6 +139,38 @@ func StartAt(ctx context.Context, b Backend, source, entry string, st State) (*S
 	}
 	return &Session{backend: b, prog: prog, eng: eng, traj: dsl.Trajectory{Program: prog, Start: st}, midway: true,
 		user: dsl.UserLines(source)}, nil
+}
+
+// ErrScript: a whole script (Start with an empty call) was given to a
+// backend other than the real one.
+var ErrScript = fmt.Errorf("%w: debugging a whole script needs the real backend (or an entry call): "+
+	"the model's trace format has no module-level frames", ErrUnsupported)
+
+// scripter is a backend that can debug a whole script (the real one).
+type scripter interface{ script() }
+
+// program prepares source for call, or for the whole script when call is
+// empty.
+func program(b Backend, source, call string) (*dsl.Program, error) {
+	if strings.TrimSpace(call) == "" {
+		if _, ok := b.(scripter); !ok {
+			return nil, fmt.Errorf("%w (the %s backend)", ErrScript, b.Name())
+		}
+		prog, err := dsl.NewScript(source)
+		if err != nil {
+			return nil, fmt.Errorf("ndbg: %w", err)
+		}
+		return prog, nil
+	}
+	entry, err := EntryOf(call)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := dsl.NewProgram(source, entry)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	return prog, nil
 }
 
 // startAter is a backend that can start from a given state.
@@ -185,7 +217,7 @@ func (s *Session) UserLine(n int) string {
 	return s.user[n-1]
 }
 
-// Call returns the entry call expression.
+// Call returns the entry call expression; "" for a whole script.
 func (s *Session) Call() string { return s.call }
 
 // Trajectory returns the session's history: the first state, then each

@@ -21,8 +21,12 @@ type Options struct {
 	// Dir holds config.json, model.safetensors (or shards) and
 	// tokenizer.json; empty means the default model embedded in the binary.
 	Dir string
-	// Threads for the CPU backend; 0 means all cores.
+	// Threads for the CPU; 0 means all cores.
 	Threads int
+	// Device is where the model computes: "cpu" (or ""), "cuda" (an
+	// NVIDIA GPU: an error unless ndbg was built with the cuda tag) or
+	// "auto" (cuda when built in and a GPU is present, else the CPU).
+	Device string
 	// Python is the interpreter that analyses programs and evaluates entry
 	// arguments (or parses them, NoExec); empty means python3 on PATH.
 	Python string

@@ -25,23 +25,34 @@ type realBackend struct{ lim trace.Limits }
 
 func (realBackend) Name() string { return "real" }
 
+func (realBackend) script() {}
+
 func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
+	what := call
+	if call == "" {
+		what = "the script"
+	}
 	res, err := trace.Run(ctx, prog, call, b.lim)
 	if errors.Is(err, trace.ErrTimeout) {
-		return nil, dsl.State{}, fmt.Errorf("%w: tracing %s: %w", ErrLimit, call, err)
+		return nil, dsl.State{}, fmt.Errorf("%w: tracing %s: %w", ErrLimit, what, err)
 	}
 	if err != nil {
-		return nil, dsl.State{}, fmt.Errorf("ndbg: tracing %s: %w", call, err)
+		return nil, dsl.State{}, fmt.Errorf("ndbg: tracing %s: %w", what, err)
 	}
 	if res.Truncated {
-		return nil, dsl.State{}, fmt.Errorf("%w: tracing %s: the trace was cut at %d events (a limit on its events or its size)", ErrLimit, call, len(res.Events))
+		return nil, dsl.State{}, fmt.Errorf("%w: tracing %s: the trace was cut at %d events (a limit on its events or its size)", ErrLimit, what, len(res.Events))
 	}
 	tree, err := statetree.Build(prog, res.Events)
 	if err != nil {
 		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
 	}
 	e := &realEngine{tree: tree, result: res}
-	return e, e.state(0), nil
+	// A script starts at its module's first line, where pdb first stops,
+	// not at the module frame's call event.
+	if call == "" && tree.End() > 1 && tree.Event(1).Kind == dsl.Line && tree.Event(1).Depth == 0 {
+		e.pos = 1
+	}
+	return e, e.state(e.pos), nil
 }
 
 // realEngine walks the state tree of one run.
@@ -87,6 +98,19 @@ func (e *realEngine) edited(context.Context, *dsl.Trajectory) error {
 }
 
 func (e *realEngine) fork() engine { f := *e; return &f }
+
+// output is what the run wrote before the current state (all of it at the
+// end).
+func (e *realEngine) output() Output {
+	r := e.result
+	if e.pos >= e.tree.End() {
+		return Output{Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.StdoutTruncated || r.StderrTruncated}
+	}
+	ev := e.tree.Event(e.pos)
+	o := Output{Stdout: r.Stdout[:min(ev.Stdout, len(r.Stdout))], Stderr: r.Stderr[:min(ev.Stderr, len(r.Stderr))]}
+	o.Truncated = ev.Stdout > len(r.Stdout) || ev.Stderr > len(r.Stderr)
+	return o
+}
 
 // stack walks back from the current state to the call event of each
 // enclosing frame.

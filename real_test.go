@@ -8,20 +8,12 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/testmodel"
 	"github.com/ndbg/ndbg/trace"
 )
 
-const buggy = `def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-def f(data):
-    clean = [d for d in data if d is not None]
-    m = mean(clean)
-    return round(m, 2)
-`
+// buggy is the shared mean program (testmodel.MeanProgram).
+const buggy = testmodel.MeanProgram
 
 func TestRealSession(t *testing.T) {
 	ctx := context.Background()
@@ -164,7 +156,7 @@ func TestRealBreakpointsStopSteps(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	ctx := context.Background()
-	for _, call := range []string{"", "f", "f(1", "1+1", "os.system('x')"} {
+	for _, call := range []string{"f", "f(1", "1+1", "os.system('x')"} { // "" is the whole script
 		_, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, call)
 		require.Error(t, err, call)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
 )
 
 // Options choose what Run measures.
@@ -66,7 +67,7 @@ type Result struct {
 	Params      int64
 	DType       kernels.DType
 	Threads     int
-	Backend     string
+	Device      string  // model.Device.Name(): "cpu/avx512"
 	WeightBytes int64   // bytes of weights read per decoded token
 	PrefillTokS float64 // prompt tokens per second
 	DecodeTokS  float64 // generated tokens per second
@@ -127,13 +128,17 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 					backends[i] = model.NewCPU(t)
 				}
 			}
-			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Backend: backends[0], Context: mo.Prefill + mo.Decode + 1})
+			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Device: backends[0], Context: mo.Prefill + mo.Decode + 1})
 			if err != nil {
 				return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
 			}
 			for i, t := range o.Threads {
-				m2 := m.WithBackend(backends[i])
+				m2, err := m.WithDevice(backends[i])
+				if err != nil {
+					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
+				}
 				r, err := measure(ctx, m2, mo)
+				m2.Close()
 				if err != nil {
 					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
 				}
@@ -166,7 +171,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	for i := range prompt {
 		prompt[i] = (i*7919 + 1) % cfg.Vocab
 	}
-	r := Result{Params: cfg.Params(), Backend: m.Backend().Name(), WeightBytes: m.WeightBytes()}
+	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
 	cpu0, wall0 := processCPU(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
@@ -180,20 +185,20 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 		if rep == 0 || d < bestPrefill {
 			bestPrefill = d
 		}
-		tok := argmax(logits)
+		tok := sample.Argmax(logits)
 		t0 = time.Now()
 		for i := 0; i < o.Decode; i++ {
 			if logits, err = s.Forward(ctx, []int{tok}, false); err != nil {
 				return r, err
 			}
-			tok = argmax(logits)
+			tok = sample.Argmax(logits)
 		}
 		d = time.Since(t0)
 		if rep == 0 || d < bestDecode {
 			bestDecode = d
 		}
 	}
-	if threads, ok := m.Backend().(interface{ Threads() int }); ok {
+	if threads, ok := m.Device().(interface{ Threads() int }); ok {
 		r.CPUShare = (processCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads.Threads())
 	}
 	r.PrefillTokS = float64(o.Prefill) / bestPrefill.Seconds()
@@ -211,19 +216,9 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 
 func dtypeSize(m *model.Model) int { return m.WeightDType().Size() }
 
-func argmax(x []float32) int {
-	b := 0
-	for i, v := range x {
-		if v > x[b] {
-			b = i
-		}
-	}
-	return b
-}
-
 func (r Result) line() string {
 	return fmt.Sprintf("%s %v %s t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",
-		r.Model, r.DType, r.Backend, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
+		r.Model, r.DType, r.Device, r.Threads, r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.Machine.FMAPeak,
 		r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(), r.Machine.Bandwidth, 100*r.CPUShare)
 }
 
@@ -238,7 +233,7 @@ func WriteTable(w io.Writer, machines []Machine, rs []Result) error {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		fmt.Fprintf(&b, "| %s | %.0fM | %v %.0f MB | %s | %d | %.1f | %.1f | %.0f%% | %.1f | %.1f | %.0f%% | %.0f%% |\n",
-			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Backend, r.Threads,
+			r.Model, float64(r.Params)/1e6, r.DType, float64(r.WeightBytes)/1e6, r.Device, r.Threads,
 			r.PrefillTokS, r.PrefillGF, 100*r.PeakFraction(), r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(),
 			100*r.CPUShare)
 	}
@@ -269,7 +264,7 @@ type jsonResult struct {
 func WriteJSON(w io.Writer, _ []Machine, rs []Result) error {
 	enc := json.NewEncoder(w)
 	for _, r := range rs {
-		if err := enc.Encode(jsonResult{Model: r.Model, DType: r.DType.String(), Kernels: r.Backend, Threads: r.Threads,
+		if err := enc.Encode(jsonResult{Model: r.Model, DType: r.DType.String(), Kernels: r.Device, Threads: r.Threads,
 			Params: r.Params, WeightBytes: r.WeightBytes, PrefillTokS: r.PrefillTokS, DecodeTokS: r.DecodeTokS,
 			PrefillGFLOPs: r.PrefillGF, DecodeGBs: r.DecodeGBs, BandwidthGBs: r.Machine.Bandwidth,
 			FMAPeakGFLOPs: r.Machine.FMAPeak, CPUShare: r.CPUShare}); err != nil {

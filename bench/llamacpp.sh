@@ -35,7 +35,7 @@ src=${LLAMACPP_SRC:-}
 work=${XDG_CACHE_HOME:-$HOME/.cache}/ndbg/llamacpp
 python=${PYTHON:-/usr/bin/python3}
 
-usage() { sed -n '/^#   bench\/llamacpp.sh/,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '/^#   bench\/llamacpp.sh/,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--models) models=$2; shift 2 ;;
@@ -46,8 +46,8 @@ while [ $# -gt 0 ]; do
 	--reps) reps=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
-	-h|--help) usage ;;
-	*) echo "llamacpp.sh: unknown argument $1" >&2; usage ;;
+	-h|--help) usage 0 ;;
+	*) echo "llamacpp.sh: unknown argument $1" >&2; usage 2 >&2 ;;
 	esac
 done
 

@@ -44,22 +44,24 @@ func nominalBF16(sm int) float64 {
 }
 
 // BenchKernels measures each kernel at the shapes of a model preset (decode
-// and prefill of n tokens, attention at context ctxLen) on b's GPU.
+// and prefill of n tokens, attention at context ctxLen) on g.
 // peakTFLOPs ≤ 0 means the nominal peak of the architecture.
-func (b *Backend) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float64) (DeviceReport, []KernelResult, error) {
-	info := b.d.info()
+func (g *GPU) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float64) (DeviceReport, []KernelResult, error) {
+	info := g.d.info()
 	rep := DeviceReport{Name: info.Name, SM: info.SM, SMs: info.SMs, TotalMemGiB: info.TotalMemGiB,
 		NominalBWGBs: info.PeakBWGBs, PeakBF16TFLOPs: peakTFLOPs}
 	if rep.PeakBF16TFLOPs <= 0 {
 		rep.PeakBF16TFLOPs = nominalBF16(info.SM)
 	}
 	var results []KernelResult
-	err := b.d.do(func() error {
+	err := g.d.do(func() error {
 		var bufs []buffer
+		part := scratch{what: "attention partials"}
 		defer func() {
 			for i := range bufs {
 				_ = bufs[i].free()
 			}
+			_ = part.free()
 		}()
 		get := func(bytes int64) (devPtr, error) {
 			bb, err := alloc(bytes, "benchmark")
@@ -154,7 +156,7 @@ func (b *Backend) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float
 				if k == "gemv_bf16_1" || k == "gemv_bf16_2" {
 					tokens = 1
 				}
-				us, err := timeit(k, func() error { return b.d.launchMatMul(k, yp, xp, wp, tokens, m.rows, m.cols) })
+				us, err := timeit(k, func() error { return g.d.launchMatMul(k, yp, xp, wp, tokens, m.rows, m.cols) })
 				if err != nil {
 					return err
 				}
@@ -190,14 +192,14 @@ func (b *Backend) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float
 			return err
 		}
 		us, err = timeit("rmsnorm_1", func() error {
-			return b.d.launch("rmsnorm_1", grid1(n), [3]int{256, 1, 1}, 0, yp, xp, wp, H, cfg.NormEps)
+			return g.d.launch("rmsnorm_1", grid1(n), [3]int{256, 1, 1}, 0, yp, xp, wp, H, cfg.NormEps)
 		})
 		if err != nil {
 			return err
 		}
 		results = append(results, bwResult("rmsnorm_1", fmt.Sprintf("n=%d d=%d", n, H), us, float64(8*n*H), rep.CopyBWGBs))
 		us, err = timeit("swiglu_rows_1", func() error {
-			return b.d.launch("swiglu_rows_1", grid1(ceilDiv(n*F, 256)), [3]int{256, 1, 1}, 0, yp, xp, n, F)
+			return g.d.launch("swiglu_rows_1", grid1(ceilDiv(n*F, 256)), [3]int{256, 1, 1}, 0, yp, xp, n, F)
 		})
 		if err != nil {
 			return err
@@ -223,7 +225,7 @@ func (b *Backend) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float
 		}
 		for _, tokens := range []int{1, n} {
 			a := model.AttentionSpec{N: tokens, Pos0: ctxLen - tokens, Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim}
-			us, err := timeit("attention", func() error { return b.d.attention(&b.pBuf, op, qp, kp, vp, a, 0) })
+			us, err := timeit("attention", func() error { return g.d.attention(&part, op, qp, kp, vp, a, 0) })
 			if err != nil {
 				return err
 			}

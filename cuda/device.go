@@ -237,10 +237,16 @@ type scratch struct {
 	what string
 }
 
-// need returns a buffer of at least bytes, reallocating when too small.
+// need returns a buffer of at least bytes, reallocating when too small
+// (after the queued work that may still read the old one).
 func (s *scratch) need(bytes int64) (cu.DevicePtr, error) {
 	if s.ptr != 0 && s.bytes >= bytes {
 		return s.ptr, nil
+	}
+	if s.ptr != 0 {
+		if err := syncDevice("growing " + s.what); err != nil {
+			return 0, err
+		}
 	}
 	if err := s.free(); err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-// Package cuda runs the dense ops of the inference engine on an NVIDIA GPU
+// Package cuda runs the inference engine's forward pass on an NVIDIA GPU
 // through the CUDA driver API (gorgonia.org/cu), with kernels of its own
 // (kernels/cuda/*.cu, compiled to PTX for sm_80 and sm_90 and embedded), so
 // no cuBLAS or CUDA runtime library is needed on the target: only the
@@ -10,10 +10,11 @@
 // machine without one. The default build holds only this file and the CPU
 // references in ref.go, which the tagged tests compare the kernels against.
 //
-// Backend implements model.Backend: weights are uploaded once, on first
-// use, and stay on the device; activations travel per op, because
-// model.Backend hands over host slices (see README.md for the whole-forward
-// design that removes those copies).
+// GPU implements model.Device: Load uploads a model's weights once, and
+// each sequence's KV cache and activations live in device memory, so
+// package model's one forward pass (model.Session) runs every op on the
+// GPU; only token ids go in and logits come out. Users choose it with
+// ndbg.Options.Device or --device cuda (package internal/device).
 //
 // Build with
 //

@@ -5,48 +5,68 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/ndbg/ndbg/kernels"
 )
 
-// Ops adapts the backend's kernels to kerneltest.Ops (the interface of
+// Ops adapts the GPU's kernels to kerneltest.Ops (the interface of
 // package kernels), so the implementation-agnostic conformance suite runs
 // against the GPU. Every call copies its operands to the device and back;
 // it is for checking, not for speed. The pool argument is ignored. Calls
 // without an error result record the first failure, which Err returns,
-// and leave NaN in their outputs.
+// and leave NaN in their outputs. An Ops is not safe for concurrent use.
 type Ops struct {
-	b *Backend
+	g    *GPU
+	x, y scratch
+	err  error
 }
 
-// Ops returns the kerneltest adapter of b.
-func (b *Backend) Ops() *Ops { return &Ops{b: b} }
+// Ops returns a kerneltest adapter of g.
+func (g *GPU) Ops() *Ops {
+	return &Ops{g: g, x: scratch{what: "operand"}, y: scratch{what: "result"}}
+}
 
 // Err returns and clears the first error recorded since the last call.
 func (o *Ops) Err() error {
-	o.b.mu.Lock()
-	defer o.b.mu.Unlock()
-	err := o.b.err
-	o.b.err = nil
+	err := o.err
+	o.err = nil
 	return err
 }
 
-// MatMul implements kerneltest.Ops with Backend's kernel choice, but
-// uploads w on every call instead of caching it (the suite changes
-// weights in place between calls, which Backend's cache does not allow).
+// fail records err as the first error since the last Err.
+func (o *Ops) fail(err error) {
+	if o.err == nil {
+		o.err = err
+	}
+}
+
+func fillNaN(x []float32) {
+	nan := float32(math.NaN())
+	for i := range x {
+		x[i] = nan
+	}
+}
+
+// MatMul implements kerneltest.Ops with the kernel the GPU's forward pass
+// would choose.
 func (o *Ops) MatMul(_ *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) error {
-	if err := checkMatMul(dst, x, n, w); err != nil {
+	return o.MatMulWith("", dst, x, n, w)
+}
+
+// MatMulWith is MatMul with the named kernel ("" for the GPU's choice),
+// for tests of the variants. It uploads w on every call.
+func (o *Ops) MatMulWith(kernel string, dst, x []float32, n int, w *kernels.Mat) error {
+	if done, err := kernels.PrepareMatMul(dst, x, n, w); done || err != nil {
 		return err
 	}
-	if n == 0 || w.Rows == 0 {
-		return nil
+	if n > math.MaxInt32/w.Cols || n > math.MaxInt32/w.Rows {
+		return fmt.Errorf("%w: n = %d too large for the GPU kernels", kernels.ErrShape, n)
 	}
-	if w.Cols == 0 {
-		clear(dst[:n*w.Rows])
-		return nil
+	if kernel == "" {
+		kernel = o.g.pickMatMul(n, w.DType)
 	}
-	b := o.b
-	err := b.d.do(func() (err error) {
+	err := o.g.d.do(func() (err error) {
 		size := int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size())
 		wb, err := alloc(size, "weights")
 		if err != nil {
@@ -61,26 +81,31 @@ func (o *Ops) MatMul(_ *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) e
 		if err != nil {
 			return err
 		}
-		xp, err := b.xBuf.need(int64(4 * n * w.Cols))
+		xp, err := o.x.need(int64(4 * n * w.Cols))
 		if err != nil {
 			return err
 		}
-		yp, err := b.yBuf.need(int64(4 * n * w.Rows))
+		yp, err := o.y.need(int64(4 * n * w.Rows))
 		if err != nil {
 			return err
 		}
 		if err := upload(xp, x[:n*w.Cols], "x"); err != nil {
 			return err
 		}
-		if err := b.d.launchMatMul(b.pickMatMul(n, w.DType), yp, xp, wb.ptr, n, w.Rows, w.Cols); err != nil {
+		if err := o.g.d.launchMatMul(kernel, yp, xp, wb.ptr, n, w.Rows, w.Cols); err != nil {
 			return err
 		}
 		return download(dst[:n*w.Rows], yp, "dst")
 	})
 	if err != nil {
-		return fmt.Errorf("cuda: matmul %d×%d·%d×%dᵀ: %w", n, w.Cols, w.Rows, w.Cols, err)
+		return fmt.Errorf("cuda: matmul %s %d×%d·%d×%dᵀ: %w", kernel, n, w.Cols, w.Rows, w.Cols, err)
 	}
 	return nil
+}
+
+// Close frees the adapter's device buffers.
+func (o *Ops) Close() error {
+	return o.g.d.do(func() error { return errors.Join(o.x.free(), o.y.free()) })
 }
 
 // run uploads the inputs, launches, and downloads out (the last operand
@@ -89,7 +114,7 @@ func (o *Ops) run(what string, out []float32, ins [][]float32, outIdx int, launc
 	if len(out) == 0 {
 		return
 	}
-	err := o.b.d.do(func() error {
+	err := o.g.d.do(func() error {
 		bufs := make([]buffer, len(ins))
 		defer func() {
 			for i := range bufs {
@@ -118,7 +143,7 @@ func (o *Ops) run(what string, out []float32, ins [][]float32, outIdx int, launc
 	})
 	if err != nil {
 		fillNaN(out)
-		o.b.fail(fmt.Errorf("cuda: %s: %w", what, err))
+		o.fail(fmt.Errorf("cuda: %s: %w", what, err))
 	}
 }
 
@@ -132,7 +157,7 @@ func (o *Ops) Dot(a, b []float32) float32 {
 		return 0
 	}
 	o.run("dot", out, [][]float32{a[:n], b[:n], out}, 2, func(p []devPtr) error {
-		return o.b.d.launch("dot_rows_1", grid1(1), [3]int{32, 1, 1}, 0, p[2], p[0], p[1], 1, n, n)
+		return o.g.d.launch("dot_rows_1", grid1(1), [3]int{32, 1, 1}, 0, p[2], p[0], p[1], 1, n, n)
 	})
 	return out[0]
 }
@@ -142,7 +167,7 @@ func (o *Ops) Axpy(dst []float32, a float32, x []float32) {
 	n := min(len(dst), len(x))
 	dst = dst[:n]
 	o.run("axpy", dst, [][]float32{dst, x[:n]}, 0, func(p []devPtr) error {
-		return o.b.d.launch("axpy_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[0], a, p[1], n)
+		return o.g.d.launch("axpy_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[0], a, p[1], n)
 	})
 }
 
@@ -150,7 +175,7 @@ func (o *Ops) Axpy(dst []float32, a float32, x []float32) {
 func (o *Ops) Scale(x []float32, a float32) {
 	n := len(x)
 	o.run("scale", x, [][]float32{x}, 0, func(p []devPtr) error {
-		return o.b.d.launch("scale_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[0], a, n)
+		return o.g.d.launch("scale_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[0], a, n)
 	})
 }
 
@@ -159,7 +184,7 @@ func (o *Ops) Add(dst, a, b []float32) {
 	n := min(len(dst), len(a), len(b))
 	dst = dst[:n]
 	o.run("add", dst, [][]float32{a[:n], b[:n], dst}, 2, func(p []devPtr) error {
-		return o.b.d.launch("add_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[2], p[0], p[1], n)
+		return o.g.d.launch("add_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[2], p[0], p[1], n)
 	})
 }
 
@@ -168,7 +193,7 @@ func (o *Ops) RMSNorm(dst, x, weight []float32, eps float32) {
 	n := min(len(dst), len(x), len(weight))
 	dst = dst[:n]
 	o.run("rmsnorm", dst, [][]float32{x[:n], weight[:n]}, 0, func(p []devPtr) error {
-		return o.b.d.launch("rmsnorm_1", grid1(1), [3]int{threads, 1, 1}, 0, p[0], p[0], p[1], n, eps)
+		return o.g.d.launch("rmsnorm_1", grid1(1), [3]int{threads, 1, 1}, 0, p[0], p[0], p[1], n, eps)
 	})
 }
 
@@ -176,7 +201,7 @@ func (o *Ops) RMSNorm(dst, x, weight []float32, eps float32) {
 func (o *Ops) Softmax(x []float32) {
 	n := len(x)
 	o.run("softmax", x, [][]float32{x}, 0, func(p []devPtr) error {
-		return o.b.d.launch("softmax_1", grid1(1), [3]int{threads, 1, 1}, 0, p[0], n)
+		return o.g.d.launch("softmax_1", grid1(1), [3]int{threads, 1, 1}, 0, p[0], n)
 	})
 }
 
@@ -185,7 +210,7 @@ func (o *Ops) SwiGLU(dst, gate, up []float32) {
 	n := min(len(dst), len(gate), len(up))
 	dst = dst[:n]
 	o.run("swiglu", dst, [][]float32{gate[:n], up[:n], dst}, 2, func(p []devPtr) error {
-		return o.b.d.launch("swiglu_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[2], p[0], p[1], n)
+		return o.g.d.launch("swiglu_1", grid1(ceilDiv(n, threads)), [3]int{threads, 1, 1}, 0, p[2], p[0], p[1], n)
 	})
 }
 
@@ -214,7 +239,7 @@ func (o *Ops) DotRows(dst, x, m []float32, stride int) {
 	}
 	span := (rows-1)*stride + len(x)
 	o.run("dot_rows", dst, [][]float32{x, m[:span], dst}, 2, func(p []devPtr) error {
-		return o.b.d.launch("dot_rows_1", grid1(ceilDiv(rows, 8)), [3]int{256, 1, 1}, 0, p[2], p[0], p[1], rows, len(x), stride)
+		return o.g.d.launch("dot_rows_1", grid1(ceilDiv(rows, 8)), [3]int{256, 1, 1}, 0, p[2], p[0], p[1], rows, len(x), stride)
 	})
 }
 
@@ -227,6 +252,6 @@ func (o *Ops) AxpyRows(dst, a, m []float32, stride int) {
 	width := len(dst)
 	span := (rows-1)*stride + width
 	o.run("axpy_rows", dst, [][]float32{dst, a[:rows], m[:span]}, 0, func(p []devPtr) error {
-		return o.b.d.launch("axpy_rows_1", grid1(ceilDiv(width, threads)), [3]int{threads, 1, 1}, 0, p[0], p[1], p[2], rows, width, stride)
+		return o.g.d.launch("axpy_rows_1", grid1(ceilDiv(width, threads)), [3]int{threads, 1, 1}, 0, p[0], p[1], p[2], rows, width, stride)
 	})
 }

@@ -1,133 +1,13 @@
 package cuda
 
-import (
-	"math"
-
-	"github.com/ndbg/ndbg/model"
-)
+import "math"
 
 // CPU references for the kernels that package kernels does not cover
 // (in the manner of llm.c's dev/cuda, where each kernel file starts with
 // its CPU version). They are written for clarity, in float64 where it
 // matters, and need no GPU: the default build compiles and tests them.
-
-// RopeTables returns cos and sin tables (positions × HeadDim/2, row p at
-// p·half) for cfg's RoPE, with llama3 frequency scaling when configured.
-// They follow Hugging Face's float32 arithmetic (as model's own table
-// does), so the device rotates exactly as the CPU engine.
-func RopeTables(cfg *model.Config, positions int) (cos, sin []float32) {
-	half := cfg.HeadDim / 2
-	inv := make([]float32, half)
-	for i := range inv {
-		e := float32(float32(2*i) / float32(cfg.HeadDim))
-		inv[i] = float32(1 / float32(math.Pow(cfg.RopeTheta, float64(e))))
-	}
-	if s := cfg.RopeScaling; s != nil {
-		factor := float32(s.Factor)
-		lowWavelen := float32(float64(s.OriginalContext) / s.LowFreqFactor)
-		highWavelen := float32(float64(s.OriginalContext) / s.HighFreqFactor)
-		for i, f := range inv {
-			wavelen := float32(2*math.Pi) / f
-			switch {
-			case wavelen < highWavelen:
-			case wavelen > lowWavelen:
-				inv[i] = f / factor
-			default:
-				smooth := (float32(s.OriginalContext)/wavelen - float32(s.LowFreqFactor)) /
-					float32(s.HighFreqFactor-s.LowFreqFactor)
-				inv[i] = (1-smooth)*f/factor + smooth*f
-			}
-		}
-	}
-	cos = make([]float32, positions*half)
-	sin = make([]float32, positions*half)
-	for p := 0; p < positions; p++ {
-		for i, f := range inv {
-			a := float32(p) * f
-			cos[p*half+i] = float32(math.Cos(float64(a)))
-			sin[p*half+i] = float32(math.Sin(float64(a)))
-		}
-	}
-	return cos, sin
-}
-
-// RefRoPE rotates x (n × heads × hd) in place for positions pos0 … with
-// the tables of RopeTables, in the rotate_half convention.
-func RefRoPE(x, cos, sin []float32, n, heads, hd, pos0 int) {
-	half := hd / 2
-	for t := 0; t < n; t++ {
-		c := cos[(pos0+t)*half:]
-		s := sin[(pos0+t)*half:]
-		for h := 0; h < heads; h++ {
-			v := x[(t*heads+h)*hd:]
-			for i := 0; i < half; i++ {
-				a, b := v[i], v[i+half]
-				v[i] = a*c[i] - b*s[i]
-				v[i+half] = b*c[i] + a*s[i]
-			}
-		}
-	}
-}
-
-// RefAttention computes causal GQA attention in float64 for n queries at
-// positions pos0 … (q: n × heads × hd) over k and v, whose row r (kvHeads ×
-// hd) holds position kpos0 + r; window > 0 limits each query at p to keys
-// at positions > p - window. It returns n × heads × hd outputs.
-func RefAttention(q, k, v []float32, n, heads, kvHeads, hd, pos0, kpos0, window int) []float64 {
-	out := make([]float64, n*heads*hd)
-	group := heads / kvHeads
-	kvDim := kvHeads * hd
-	scale := 1 / math.Sqrt(float64(hd))
-	for t := 0; t < n; t++ {
-		pos := pos0 + t
-		first := 0
-		if window > 0 {
-			first = max(0, pos-window+1)
-		}
-		for h := 0; h < heads; h++ {
-			g := h / group
-			qr := q[(t*heads+h)*hd:]
-			scores := make([]float64, pos+1-first)
-			m := math.Inf(-1)
-			for j := first; j <= pos; j++ {
-				kr := k[(j-kpos0)*kvDim+g*hd:]
-				var s float64
-				for d := 0; d < hd; d++ {
-					s += float64(qr[d]) * float64(kr[d])
-				}
-				s *= scale
-				scores[j-first] = s
-				m = math.Max(m, s)
-			}
-			var sum float64
-			for i := range scores {
-				scores[i] = math.Exp(scores[i] - m)
-				sum += scores[i]
-			}
-			o := out[(t*heads+h)*hd:]
-			for j := first; j <= pos; j++ {
-				vr := v[(j-kpos0)*kvDim+g*hd:]
-				p := scores[j-first] / sum
-				for d := 0; d < hd; d++ {
-					o[d] += p * float64(vr[d])
-				}
-			}
-		}
-	}
-	return out
-}
-
-// RefArgmax returns the index of the largest value of x, the lowest on
-// ties, skipping NaNs (0 when there is none).
-func RefArgmax(x []float32) int {
-	best := -1
-	for i, v := range x {
-		if v == v && (best < 0 || v > x[best]) {
-			best = i
-		}
-	}
-	return max(best, 0)
-}
+// RoPE's reference is model.RopeTable, whose tables the GPU uploads;
+// attention's is kerneltest.RefAttention; argmax's is sample.Argmax.
 
 // RefApplyMask sets logits[i] = -Inf where bit i of mask (bit i%32 of word
 // i/32) is clear.

@@ -44,23 +44,12 @@ type lineIndex struct {
 // (the definition Python binds) gets StartMarker. The prepared program has
 // the same AST as source.
 func NewProgram(source, entry string) (*Program, error) {
-	source = normalizeNewlines(source)
-	if strings.TrimSpace(source) == "" {
-		return nil, errors.New("dsl: empty program")
+	lines, info, err := prepare(source)
+	if err != nil {
+		return nil, err
 	}
-	if !utf8.ValidString(source) {
-		return nil, errors.New("dsl: program is not valid UTF-8")
-	}
-	if i := specialIndex(source); i >= 0 {
-		return nil, fmt.Errorf("dsl: program contains the special token %s at byte %d", describeAt(source, i), i)
-	}
-	lines := UserLines(source)
-	info := scanPython(lines)
 	entryAt := -1
 	for i, l := range lines {
-		if strings.HasSuffix(l, StartMarker) {
-			return nil, fmt.Errorf("dsl: line %d already carries the start marker (use ParseProgram for prepared sources)", i+1)
-		}
 		if info[i].logicalStart && strings.HasPrefix(l, "def "+entry+"(") {
 			entryAt = i
 		}
@@ -74,6 +63,40 @@ func NewProgram(source, entry string) (*Program, error) {
 	uniquify(lines, info)
 	lines[entryAt] += StartMarker
 	return newProgram(lines, entry), nil
+}
+
+// NewScript prepares source for debugging as a whole script, its module
+// code run as __main__: as NewProgram, but with no entry function (Entry
+// is "") and so no line carrying StartMarker. The model's DSL has no
+// script form: such a Program is for the real debugger only.
+func NewScript(source string) (*Program, error) {
+	lines, info, err := prepare(source)
+	if err != nil {
+		return nil, err
+	}
+	uniquify(lines, info)
+	return newProgram(lines, ""), nil
+}
+
+// prepare checks source and splits it into lines, scanned.
+func prepare(source string) ([]string, []lineInfo, error) {
+	source = normalizeNewlines(source)
+	if strings.TrimSpace(source) == "" {
+		return nil, nil, errors.New("dsl: empty program")
+	}
+	if !utf8.ValidString(source) {
+		return nil, nil, errors.New("dsl: program is not valid UTF-8")
+	}
+	if i := specialIndex(source); i >= 0 {
+		return nil, nil, fmt.Errorf("dsl: program contains the special token %s at byte %d", describeAt(source, i), i)
+	}
+	lines := UserLines(source)
+	for i, l := range lines {
+		if strings.HasSuffix(l, StartMarker) {
+			return nil, nil, fmt.Errorf("dsl: line %d already carries the start marker (use ParseProgram for prepared sources)", i+1)
+		}
+	}
+	return lines, scanPython(lines), nil
 }
 
 // UserLines splits source into lines as NewProgram reads it (line endings

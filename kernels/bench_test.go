@@ -140,7 +140,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 	type variant struct {
 		name string
 		dt   kernels.DType
-		be   kernels.Backend
+		be   kernels.Impl
 	}
 	vs := []variant{{"F32", kernels.F32, kernels.Native()}, {"BF16", kernels.BF16, kernels.Native()}}
 	if f := kernels.Fast(); f != kernels.Native() {

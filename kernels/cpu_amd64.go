@@ -34,17 +34,17 @@ func init() {
 		hasAVX512BF = eax71&(1<<5) != 0
 	}
 	if hasAVX512F {
-		native = Backend{isaAVX512}
+		native = Impl{isaAVX512}
 	} else if hasAVX2FMA {
-		native = Backend{isaAVX2}
+		native = Impl{isaAVX2}
 	}
 	fast = native
 	if hasAVX512BF {
-		fast = Backend{isaAVX512BF16}
+		fast = Impl{isaAVX512BF16}
 	}
 }
 
-// native and fast are the best exact and the fastest backend of this CPU;
+// native and fast are the best exact and the fastest implementation of this CPU;
 // set once by init from the CPU features.
 var native, fast = Generic(), Generic()
 

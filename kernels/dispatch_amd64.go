@@ -17,7 +17,7 @@ const gemvSerialBytes = 128 << 10
 // L2 while the weight groups stream past.
 const gemmPanelBytes = 256 << 10
 
-func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
+func (b Impl) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
 		matMulGeneric(p, dst, x, n, w)
@@ -34,7 +34,7 @@ func (b Backend) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 
 // gemv computes dst = x · Wᵀ as n matrix-vector products, parallel over
 // blocks of about 64 KiB of weight rows (a multiple of 8 rows).
-func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
+func (b Impl) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	if n*R*K*w.DType.Size() < gemvSerialBytes {
 		p = nil // waking a worker costs more than it saves
@@ -50,7 +50,7 @@ func (b Backend) gemv(p *Pool, dst, x []float32, n int, w *Mat) {
 // gemvRows sets d[j] = x · W[r0+j, :] for j < len(d): eight rows at a time
 // (AVX-512), then four, then one, each kernel on the columns that fill its
 // vectors, the remaining columns in Go.
-func (b Backend) gemvRows(d, x []float32, w *Mat, r0 int) {
+func (b Impl) gemvRows(d, x []float32, w *Mat, r0 int) {
 	K := w.Cols
 	done, kd := 0, 0 // rows computed, and the columns they cover
 	if b.isa >= isaAVX512 {
@@ -90,7 +90,7 @@ func (b Backend) gemvRows(d, x []float32, w *Mat, r0 int) {
 }
 
 // gemvTail adds the columns [k0, K) to d[j] = x · W[r0+j, :].
-func (b Backend) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
+func (b Impl) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
 	K := w.Cols
 	if k0 == K {
 		return
@@ -107,7 +107,7 @@ func (b Backend) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
 
 // gemvBatch computes dst = x · Wᵀ for 2 ≤ n ≤ 4 (AVX-512): the four-vector
 // kernel reads each weight once for all rows of x (padded to 4 with zeros).
-func (b Backend) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
+func (b Impl) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	kv := K &^ 15
 	xs := x
@@ -166,7 +166,7 @@ func (b Backend) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
 // each group (mr·K weights, in L1/L2) is multiplied with every panel of x by
 // the register-tiled kernel, so every weight loaded from memory is used
 // nr times from registers and n times overall.
-func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
+func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	mr, nr := 12, 32
 	if b.isa == isaAVX2 {
@@ -249,7 +249,7 @@ func (b Backend) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 // gemmBF16Dot is gemm for BF16 weights with x rounded to BF16 as well:
 // x is packed as BF16 column pairs and VDPBF16PS does two columns per
 // instruction (an odd last column is added in float32).
-func (b Backend) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
+func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	const mr, nr = 12, 32
 	P := K / 2
@@ -343,7 +343,7 @@ func (b Backend) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 // gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
 // j < mr, i < nr (adding to out when acc), with the full-width kernel when
 // full, else the half-width one.
-func (b Backend) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full, acc bool) {
+func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full, acc bool) {
 	a := 0
 	if acc {
 		a = 1
@@ -392,7 +392,7 @@ func packPanel(xp, x []float32, i0, rows, K, nr int) {
 	}
 }
 
-func (b Backend) dot(x, y []float32) float32 {
+func (b Impl) dot(x, y []float32) float32 {
 	if b.isa == isaGeneric || len(x) < 32 {
 		return dotGo(x, y)
 	}
@@ -404,7 +404,7 @@ func (b Backend) dot(x, y []float32) float32 {
 	return s
 }
 
-func (b Backend) sumSquares(x []float32) float32 {
+func (b Impl) sumSquares(x []float32) float32 {
 	if b.isa == isaGeneric || len(x) < 32 {
 		return sumSquaresGo(x)
 	}
@@ -416,7 +416,7 @@ func (b Backend) sumSquares(x []float32) float32 {
 	return s
 }
 
-func (b Backend) axpy(dst []float32, a float32, x []float32) {
+func (b Impl) axpy(dst []float32, a float32, x []float32) {
 	nv := len(dst) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		axpyGo(dst, a, x)
@@ -426,7 +426,7 @@ func (b Backend) axpy(dst []float32, a float32, x []float32) {
 	axpyGo(dst[nv:], a, x[nv:])
 }
 
-func (b Backend) scale(x []float32, a float32) {
+func (b Impl) scale(x []float32, a float32) {
 	nv := len(x) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		scaleGo(x, a)
@@ -436,7 +436,7 @@ func (b Backend) scale(x []float32, a float32) {
 	scaleGo(x[nv:], a)
 }
 
-func (b Backend) add(dst, x, y []float32) {
+func (b Impl) add(dst, x, y []float32) {
 	nv := len(dst) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		addGo(dst, x, y)
@@ -446,7 +446,7 @@ func (b Backend) add(dst, x, y []float32) {
 	addGo(dst[nv:], x[nv:], y[nv:])
 }
 
-func (b Backend) mulScaled(dst, x, w []float32, s float32) {
+func (b Impl) mulScaled(dst, x, w []float32, s float32) {
 	nv := len(dst) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		mulScaledGo(dst, x, w, s)
@@ -456,7 +456,7 @@ func (b Backend) mulScaled(dst, x, w []float32, s float32) {
 	mulScaledGo(dst[nv:], x[nv:], w[nv:], s)
 }
 
-func (b Backend) dotRows(dst, x, m []float32, stride int) {
+func (b Impl) dotRows(dst, x, m []float32, stride int) {
 	k := len(x)
 	if b.isa == isaGeneric {
 		dotRowsGo(dst, x, m, stride)
@@ -500,7 +500,7 @@ func (b Backend) dotRows(dst, x, m []float32, stride int) {
 	}
 }
 
-func (b Backend) axpyRows(dst, a, m []float32, stride int) {
+func (b Impl) axpyRows(dst, a, m []float32, stride int) {
 	k := len(dst)
 	kv := k &^ 31
 	if b.isa == isaGeneric || kv == 0 {
@@ -515,7 +515,7 @@ func (b Backend) axpyRows(dst, a, m []float32, stride int) {
 	}
 }
 
-func (b Backend) swiglu(dst, gate, up []float32) {
+func (b Impl) swiglu(dst, gate, up []float32) {
 	nv := len(dst) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		swigluGo(dst, gate, up)
@@ -525,7 +525,7 @@ func (b Backend) swiglu(dst, gate, up []float32) {
 	swigluGo(dst[nv:], gate[nv:], up[nv:])
 }
 
-func (b Backend) softmax(x []float32) {
+func (b Impl) softmax(x []float32) {
 	nv := len(x) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		softmaxGo(x)

@@ -4,14 +4,14 @@
 // pool that shares the machine without spinning, and machine references
 // (memory read bandwidth, FMA peak) for benchmarks.
 //
-// # Backends
+// # Implementations
 //
 // Every operation has a plain pure-Go implementation (Generic). On amd64,
 // unless built with the noasm tag, assembly kernels for AVX2+FMA and
 // AVX-512F are selected at run time from the CPU's features (Native); the
-// package-level functions use Native. Backends lists every level the CPU
+// package-level functions use Native (an Impl). Impls lists every level the CPU
 // can run, so tests and benchmarks can compare them; kernels/kerneltest is
-// the conformance suite each of them (and later the CUDA backend) passes.
+// the conformance suite each of them (and the CUDA kernels) passes.
 //
 // # MatMul
 //
@@ -37,7 +37,7 @@
 // (the conformance limit is the F32 one, NMSE ≤ 1e-7). VDPBF16PS doubles
 // the BF16 FLOP rate but needs x rounded to BF16 too (8-bit mantissa: about
 // 2e-3 relative error per product, NMSE ≈ 3e-6 on a product): Native does
-// not use it; the opt-in backend Fast (avx512bf16) does, for BF16 products
+// not use it; the opt-in implementation Fast (avx512bf16) does, for BF16 products
 // with n > 4, on CPUs with AVX-512 BF16 (its bytes are hand-encoded: the Go
 // assembler has no AVX512_BF16 mnemonics).
 // Softmax and SwiGLU use a vectorized exp with relative error ≤ 2e-7.

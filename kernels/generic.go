@@ -2,8 +2,8 @@ package kernels
 
 import "math"
 
-// This file holds the pure-Go kernels: the whole Generic backend, and the
-// tails and edge cases of the assembly backends.
+// This file holds the pure-Go kernels: the whole Generic implementation, and the
+// tails and edge cases of the assembly implementations.
 
 // dotGo returns Σ a[i]·b[i] over len(a) elements (b at least as long),
 // with four float32 partial sums.

@@ -9,11 +9,11 @@ import (
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 )
 
-// Every backend this CPU can run (the pure-Go one, and under !noasm the
+// Every implementation this CPU can run (the pure-Go one, and under !noasm the
 // AVX2 and AVX-512 levels it supports) goes through the conformance suite.
 
 func forEach(t *testing.T, f func(*testing.T, kerneltest.Ops)) {
-	for _, b := range kernels.Backends() {
+	for _, b := range kernels.Impls() {
 		t.Run(b.Name(), func(t *testing.T) { f(t, b) })
 	}
 }
@@ -29,7 +29,7 @@ func TestSwiGLU(t *testing.T)   { forEach(t, kerneltest.TestSwiGLU) }
 func TestDotRows(t *testing.T)  { forEach(t, kerneltest.TestDotRows) }
 func TestAxpyRows(t *testing.T) { forEach(t, kerneltest.TestAxpyRows) }
 
-// FuzzMatMul compares the Native backend with the pure-Go one on arbitrary
+// FuzzMatMul compares the Native implementation with the pure-Go one on arbitrary
 // small shapes and contents.
 func FuzzMatMul(f *testing.F) {
 	f.Add(uint8(1), uint8(7), uint8(13), false, []byte{1, 2, 3})

@@ -96,24 +96,35 @@ func (m *Mat) Row(dst []float32, r int) []float32 {
 	return dst
 }
 
-// checkMatMul validates the operands of MatMul.
-func checkMatMul(dst, x []float32, n int, w *Mat) error {
+// PrepareMatMul is the preamble every implementation of MatMul (this
+// package's, the GPU's) runs: it validates the operands (an error wrapping
+// ErrShape, dst untouched) and computes the empty products itself (n or
+// w.Rows zero: nothing; w.Cols zero: dst's rows are zeros), reporting
+// done when nothing is left to compute.
+func PrepareMatMul(dst, x []float32, n int, w *Mat) (done bool, err error) {
 	if err := w.Check(); err != nil {
-		return err
+		return false, err
 	}
 	if n < 0 {
-		return fmt.Errorf("%w: n = %d", ErrShape, n)
+		return false, fmt.Errorf("%w: n = %d", ErrShape, n)
 	}
 	if w.Cols > 0 && n > math.MaxInt/w.Cols || w.Rows > 0 && n > math.MaxInt/w.Rows {
-		return fmt.Errorf("%w: n = %d overflows", ErrShape, n)
+		return false, fmt.Errorf("%w: n = %d overflows", ErrShape, n)
 	}
 	if len(x) < n*w.Cols {
-		return fmt.Errorf("%w: x has %d elements, want %d×%d", ErrShape, len(x), n, w.Cols)
+		return false, fmt.Errorf("%w: x has %d elements, want %d×%d", ErrShape, len(x), n, w.Cols)
 	}
 	if len(dst) < n*w.Rows {
-		return fmt.Errorf("%w: dst has %d elements, want %d×%d", ErrShape, len(dst), n, w.Rows)
+		return false, fmt.Errorf("%w: dst has %d elements, want %d×%d", ErrShape, len(dst), n, w.Rows)
 	}
-	return nil
+	if n == 0 || w.Rows == 0 {
+		return true, nil
+	}
+	if w.Cols == 0 {
+		clear(dst[:n*w.Rows])
+		return true, nil
+	}
+	return false, nil
 }
 
 // BF16ToF32 widens a bfloat16 to float32 (exact).

@@ -1,168 +1,155 @@
 package model
 
 import (
-	"math"
-
 	"github.com/ndbg/ndbg/kernels"
 )
 
-// Backend is the compute boundary of the forward pass: the few dense ops
-// that carry nearly all of the work. The model code around it (embedding
-// lookup, RoPE, residual adds, the KV-cache bookkeeping) stays on the host.
-// A GPU backend implements these five methods over its own copies of the
-// weights (keyed by *kernels.Mat) and reports device errors from MatMul or
-// Sync; it does not need a tensor abstraction.
+// Device is where the forward pass computes: this machine's cores (CPU)
+// or a GPU (package cuda, build tag cuda). The forward pass itself is
+// written once, in Session.step, as a sequence of ops on a Seq; a device
+// owns what those ops read and write:
 //
-// Implementations must be safe for concurrent use by several sessions.
-type Backend interface {
-	// Name identifies the backend in logs and benchmarks ("cpu/avx512").
+//   - the weights: Load makes a model's weights resident on the device
+//     once (the CPU uses the host weights in place; a GPU uploads them);
+//   - each sequence's KV cache and activations (Resident.NewSeq);
+//   - the kernels: matrix products, RMSNorm, RoPE with the KV-cache write,
+//     attention, SwiGLU, the residual add, the output head.
+//
+// Only token ids go in and logits come out (Seq.Logits), so a GPU moves no
+// activations or cache rows across the bus. (ollama's model/backend split
+// and llama2.c's one forward function are the models followed.)
+//
+// Implementations must be safe for concurrent use by several sequences.
+type Device interface {
+	// Name identifies the device in logs and benchmarks ("cpu/avx512").
 	Name() string
-	// MatMul sets dst (n × w.Rows) = x (n × w.Cols) · Wᵀ.
-	MatMul(dst, x []float32, n int, w *kernels.Mat) error
-	// RMSNorm normalises each of the n rows of x (width len(weight)) into
-	// dst: x / sqrt(mean(x²) + eps) · weight.
-	RMSNorm(dst, x []float32, n int, weight []float32, eps float32)
-	// SwiGLU sets dst (n × ffn) to silu(gate) · up, where row i of gu holds
-	// gate then up (2·ffn values).
-	SwiGLU(dst, gu []float32, n, ffn int)
-	// Attention computes causal (optionally sliding-window) attention for n
-	// queries at positions pos0 … pos0+n-1 over layer's keys and values in
-	// kv, which already hold those positions. q and dst are n × Heads ×
-	// HeadDim; query head h reads KV head h / (Heads/KVHeads).
-	Attention(dst, q []float32, a AttentionSpec, kv *Cache)
-	// Sync waits for queued work and returns the first error since the last
-	// Sync (nil for the CPU, where every op completes synchronously).
-	Sync() error
-	// Close releases the backend's threads or device resources.
+	// Load makes w, the weights of a model of shape cfg, resident on the
+	// device. The host weights must stay unchanged while the Resident is
+	// used (the CPU reads them in place).
+	Load(cfg Config, w *Weights) (Resident, error)
+	// Close releases the device's threads or its context; every Resident
+	// must be closed first.
 	Close() error
 }
 
-// AttentionSpec describes one attention call.
-type AttentionSpec struct {
-	Layer, N, Pos0 int
-	Heads, KVHeads int
-	HeadDim        int
-	Window         int // 0: full causal; W: keys at positions > p-W only
+// Weights are a model's parameters in host memory, as bound from a
+// checkpoint or filled randomly, with the RoPE tables of its context: what
+// Device.Load makes resident.
+type Weights struct {
+	Embed, Head *kernels.Mat // Vocab × Hidden; Head is Embed when the embeddings are tied
+	Norm        []float32
+	Layers      []LayerWeights
+	Rope        *RopeTable
 }
 
-// CPU is the Backend on this machine's cores, built on package kernels.
-type CPU struct {
-	k    kernels.Backend
-	pool *kernels.Pool
+// LayerWeights are one decoder layer's weights. The q, k and v projections
+// are stored as one matrix (rows q then k then v) and gate and up as
+// another, so each takes one pass over the activations.
+type LayerWeights struct {
+	AttnNorm, FFNNorm []float32
+	QKV, O            *kernels.Mat
+	GateUp, Down      *kernels.Mat
 }
 
-// NewCPU returns a CPU backend running on threads threads (≤ 0: one per
-// core) with the fastest kernels the CPU supports that keep activations in
-// float32 (kernels.Native).
-func NewCPU(threads int) *CPU {
-	return &CPU{k: kernels.Native(), pool: kernels.NewPool(threads)}
+// Resident is a model's weights made resident on a device; sequences
+// computing on them start from NewSeq. Safe for concurrent use.
+type Resident interface {
+	// NewSeq returns an empty sequence. Device memory is taken on first
+	// use, so a failure to get it is reported by the sequence's Err.
+	NewSeq() Seq
+	// Close releases the device copy of the weights; the sequences must
+	// not be used afterwards.
+	Close() error
 }
 
-// NewCPUFast is NewCPU with kernels.Fast: on CPUs with AVX-512 BF16, matrix
-// products with BF16 weights round the activations to BF16 as well (about
-// twice the prefill FLOP rate, NMSE ≤ 1e-5 per product instead of 1e-7).
-func NewCPUFast(threads int) *CPU {
-	return &CPU{k: kernels.Fast(), pool: kernels.NewPool(threads)}
-}
+// Act names one of a sequence's activation buffers; each holds up to the
+// rows reserved by Seq.Reserve, of the width given.
+type Act uint8
 
-// NewCPUWith returns a CPU backend using the given kernels implementation
-// (for example kernels.Generic(), to compare against the reference code).
-func NewCPUWith(k kernels.Backend, threads int) *CPU {
-	return &CPU{k: k, pool: kernels.NewPool(threads)}
-}
+const (
+	ActX    Act = iota // the residual stream (Hidden)
+	ActXB              // a normalised copy of it (Hidden)
+	ActQKV             // the fused q, k, v projection (QDim + 2·KVDim)
+	ActQ               // the rotated queries (QDim)
+	ActAtt             // the attention output (QDim)
+	ActTmp             // a projection back to the stream (Hidden)
+	ActGU              // the fused gate and up projection, gate then up per row (2·FFN)
+	ActFFN             // silu(gate)·up (FFN)
+	NumActs            // the number of activation buffers
+)
 
-// Name returns "cpu/" and the kernels' instruction set.
-func (c *CPU) Name() string { return "cpu/" + c.k.Name() }
+// Param names one of a layer's weights.
+type Param uint8
 
-// Threads returns the number of threads the backend computes on.
-func (c *CPU) Threads() int { return c.pool.Threads() }
+const (
+	AttnNorm Param = iota // input_layernorm
+	QKV                   // q_proj, k_proj, v_proj stacked
+	O                     // o_proj
+	FFNNorm               // post_attention_layernorm
+	GateUp                // gate_proj, up_proj stacked
+	Down                  // down_proj
+)
 
-// MatMul implements Backend.
-func (c *CPU) MatMul(dst, x []float32, n int, w *kernels.Mat) error {
-	return c.k.MatMul(c.pool, dst, x, n, w)
-}
-
-// RMSNorm implements Backend.
-func (c *CPU) RMSNorm(dst, x []float32, n int, weight []float32, eps float32) {
-	d := len(weight)
-	for i := 0; i < n; i++ {
-		c.k.RMSNorm(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], weight, eps)
+// Width returns the row width of activation a for cfg.
+func (a Act) Width(c *Config) int {
+	switch a {
+	case ActQKV:
+		return c.QDim() + 2*c.KVDim()
+	case ActQ, ActAtt:
+		return c.QDim()
+	case ActGU:
+		return 2 * c.FFN
+	case ActFFN:
+		return c.FFN
 	}
+	return c.Hidden
 }
 
-// SwiGLU implements Backend.
-func (c *CPU) SwiGLU(dst, gu []float32, n, ffn int) {
-	for i := 0; i < n; i++ {
-		row := gu[i*2*ffn : (i+1)*2*ffn]
-		c.k.SwiGLU(dst[i*ffn:(i+1)*ffn], row[:ffn], row[ffn:])
-	}
-}
-
-// Attention implements Backend. Work is split over (query, KV head)
-// pairs; each pair walks its visible keys block by block for the query
-// heads that share that KV head (GQA): scores of a block's keys in one
-// strided DotRows call per head, a numerically stable softmax per head, and
-// the weighted sum of values in one AxpyRows call per block and head.
-func (c *CPU) Attention(dst, q []float32, a AttentionSpec, kv *Cache) {
-	hd := a.HeadDim
-	group := a.Heads / a.KVHeads
-	kvDim := a.KVHeads * hd
-	scale := float32(1 / math.Sqrt(float64(hd)))
-	total := a.N * a.KVHeads
-	grain := max(1, total/(4*c.pool.Threads()))
-	if work := a.N * a.Heads * (a.Pos0 + a.N) * hd; work < 1<<16 {
-		grain = total // too little to pay for waking another thread
-	}
-	c.pool.For(total, grain, func(lo, hi int) {
-		width := a.Pos0 + a.N
-		scores := make([]float32, group*width)
-		for i := lo; i < hi; i++ {
-			t, g := i/a.KVHeads, i%a.KVHeads
-			pos := a.Pos0 + t
-			first := 0
-			if a.Window > 0 {
-				first = max(0, pos-a.Window+1)
-			}
-			span := pos + 1 - first
-			koff := g * hd
-			qrow := q[t*a.Heads*hd:]
-			for p := first; p <= pos; {
-				ks := kv.span(a.Layer, 0, p)
-				end := min(pos+1, (p/blockLen+1)*blockLen)
-				rows := ks[(p%blockLen)*kvDim+koff:]
-				for k := 0; k < group; k++ {
-					h := g*group + k
-					sc := scores[k*width+p-first : k*width+end-first]
-					c.k.DotRows(sc, qrow[h*hd:(h+1)*hd], rows, kvDim)
-				}
-				p = end
-			}
-			for k := 0; k < group; k++ {
-				row := scores[k*width : k*width+span]
-				c.k.Scale(row, scale)
-				c.k.Softmax(row)
-				h := g*group + k
-				clear(dst[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd])
-			}
-			for p := first; p <= pos; {
-				vs := kv.span(a.Layer, 1, p)
-				end := min(pos+1, (p/blockLen+1)*blockLen)
-				rows := vs[(p%blockLen)*kvDim+koff:]
-				for k := 0; k < group; k++ {
-					h := g*group + k
-					c.k.AxpyRows(dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+p-first:k*width+end-first], rows, kvDim)
-				}
-				p = end
-			}
-		}
-	})
-}
-
-// Sync implements Backend; CPU ops are synchronous.
-func (c *CPU) Sync() error { return nil }
-
-// Close stops the worker threads.
-func (c *CPU) Close() error {
-	c.pool.Close()
-	return nil
+// Seq is one sequence on a device: its KV cache (positions 0 … Len()-1)
+// and its activations. The ops queue work in order; an op that fails
+// records the error, later ops do nothing, and Err returns it. A Seq is
+// not safe for concurrent use; sequences of one Resident may run
+// concurrently.
+type Seq interface {
+	// Len returns the number of cached positions.
+	Len() int
+	// Reserve makes room for n more positions (counted in Len from now
+	// on) and sizes the activations for n rows.
+	Reserve(n int)
+	// Embed writes the embedding rows of tokens (already checked against
+	// the vocabulary) into the first len(tokens) rows of ActX.
+	Embed(tokens []int)
+	// RMSNorm normalises n rows of src into dst with layer's weight p
+	// (AttnNorm or FFNNorm).
+	RMSNorm(dst, src Act, n, layer int, p Param)
+	// MatMul sets n rows of dst to src · Wᵀ, W being layer's weight p (QKV,
+	// O, GateUp or Down).
+	MatMul(dst, src Act, n, layer int, p Param)
+	// RoPE splits n rows of ActQKV for positions pos0 …: the queries,
+	// rotated, into ActQ; the keys, rotated, and the values into layer's
+	// cache rows.
+	RoPE(layer, pos0, n int)
+	// Attention sets n rows of ActAtt to the causal (for a sliding-window
+	// layer, windowed) GQA attention of ActQ's queries at positions pos0 …
+	// over layer's cache.
+	Attention(layer, pos0, n int)
+	// Add adds n rows of src to dst.
+	Add(dst, src Act, n int)
+	// SwiGLU sets n rows of ActFFN to silu(gate)·up of ActGU's rows.
+	SwiGLU(n int)
+	// Logits applies the final norm and the output head to the last rows
+	// of the first n rows of ActX and copies the rows × Vocab logits into
+	// dst, waiting for the queued work.
+	Logits(dst []float32, n, rows int)
+	// Err returns the first error of an op since the sequence began (or
+	// since the last Truncate).
+	Err() error
+	// Truncate drops every position ≥ n and clears the recorded error.
+	Truncate(n int) error
+	// Fork returns a sequence holding the same positions that neither
+	// sees the other's later writes. (A failure to fork is the fork's Err.)
+	Fork() Seq
+	// Close releases the sequence's device memory now rather than when it
+	// is garbage collected; the sequence must not be used afterwards.
+	Close() error
 }

@@ -20,8 +20,9 @@ type kvBlock struct {
 	frozen atomic.Bool
 }
 
-// Cache is a KV cache: for each layer and each position, the key and value
-// rows (KVHeads × HeadDim, after RoPE for keys) of the tokens seen so far.
+// Cache is the CPU device's KV cache: for each layer and each position,
+// the key and value rows (KVHeads × HeadDim, after RoPE for keys) of the
+// tokens seen so far.
 //
 // Caches fork cheaply: Fork returns a cache that shares every block with its
 // parent, so a program's source is computed once and each debugging step or

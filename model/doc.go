@@ -12,9 +12,13 @@
 // once and every debugging step continues from it, and they roll back with
 // Truncate.
 //
-// The dense ops go through Backend, a five-method boundary (MatMul,
-// RMSNorm, SwiGLU, Attention, Sync) that the CPU implements with package
-// kernels and a GPU backend can implement later.
+// The forward pass is written once (Session.step) as ops on a Seq, and a
+// Device runs them: it holds the weights (Device.Load makes them resident),
+// each sequence's KV cache and activations, and the kernels. CPU implements
+// it with package kernels (the KV cache above); package cuda, under the
+// cuda build tag, implements it on a GPU with the weights, the cache and
+// the activations in device memory. The conformance suite in
+// model/modeltest runs the same cases on every device.
 //
 // Correctness is checked against PyTorch: testdata/make_reference.py
 // transcribes Hugging Face's LlamaForCausalLM/CwmForCausalLM in plain torch

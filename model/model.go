@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -18,45 +17,45 @@ import (
 
 // Model is a loaded LLaMA-architecture decoder. It is immutable after
 // construction and safe for concurrent use: each Session holds its own
-// activations and KV cache.
+// activations and KV cache, on the model's device.
 type Model struct {
-	cfg    Config
-	be     Backend
-	ownBE  bool
-	embed  *kernels.Mat // Vocab × Hidden
-	head   *kernels.Mat // Vocab × Hidden (the embedding when tied)
-	norm   []float32
-	layers []layerWeights
-	rope   *ropeTable
-	src    io.Closer // the checkpoint the weights alias, closed by Close
-	eos    []int     // end-of-sequence ids from config.json
+	cfg   Config
+	dev   Device
+	owned bool // dev was created by the model, which closes it
+	w     *Weights
+	res   Resident  // w on dev
+	src   io.Closer // the checkpoint the weights alias, closed by Close
+	eos   []int     // end-of-sequence ids from config.json
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// layerWeights are one decoder layer's weights. The q, k and v projections
-// are stored as one matrix (rows q then k then v) and gate and up as another,
-// so each takes one pass over the activations and one thread handoff.
-type layerWeights struct {
-	attnNorm, ffnNorm []float32
-	qkv, o            *kernels.Mat
-	gateUp, down      *kernels.Mat
-}
-
 // Options tune how a model is built.
 type Options struct {
-	// Backend runs the dense ops; nil means a CPU backend with Threads
+	// Device computes the forward pass; nil means a CPU with Threads
 	// threads, owned (and closed) by the model.
-	Backend Backend
-	// Threads for the default CPU backend; ≤ 0 means one per core.
+	Device Device
+	// CloseDevice gives Device to the model: it is closed by the model's
+	// Close, or by New, NewRandom or Load when they fail.
+	CloseDevice bool
+	// Threads for the default CPU device; ≤ 0 means one per core.
 	Threads int
 	// Context, when > 0, caps the longest sequence below the config's, to
 	// save the RoPE table and bound the cache.
 	Context int
-	// FastBF16 makes the default CPU backend NewCPUFast: BF16 products
+	// FastBF16 makes the default CPU device NewCPUFast: BF16 products
 	// round activations to BF16 (faster prefill, slightly less exact).
 	FastBF16 bool
+}
+
+// failed closes a device given to the model that could not be built and
+// returns err (joined with any failure to close).
+func (o Options) failed(err error) error {
+	if o.CloseDevice && o.Device != nil {
+		err = errors.Join(err, o.Device.Close())
+	}
+	return err
 }
 
 // Source yields named tensors; *weights.Checkpoint and *weights.File
@@ -71,12 +70,12 @@ type Source interface {
 func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	ck, err := weights.Open(dir)
 	if err != nil {
-		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+		return nil, opts.failed(fmt.Errorf("model: load %s: %w", dir, err))
 	}
 	cfg, err := FromWeights(ck.Config)
 	if err != nil {
 		ck.Close()
-		return nil, fmt.Errorf("model: load %s: %w", dir, err)
+		return nil, opts.failed(fmt.Errorf("model: load %s: %w", dir, err))
 	}
 	m, err := New(ctx, cfg, ck, opts)
 	if err != nil {
@@ -87,7 +86,7 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	// not the architecture computed here: refuse rather than run it wrongly.
 	var extra []string
 	for _, n := range ck.Unused() {
-		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == "lm_head.weight" && cfg.TiedEmbeddings {
+		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == weights.LMHead && cfg.TiedEmbeddings {
 			continue
 		}
 		extra = append(extra, n)
@@ -103,11 +102,6 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	m.src = ck
 	m.eos = append([]int(nil), ck.Config.EOSTokenIDs...)
 	return m, nil
-}
-
-// tensorName is the Hugging Face name of layer l's tensor suffix.
-func tensorName(l int, suffix string) string {
-	return fmt.Sprintf("model.layers.%d.%s", l, suffix)
 }
 
 // binder fetches tensors from a Source, checking presence and shape and
@@ -201,16 +195,19 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 	return out
 }
 
-// New binds the weights of a model of shape cfg from src, using Hugging
-// Face tensor names (model.embed_tokens.weight, model.layers.N.self_attn.
-// {q,k,v,o}_proj.weight, model.layers.N.mlp.{gate,up,down}_proj.weight,
-// model.layers.N.{input,post_attention}_layernorm.weight, model.norm.weight,
-// lm_head.weight unless tied). Every tensor is checked for presence, shape
+// New binds the weights of a model of shape cfg from src, by the Hugging
+// Face tensor names of package weights' table (weights.EmbedTokens,
+// weights.LayerTensor(l, weights.QProj), …; lm_head unless tied). Every tensor is checked for presence, shape
 // and finite values (a NaN or Inf weight would turn every logit into NaN;
 // the check reads each weight once, on opts.Threads goroutines); the error
 // lists all that are wrong. Weights not fused at load
 // alias src, which must stay open while the model is used.
-func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, error) {
+func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, err error) {
+	defer func() {
+		if err != nil {
+			err = opts.failed(err)
+		}
+	}()
 	if opts.Context > 0 && opts.Context < cfg.Context {
 		cfg.Context = opts.Context
 	}
@@ -219,32 +216,33 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, err
 	}
 	b := &binder{src: src}
 	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
-	embed := b.mat("model.embed_tokens.weight", V, H)
+	embed := b.mat(weights.EmbedTokens, V, H)
 	head := embed
 	if !cfg.TiedEmbeddings {
-		head = b.mat("lm_head.weight", V, H)
+		head = b.mat(weights.LMHead, V, H)
 	}
-	norm := b.vec("model.norm.weight", H)
-	layers := make([]layerWeights, cfg.Layers)
+	norm := b.vec(weights.FinalNorm, H)
+	layers := make([]LayerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("model: binding weights: %w", err)
 		}
 		lw := &layers[l]
-		lw.attnNorm = b.vec(tensorName(l, "input_layernorm.weight"), H)
-		lw.ffnNorm = b.vec(tensorName(l, "post_attention_layernorm.weight"), H)
-		q := b.mat(tensorName(l, "self_attn.q_proj.weight"), Q, H)
-		k := b.mat(tensorName(l, "self_attn.k_proj.weight"), KV, H)
-		v := b.mat(tensorName(l, "self_attn.v_proj.weight"), KV, H)
-		lw.o = b.mat(tensorName(l, "self_attn.o_proj.weight"), H, Q)
-		gate := b.mat(tensorName(l, "mlp.gate_proj.weight"), F, H)
-		up := b.mat(tensorName(l, "mlp.up_proj.weight"), F, H)
-		lw.down = b.mat(tensorName(l, "mlp.down_proj.weight"), H, F)
+		name := func(suffix string) string { return weights.LayerTensor(l, suffix) }
+		lw.AttnNorm = b.vec(name(weights.InputNorm), H)
+		lw.FFNNorm = b.vec(name(weights.PostNorm), H)
+		q := b.mat(name(weights.QProj), Q, H)
+		k := b.mat(name(weights.KProj), KV, H)
+		v := b.mat(name(weights.VProj), KV, H)
+		lw.O = b.mat(name(weights.OProj), H, Q)
+		gate := b.mat(name(weights.GateProj), F, H)
+		up := b.mat(name(weights.UpProj), F, H)
+		lw.Down = b.mat(name(weights.DownProj), H, F)
 		if q != nil && k != nil && v != nil {
-			lw.qkv = stack(q, k, v)
+			lw.QKV = stack(q, k, v)
 		}
 		if gate != nil && up != nil {
-			lw.gateUp = stack(gate, up)
+			lw.GateUp = stack(gate, up)
 		}
 		if len(b.errs) > 20 {
 			break
@@ -256,27 +254,41 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (*Model, err
 	if len(b.errs) > 0 {
 		return nil, fmt.Errorf("model: %d weight problem(s): %w", len(b.errs), errors.Join(b.errs...))
 	}
-	return newModel(cfg, embed, head, norm, layers, opts), nil
+	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: norm, Layers: layers}, opts)
 }
 
-func newModel(cfg Config, embed, head *kernels.Mat, norm []float32, layers []layerWeights, opts Options) *Model {
-	m := &Model{cfg: cfg, embed: embed, head: head, norm: norm, layers: layers,
-		rope: newRopeTable(&cfg, cfg.Context), be: opts.Backend}
-	if m.be == nil {
+// newModel makes w resident on opts' device (a CPU of its own when none).
+func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
+	w.Rope = NewRopeTable(&cfg, cfg.Context)
+	m := &Model{cfg: cfg, w: w, dev: opts.Device, owned: opts.CloseDevice}
+	if m.dev == nil {
 		if opts.FastBF16 {
-			m.be = NewCPUFast(opts.Threads)
+			m.dev = NewCPUFast(opts.Threads)
 		} else {
-			m.be = NewCPU(opts.Threads)
+			m.dev = NewCPU(opts.Threads)
 		}
-		m.ownBE = true
+		m.owned = true
 	}
-	return m
+	var err error
+	if m.res, err = m.dev.Load(cfg, w); err != nil {
+		err = fmt.Errorf("model: loading the weights on %s: %w", m.dev.Name(), err)
+		if opts.Device == nil { // the CPU made here; a given one is closed by the caller's opts.failed
+			err = errors.Join(err, m.dev.Close())
+		}
+		return nil, err
+	}
+	return m, nil
 }
 
 // NewRandom builds a model of shape cfg with random weights of the given
 // dtype (for benchmarks and tests; no checkpoint needed). Matrices are
 // uniform in ±1/sqrt(cols), norms near 1, so activations stay O(1).
-func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, opts Options) (*Model, error) {
+func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, opts Options) (_ *Model, err error) {
+	defer func() {
+		if err != nil {
+			err = opts.failed(err)
+		}
+	}()
 	if opts.Context > 0 && opts.Context < cfg.Context {
 		cfg.Context = opts.Context
 	}
@@ -286,9 +298,9 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	if dt != kernels.F32 && dt != kernels.BF16 {
 		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
 	}
-	// Each matrix gets its own generator so they fill in parallel.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	// Each matrix gets its own generator, so they fill in parallel (on a
+	// pool of opts.Threads threads, once all are allocated).
+	var fills []func()
 	stream := uint64(0)
 	mat := func(rows, cols int) *kernels.Mat {
 		m := &kernels.Mat{Rows: rows, Cols: cols, DType: dt}
@@ -300,10 +312,7 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		}
 		stream++
 		rng := rand.New(rand.NewPCG(seed, stream))
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
+		fills = append(fills, func() {
 			scale := float32(2 / math.Sqrt(float64(cols)) / (1 << 24))
 			for i := 0; i < n; {
 				r := rng.Uint64()
@@ -316,7 +325,7 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 					}
 				}
 			}
-		}()
+		})
 		return m
 	}
 	vrng := rand.New(rand.NewPCG(seed, 0))
@@ -333,17 +342,22 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	if !cfg.TiedEmbeddings {
 		head = mat(V, H)
 	}
-	layers := make([]layerWeights, cfg.Layers)
+	layers := make([]LayerWeights, cfg.Layers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
-			wg.Wait()
 			return nil, fmt.Errorf("model: random weights: %w", err)
 		}
-		layers[l] = layerWeights{attnNorm: vec(H), ffnNorm: vec(H),
-			qkv: mat(Q+2*KV, H), o: mat(H, Q), gateUp: mat(2*F, H), down: mat(H, F)}
+		layers[l] = LayerWeights{AttnNorm: vec(H), FFNNorm: vec(H),
+			QKV: mat(Q+2*KV, H), O: mat(H, Q), GateUp: mat(2*F, H), Down: mat(H, F)}
 	}
-	wg.Wait()
-	return newModel(cfg, embed, head, vec(H), layers, opts), nil
+	pool := kernels.NewPool(opts.Threads)
+	pool.For(len(fills), 1, func(lo, hi int) {
+		for _, fill := range fills[lo:hi] {
+			fill()
+		}
+	})
+	pool.Close()
+	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, opts)
 }
 
 // Config returns the model's configuration.
@@ -353,42 +367,46 @@ func (m *Model) Config() Config { return m.cfg }
 // (none for random models).
 func (m *Model) EOS() []int { return m.eos }
 
-// WithBackend returns a model sharing m's weights that computes on be (for
-// example a CPU backend with another thread count). The copy owns neither
-// be nor m's checkpoint: closing it closes nothing, and it must not be used
-// after m is closed.
-func (m *Model) WithBackend(be Backend) *Model {
-	return &Model{cfg: m.cfg, be: be, embed: m.embed, head: m.head, norm: m.norm,
-		layers: m.layers, rope: m.rope, eos: m.eos}
+// WithDevice returns a model sharing m's host weights that computes on
+// dev (for example a CPU with another thread count, or a GPU), loading
+// them there. The copy does not own dev or m's checkpoint: closing it
+// releases only its resident weights, and it must not be used after m is
+// closed.
+func (m *Model) WithDevice(dev Device) (*Model, error) {
+	res, err := dev.Load(m.cfg, m.w)
+	if err != nil {
+		return nil, fmt.Errorf("model: loading the weights on %s: %w", dev.Name(), err)
+	}
+	return &Model{cfg: m.cfg, dev: dev, w: m.w, res: res, eos: m.eos}, nil
 }
 
 // WeightDType returns the element type of the model's matrices (that of
 // the output head; a checkpoint may mix).
-func (m *Model) WeightDType() kernels.DType { return m.head.DType }
+func (m *Model) WeightDType() kernels.DType { return m.w.Head.DType }
 
-// Backend returns the backend the model computes on.
-func (m *Model) Backend() Backend { return m.be }
+// Device returns the device the model computes on.
+func (m *Model) Device() Device { return m.dev }
 
 // WeightBytes returns the bytes of weights read by one decode step: every
 // matrix once (the embedding row lookup is negligible unless tied, where the
 // head reads it anyway).
 func (m *Model) WeightBytes() int64 {
 	size := func(w *kernels.Mat) int64 { return int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size()) }
-	n := size(m.head)
-	for _, l := range m.layers {
-		n += size(l.qkv) + size(l.o) + size(l.gateUp) + size(l.down)
+	n := size(m.w.Head)
+	for _, l := range m.w.Layers {
+		n += size(l.QKV) + size(l.O) + size(l.GateUp) + size(l.Down)
 	}
 	return n
 }
 
-// Close releases the backend (when the model created it) and the
-// checkpoint mapping (when Load opened it). The model and its sessions must
-// not be used afterwards.
+// Close releases the resident weights, the device (when the model
+// created it) and the checkpoint mapping (when Load opened it). The model
+// and its sessions must not be used afterwards.
 func (m *Model) Close() error {
 	m.closeOnce.Do(func() {
-		var errs []error
-		if m.ownBE {
-			errs = append(errs, m.be.Close())
+		errs := []error{m.res.Close()}
+		if m.owned {
+			errs = append(errs, m.dev.Close())
 		}
 		if m.src != nil {
 			errs = append(errs, m.src.Close())

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/weights"
 )
 
@@ -57,16 +58,6 @@ func nmse(got, want []float32) float64 {
 		return num
 	}
 	return num / den
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 // margin is the gap between the largest and second largest value.
@@ -117,7 +108,7 @@ func checkReference(t *testing.T, dir string, opts Options, tol float64) {
 	s := m.NewSession()
 	var worst float64
 	defer func() {
-		t.Logf("%s threads %d %s: worst NMSE %.3g (limit %g)", filepath.Base(dir), threads, m.Backend().Name(), worst, tol)
+		t.Logf("%s threads %d %s: worst NMSE %.3g (limit %g)", filepath.Base(dir), threads, m.Device().Name(), worst, tol)
 	}()
 	check := func(pos int, got []float32) {
 		want := ref.logits[pos*V : (pos+1)*V]
@@ -126,7 +117,7 @@ func checkReference(t *testing.T, dir string, opts Options, tol float64) {
 		assert.LessOrEqual(t, e, tol, "threads %d position %d: NMSE %.3g", threads, pos, e)
 		// Greedy decoding must agree wherever the reference is not a near tie.
 		if margin(want) > 1e-2 {
-			assert.Equal(t, argmax(want), argmax(got), "threads %d position %d: argmax", threads, pos)
+			assert.Equal(t, sample.Argmax(want), sample.Argmax(got), "threads %d position %d: argmax", threads, pos)
 		}
 	}
 	all, err := s.Forward(context.Background(), ref.tokens[:ref.prompt], true)

@@ -2,17 +2,18 @@ package model
 
 import "math"
 
-// ropeTable holds cos and sin of position·inv_freq for every position up to
+// RopeTable holds cos and sin of position·inv_freq for every position up to
 // the context, so the forward pass never calls math.Cos or math.Sin: row p
-// is cos[p*half : (p+1)*half] (and sin likewise), half = HeadDim/2.
+// is Cos[p*half : (p+1)*half] (and Sin likewise), half = HeadDim/2. Every
+// device rotates with these tables (a GPU uploads them).
 //
 // The values follow Hugging Face's float32 computation: inv_freq and the
 // product position·inv_freq are rounded to float32 exactly as torch does,
 // so that long positions, where the float32 rounding of the angle is
 // visible, rotate as they did in training.
-type ropeTable struct {
-	half     int
-	cos, sin []float32
+type RopeTable struct {
+	Half     int
+	Cos, Sin []float32
 }
 
 // ropeInvFreq returns the per-pair inverse frequencies
@@ -46,32 +47,32 @@ func ropeInvFreq(headDim int, theta float64, s *RopeScaling) []float32 {
 	return inv
 }
 
-// newRopeTable precomputes cos/sin for positions [0, n).
-func newRopeTable(cfg *Config, n int) *ropeTable {
+// NewRopeTable precomputes cos/sin of cfg's RoPE for positions [0, n).
+func NewRopeTable(cfg *Config, n int) *RopeTable {
 	inv := ropeInvFreq(cfg.HeadDim, cfg.RopeTheta, cfg.RopeScaling)
 	half := len(inv)
-	t := &ropeTable{half: half, cos: make([]float32, n*half), sin: make([]float32, n*half)}
+	t := &RopeTable{Half: half, Cos: make([]float32, n*half), Sin: make([]float32, n*half)}
 	for p := 0; p < n; p++ {
 		row := p * half
 		for i, f := range inv {
 			a := float32(p) * f // rounded to float32, as torch's matmul of float32 tensors
-			t.cos[row+i] = float32(math.Cos(float64(a)))
-			t.sin[row+i] = float32(math.Sin(float64(a)))
+			t.Cos[row+i] = float32(math.Cos(float64(a)))
+			t.Sin[row+i] = float32(math.Sin(float64(a)))
 		}
 	}
 	return t
 }
 
-// rotate applies RoPE at position pos to each head of x (heads × headDim,
+// Rotate applies RoPE at position pos to each head of x (heads × headDim,
 // contiguous) in Hugging Face's rotate_half convention: element i is paired
 // with element i+headDim/2, not with its neighbour:
 //
 //	x'[i]      = x[i]·cos − x[i+h]·sin
 //	x'[i+h]    = x[i+h]·cos + x[i]·sin
-func (t *ropeTable) rotate(dst, x []float32, heads, pos int) {
-	h := t.half
-	cos := t.cos[pos*h : pos*h+h]
-	sin := t.sin[pos*h : pos*h+h]
+func (t *RopeTable) Rotate(dst, x []float32, heads, pos int) {
+	h := t.Half
+	cos := t.Cos[pos*h : pos*h+h]
+	sin := t.Sin[pos*h : pos*h+h]
 	for hd := 0; hd < heads; hd++ {
 		src := x[hd*2*h : (hd+1)*2*h]
 		out := dst[hd*2*h : (hd+1)*2*h]

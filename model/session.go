@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
-	"github.com/ndbg/ndbg/kernels"
 )
 
 // maxChunk bounds the tokens of one batched pass: long prompts are
@@ -13,19 +11,16 @@ import (
 // 1.8b shape about 30 MB) while the matrix products stay compute-bound.
 const maxChunk = 256
 
-// Session is one sequence being decoded: its KV cache, its activation
-// buffers and the logits of its last token. Sessions of one Model may run
-// concurrently; a single Session may not.
+// Session is one sequence being decoded: its Seq on the model's device
+// (KV cache and activations), the tokens it has read and the logits of its
+// last token. Sessions of one Model may run concurrently; a single Session
+// may not.
 type Session struct {
 	m      *Model
-	cache  *Cache
+	seq    Seq
 	tokens []int     // the tokens in the cache, in order
 	last   []float32 // logits after the last token, nil before any
-
-	// activations, sized for up to cap tokens
-	cap                         int
-	x, xb, qkv, q, att, tmp, gu []float32
-	ffn, logits                 []float32
+	logits []float32 // host buffer Forward returns
 }
 
 // ErrContext is returned (wrapped) when a sequence would exceed the model's
@@ -37,15 +32,20 @@ var ErrToken = errors.New("model: token id out of range")
 
 // NewSession returns an empty session.
 func (m *Model) NewSession() *Session {
-	return &Session{m: m, cache: newCache(m.cfg.Layers, m.cfg.KVDim())}
+	return &Session{m: m, seq: m.res.NewSeq()}
 }
 
+// Close releases the session's device memory now (a GPU's KV cache)
+// rather than when the session is garbage collected. It is optional: a
+// session on the CPU holds only Go memory.
+func (s *Session) Close() error { return s.seq.Close() }
+
 // Len returns the number of tokens in the session's cache.
-func (s *Session) Len() int { return s.cache.Len() }
+func (s *Session) Len() int { return s.seq.Len() }
 
 // Tokens returns the tokens the session has consumed. The slice must not
 // be modified; it is valid until the next Forward or Truncate.
-func (s *Session) Tokens() []int { return s.tokens[:s.cache.Len()] }
+func (s *Session) Tokens() []int { return s.tokens[:s.seq.Len()] }
 
 // Model returns the session's model.
 func (s *Session) Model() *Model { return s.m }
@@ -55,12 +55,13 @@ func (s *Session) Model() *Model { return s.m }
 // and overwritten by the next Forward.
 func (s *Session) Last() []float32 { return s.last }
 
-// Fork returns a new session continuing from the same tokens. It shares the
-// KV cache (copy-on-write, see Cache.Fork) and copies the last logits, so
-// computing a long prefix once and forking per step or per user costs no
-// recomputation.
+// Fork returns a new session continuing from the same tokens, with the
+// same KV cache (on the CPU shared copy-on-write, see Cache.Fork; on a GPU
+// copied on the device) and a copy of the last logits, so computing a long
+// prefix once and forking per step or per user costs no recomputation. A
+// device that fails to fork reports it on the fork's first Forward.
 func (s *Session) Fork() *Session {
-	f := &Session{m: s.m, cache: s.cache.Fork(), tokens: append([]int(nil), s.Tokens()...)}
+	f := &Session{m: s.m, seq: s.seq.Fork(), tokens: append([]int(nil), s.Tokens()...)}
 	if s.last != nil {
 		f.last = append([]float32(nil), s.last...)
 	}
@@ -70,31 +71,15 @@ func (s *Session) Fork() *Session {
 // Truncate rolls the session back to its first n tokens. The last logits
 // are forgotten unless n is the current length.
 func (s *Session) Truncate(n int) error {
-	if n == s.cache.Len() {
+	if n == s.seq.Len() {
 		return nil
 	}
-	if err := s.cache.Truncate(n); err != nil {
+	if err := s.seq.Truncate(n); err != nil {
 		return err
 	}
 	s.tokens = s.tokens[:n]
 	s.last = nil
 	return nil
-}
-
-func (s *Session) ensure(n int) {
-	if n <= s.cap {
-		return
-	}
-	c := s.m.cfg
-	s.cap = n
-	s.x = make([]float32, n*c.Hidden)
-	s.xb = make([]float32, n*c.Hidden)
-	s.tmp = make([]float32, n*c.Hidden)
-	s.qkv = make([]float32, n*(c.QDim()+2*c.KVDim()))
-	s.q = make([]float32, n*c.QDim())
-	s.att = make([]float32, n*c.QDim())
-	s.gu = make([]float32, n*2*c.FFN)
-	s.ffn = make([]float32, n*c.FFN)
 }
 
 // Forward appends tokens to the session in batched passes (a whole prompt
@@ -116,7 +101,7 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 			return nil, fmt.Errorf("%w: token %d at index %d, vocabulary %d", ErrToken, t, i, c.Vocab)
 		}
 	}
-	start := s.cache.Len()
+	start := s.seq.Len()
 	if start+len(tokens) > c.Context {
 		return nil, fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContext, start, len(tokens), c.Context)
 	}
@@ -142,7 +127,7 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 			dst = out
 		}
 		if err := s.step(ctx, tokens[done:done+n], dst, all); err != nil {
-			s.cache.Truncate(start) // drop the partial chunks; never fails here
+			s.seq.Truncate(start) // drop the partial chunks; never fails here
 			s.last = nil
 			return nil, err
 		}
@@ -153,70 +138,43 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 	return out, nil
 }
 
-// step runs one chunk of n ≤ maxChunk tokens through every layer. When dst
-// is non-nil it receives the logits of every row (all) or of the last row.
+// step runs one chunk of n ≤ maxChunk tokens through every layer: the
+// forward pass, written once for every device. When dst is non-nil it
+// receives the logits of every row (all) or of the last row.
 func (s *Session) step(ctx context.Context, tokens []int, dst []float32, all bool) error {
-	m := s.m
-	c := &m.cfg
-	be := m.be
+	q := s.seq
 	n := len(tokens)
-	s.ensure(n)
-	H, Q, KV, F := c.Hidden, c.QDim(), c.KVDim(), c.FFN
-	W := Q + 2*KV
-	x, xb, tmp := s.x[:n*H], s.xb[:n*H], s.tmp[:n*H]
-	qkv, q, att := s.qkv[:n*W], s.q[:n*Q], s.att[:n*Q]
-	gu, ffn := s.gu[:n*2*F], s.ffn[:n*F]
-
-	for i, t := range tokens {
-		m.embed.Row(x[i*H:(i+1)*H], t)
-	}
-	pos0 := s.cache.Len()
-	s.cache.grow(n)
-	for l := range m.layers {
+	pos0 := q.Len()
+	q.Reserve(n)
+	q.Embed(tokens)
+	for l := range s.m.cfg.Layers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("model: forward: %w", err)
 		}
-		lw := &m.layers[l]
-		be.RMSNorm(xb, x, n, lw.attnNorm, c.NormEps)
-		if err := be.MatMul(qkv, xb, n, lw.qkv); err != nil {
-			return fmt.Errorf("model: layer %d qkv: %w", l, err)
-		}
-		for i := 0; i < n; i++ {
-			row := qkv[i*W : (i+1)*W]
-			p := pos0 + i
-			m.rope.rotate(q[i*Q:(i+1)*Q], row[:Q], c.Heads, p)
-			m.rope.rotate(s.cache.row(l, 0, p), row[Q:Q+KV], c.KVHeads, p)
-			copy(s.cache.row(l, 1, p), row[Q+KV:])
-		}
-		be.Attention(att, q, AttentionSpec{Layer: l, N: n, Pos0: pos0, Heads: c.Heads, KVHeads: c.KVHeads,
-			HeadDim: c.HeadDim, Window: c.Window(l)}, s.cache)
-		if err := be.MatMul(tmp, att, n, lw.o); err != nil {
-			return fmt.Errorf("model: layer %d o_proj: %w", l, err)
-		}
-		kernels.Add(x, x, tmp)
-		be.RMSNorm(xb, x, n, lw.ffnNorm, c.NormEps)
-		if err := be.MatMul(gu, xb, n, lw.gateUp); err != nil {
-			return fmt.Errorf("model: layer %d gate/up: %w", l, err)
-		}
-		be.SwiGLU(ffn, gu, n, F)
-		if err := be.MatMul(tmp, ffn, n, lw.down); err != nil {
-			return fmt.Errorf("model: layer %d down_proj: %w", l, err)
-		}
-		kernels.Add(x, x, tmp)
-		if err := be.Sync(); err != nil {
+		q.RMSNorm(ActXB, ActX, n, l, AttnNorm)
+		q.MatMul(ActQKV, ActXB, n, l, QKV)
+		q.RoPE(l, pos0, n)
+		q.Attention(l, pos0, n)
+		q.MatMul(ActTmp, ActAtt, n, l, O)
+		q.Add(ActX, ActTmp, n)
+		q.RMSNorm(ActXB, ActX, n, l, FFNNorm)
+		q.MatMul(ActGU, ActXB, n, l, GateUp)
+		q.SwiGLU(n)
+		q.MatMul(ActTmp, ActFFN, n, l, Down)
+		q.Add(ActX, ActTmp, n)
+		if err := q.Err(); err != nil {
 			return fmt.Errorf("model: layer %d: %w", l, err)
 		}
 	}
-	if dst == nil {
-		return nil
+	if dst != nil {
+		rows := 1
+		if all {
+			rows = n
+		}
+		q.Logits(dst, n, rows)
 	}
-	rows, xs := n, x
-	if !all {
-		rows, xs = 1, x[(n-1)*H:]
+	if err := q.Err(); err != nil {
+		return fmt.Errorf("model: output head: %w", err)
 	}
-	be.RMSNorm(xb, xs, rows, m.norm, c.NormEps)
-	if err := be.MatMul(dst, xb, rows, m.head); err != nil {
-		return fmt.Errorf("model: lm_head: %w", err)
-	}
-	return be.Sync()
+	return nil
 }

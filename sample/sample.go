@@ -92,16 +92,25 @@ func (s *Sampler) SampleMasked(logits []float32, mask *Mask) (int, error) {
 	return s.full(logits, mask)
 }
 
+// Argmax returns the index of the largest value of x, the lowest among
+// ties, NaNs skipped: the greedy choice. It returns -1 when x holds no
+// value that is not NaN.
+func Argmax(x []float32) int {
+	best, bv := -1, float32(math.Inf(-1))
+	for i, v := range x {
+		if v > bv || best < 0 && v == bv {
+			best, bv = i, v
+		}
+	}
+	return best
+}
+
 // greedy returns the allowed token with the largest logit (the lowest id
 // among ties).
 func greedy(logits []float32, mask *Mask) (int, error) {
 	best, bv := -1, float32(math.Inf(-1))
 	if mask == nil {
-		for i, v := range logits {
-			if v > bv || best < 0 && v == bv {
-				best, bv = i, v
-			}
-		}
+		best = Argmax(logits)
 	} else {
 		for wi, w := range mask.words {
 			for w != 0 {

@@ -317,3 +317,14 @@ func TestProb(t *testing.T) {
 	_, _, err = smp.Prob(logits, NewMask(3), 0)
 	assert.Error(t, err)
 }
+
+// Argmax: the lowest index among ties, NaNs skipped, -1 when nothing but
+// NaN (what the CUDA argmax_1 kernel is checked against, too).
+func TestArgmax(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(-1))
+	require.Equal(t, 2, Argmax([]float32{1, nan, 3, 3, -1}))
+	require.Equal(t, 1, Argmax([]float32{nan, inf, inf}))
+	require.Equal(t, -1, Argmax([]float32{nan, nan}))
+	require.Equal(t, -1, Argmax(nil))
+}

@@ -31,8 +31,12 @@
 //     interpreter's real limit is kept higher so the tracer never loses
 //     control, and the error is raised by a one-shot profile hook, so every
 //     frame's exception and return events are recorded.
-//   - stdin is empty (input() raises EOFError); stdout is captured as bytes,
-//     buffered as a plain python3 writing to a pipe would be.
+//   - stdin is empty (input() raises EOFError); stdout and stderr are
+//     captured as bytes, written through as they are written (line
+//     buffering and encoding errors as a plain python3's on a pipe), so
+//     every event knows how much output came before it (Event.Stdout).
+//   - With an empty call (Run), the whole script is traced: its module
+//     frame, run as __main__, is the depth-0 frame, named "<module>".
 //   - The program runs in the operating-system sandbox (Command,
 //     docs/security.md): process creation fails with PermissionError, the
 //     file system is read-only but for /tmp (private, the working
@@ -58,4 +62,9 @@ type Event struct {
 	// bounded to dsl.MaxRepr bytes.
 	Locals []dsl.Local
 	Value  string // bounded repr of the returned value or of the exception instance (return, exception)
+	// Stdout and Stderr count the bytes the program had written to
+	// sys.stdout and sys.stderr before the event (all of them, also past
+	// Limits.MaxStdout): Result.Stdout[:Stdout] is the output so far, where
+	// the cap kept it.
+	Stdout, Stderr int
 }

@@ -316,6 +316,14 @@ func (s *scanner) event(e *wireEvent) error {
 			var v string
 			v, err = s.str()
 			e.R = &v
+		case "o":
+			var v int
+			v, err = s.integer()
+			e.O = &v
+		case "x":
+			var v int
+			v, err = s.integer()
+			e.X = &v
 		default:
 			err = s.errorf("unknown event field %q", key)
 		}
@@ -371,6 +379,13 @@ func parseResult(data []byte) (*wireResult, error) {
 			}
 		case "stdout_trunc":
 			w.StdoutTrunc, err = s.boolean()
+		case "stderr":
+			var v string
+			if v, err = s.str(); err == nil {
+				w.Stderr, err = base64.StdEncoding.DecodeString(v)
+			}
+		case "stderr_trunc":
+			w.StderrTrunc, err = s.boolean()
 		case "msg":
 			w.Msg, err = s.str()
 		case "line":

@@ -230,10 +230,54 @@ func TestNonUTF8Stdout(t *testing.T) {
 	src := "import sys\ndef f():\n    print('h\\u00e9')\n    sys.stdout.buffer.write(b'\\xff\\xfe\\n')\n    sys.stdout.write('x')\n    return 1\n"
 	res, err := runChecked(t, src, "f", "f()", testLimits(t))
 	require.NoError(t, err)
-	// As from a plain python3 writing to a pipe (no PYTHONUNBUFFERED): text
-	// waits in the TextIOWrapper while bytes go straight to the buffer.
-	assert.Equal(t, []byte("\xff\xfe\nh\xc3\xa9\nx"), res.Stdout)
+	// In the order written: text is written through (a plain python3 on a
+	// pipe would hold it back behind the bytes), so each event can say
+	// what came before it.
+	assert.Equal(t, []byte("h\xc3\xa9\n\xff\xfe\nx"), res.Stdout)
 	assert.False(t, res.StdoutTruncated)
+}
+
+// TestRunScript traces a whole script: the module frame at depth 0, run as
+// __main__ (its main block runs), its globals as locals without the
+// tracer's own, and each event's count of the output before it.
+func TestRunScript(t *testing.T) {
+	src := "import sys\n\ndef f(x):\n    print('in f', x)\n    return x + 1\n\nif __name__ == '__main__':\n    y = f(1)\n    print('y', y, file=sys.stderr)\n    print('done')\n"
+	prog, err := dsl.NewScript(src)
+	require.NoError(t, err)
+	res, err := Run(context.Background(), prog, "", testLimits(t))
+	require.NoError(t, err)
+	assert.Equal(t, "None", res.Return)
+	assert.Equal(t, "in f 1\ndone\n", string(res.Stdout))
+	assert.Equal(t, "y 2\n", string(res.Stderr))
+	first, last := res.Events[0], res.Events[len(res.Events)-1]
+	assert.Equal(t, Event{Kind: dsl.Call, Line: 1, Depth: 0, Frame: 1, Func: "<module>"}, first)
+	assert.Equal(t, dsl.Return, last.Kind)
+	assert.Equal(t, 0, last.Depth)
+	assert.Equal(t, len(res.Stdout), last.Stdout)
+	assert.Equal(t, len(res.Stderr), last.Stderr)
+	var lines []int
+	for _, e := range res.Events {
+		if e.Kind == dsl.Line && e.Depth == 0 {
+			lines = append(lines, e.Line)
+			if e.Line == 9 { // after f printed, before the stderr line ran
+				assert.Equal(t, []dsl.Local{{Name: "sys", Repr: "<module 'sys' (built-in)>"}, {Name: "f", Repr: "<function f at 0x...>"}, {Name: "y", Repr: "2"}}, e.Locals)
+				assert.Equal(t, len("in f 1\n"), e.Stdout)
+				assert.Equal(t, 0, e.Stderr)
+			}
+		}
+	}
+	assert.Equal(t, []int{1, 3, 7, 8, 9, 10}, lines)
+}
+
+// TestScriptRaises: an exception escaping a script's module code is the
+// run's exception, as an entry's is.
+func TestScriptRaises(t *testing.T) {
+	prog, err := dsl.NewScript("x = 1\ny = x / 0\n")
+	require.NoError(t, err)
+	res, err := Run(context.Background(), prog, "", testLimits(t))
+	require.NoError(t, err)
+	require.NotNil(t, res.Exception)
+	assert.Equal(t, Exception{Type: "ZeroDivisionError", Message: "division by zero", Line: 2}, *res.Exception)
 }
 
 func TestStdoutIsCapped(t *testing.T) {
@@ -243,6 +287,8 @@ func TestStdoutIsCapped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, res.Stdout, 100)
 	assert.True(t, res.StdoutTruncated)
+	last := res.Events[len(res.Events)-1]
+	assert.Equal(t, 3890, last.Stdout, "every byte written is counted, past the cap") // "0\n" .. "999\n"
 }
 
 func TestHugeMemory(t *testing.T) {

@@ -26,7 +26,8 @@ type Limits struct {
 	// MaxOutputBytes caps the trace's size (an estimate of its wire bytes)
 	// and the returned value's full repr. Default 16 MiB.
 	MaxOutputBytes int
-	// MaxStdout caps the program's captured standard output. Default 64 KiB.
+	// MaxStdout caps the program's captured standard output, and its
+	// standard error apart. Default 64 KiB.
 	MaxStdout int
 	// MaxMemory is the address-space limit (RLIMIT_AS) of the Python
 	// process, in bytes. Default 2 GiB.
@@ -97,6 +98,9 @@ type Result struct {
 	// Limits.MaxStdout; StdoutTruncated says whether it was.
 	Stdout          []byte
 	StdoutTruncated bool
+	// Stderr is what it wrote to sys.stderr, cut at Limits.MaxStdout too.
+	Stderr          []byte
+	StderrTruncated bool
 	// Truncated says a cap (Limits.MaxEvents or MaxOutputBytes) cut the
 	// trace: the program was stopped there and has no outcome.
 	Truncated bool
@@ -166,7 +170,10 @@ func (e *Error) Unwrap() error { return e.Kind }
 
 // Run traces one untrusted program: prog's module code runs untraced, then
 // call (e.g. "f(3, [1, 2])", which must call prog.Entry) is evaluated and
-// traced. It starts a fresh sandboxed interpreter and kills its whole process
+// traced. An empty call traces the whole script instead: the module code,
+// run as __main__, is the depth-0 frame (a "<module>" frame whose locals
+// are the module's globals, less __name__ and __builtins__), and
+// Result.Return is "None" when it ends. It starts a fresh sandboxed interpreter and kills its whole process
 // group before returning. A program that raises is a Result with Exception
 // set, not an error; errors are *Error values (see the Err* kinds) or the
 // context's error.

@@ -6,7 +6,8 @@
 # Wire protocol (ASCII JSON lines; see trace/wire.go):
 #   fd 4 (in):  first the hex HMAC-SHA256 key that signs every output line,
 #               then one request per line: {"id", "source", "entry", "call",
-#               "timeout", "max_events", "max_bytes", "max_stdout", "no_exec"}
+#               "timeout", "max_events", "max_bytes", "max_stdout", "no_exec"};
+#               an empty "call" traces the whole module, run as __main__
 #               (no_exec: run nothing of the program, report the entry's call
 #               event built from its text; see literal_call)
 #   fd 3 (out): "HEX-SIGNATURE JSON" lines (see make_signer):
@@ -35,6 +36,7 @@ MAX_REPR = 256  # dsl.MaxRepr
 CUT_REPR = 240  # bytes kept of a longer repr (dsl.TruncateRepr)
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 EV_CALL, EV_LINE, EV_RETURN, EV_EXCEPTION = 1, 2, 3, 4  # dsl.Event
+INJECTED = frozenset(("__name__", "__builtins__"))  # a script's globals that the tracer set
 
 
 class Control(BaseException):
@@ -284,18 +286,22 @@ def immutable(v, depth=0):
 
 
 class Sink(io.RawIOBase):
-    """A write-only stream that keeps the first cap bytes written to it."""
+    """A write-only stream that keeps the first cap bytes written to it and
+    counts all of them (n), so that each event can say how much the program
+    had written before it."""
 
     def __init__(self, cap):
         self.buf = bytearray()
         self.cap = cap
         self.truncated = False
+        self.n = 0
 
     def writable(self):
         return True
 
     def write(self, b):
         n = len(b)
+        self.n += n
         room = self.cap - len(self.buf)
         if room > 0:
             self.buf += bytes(b[:room])
@@ -615,23 +621,69 @@ def compile_program(source):
     return code
 
 
+def prepare(req, code, g, res):
+    """Runs the module code (untraced) in g, finds the entry and evaluates
+    the call's arguments: returns (fn, args, kwargs), or Nones with res
+    saying why not."""
+    entry = req["entry"]
+    try:
+        callcode = parse_call(req["call"], entry)
+    except RecursionError:
+        res["status"], res["msg"] = "setup", "bad call: " + TOO_DEEP
+        return None, None, None
+    except (SyntaxError, ValueError) as e:
+        res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
+        return None, None, None
+    try:
+        exec(code, g)
+    except Control:
+        raise
+    except MemoryError:
+        res["status"], res["msg"] = "memory", "MemoryError in module code"
+        return None, None, None
+    except BaseException as e:
+        res["status"], res["msg"] = "setup", "module code raised %s" % bound(saferepr(e))
+        res["exc"] = exc_info(e)
+        return None, None, None
+    fn = g.get(entry)
+    if not callable(fn) or getattr(fn, "__code__", None) is None or fn.__code__.co_filename != PROGFILE:
+        res["status"], res["msg"] = "setup", "entry %r is not a function of the program" % entry
+        return None, None, None
+    g["__ndbg_collect__"] = collect
+    try:
+        args, kwargs = eval(callcode, g)
+    except Control:
+        raise
+    except MemoryError:
+        res["status"], res["msg"] = "memory", "MemoryError evaluating the arguments"
+        return None, None, None
+    except BaseException as e:
+        res["status"], res["msg"] = "setup", "arguments raised %s" % bound(saferepr(e))
+        return None, None, None
+    del g["__ndbg_collect__"]
+    return fn, args, kwargs
+
+
 def run_one(req):
     st = State()
     ST[0] = st
     res = {"t": "result", "id": req["id"], "status": "", "events": [], "ret": None,
-           "exc": None, "stdout": "", "stdout_trunc": False, "msg": "", "line": 0}
+           "exc": None, "stdout": "", "stdout_trunc": False, "stderr": "", "stderr_trunc": False,
+           "msg": "", "line": 0}
     timeout = float(req["timeout"])
     max_events = int(req["max_events"])
     max_bytes = int(req["max_bytes"])
     entry = req["entry"]
+    script = req["call"] == ""  # the whole module is traced, run as __main__
 
+    # Written through to the sinks (no buffer between), so that the bytes
+    # each event records as written before it are all there.
     sink = Sink(int(req["max_stdout"]))
-    real = sys.__stdout__  # mirror the interpreter's own piped stdout
-    out = io.TextIOWrapper(io.BufferedWriter(sink), encoding="utf-8", errors=real.errors,
-                           line_buffering=real.line_buffering, write_through=real.write_through)
-    errsink = Sink(4096)
-    err = io.TextIOWrapper(io.BufferedWriter(errsink), encoding="utf-8",
-                           errors="backslashreplace", write_through=True)
+    real = sys.__stdout__  # its encoding errors and line buffering, as a plain python3 on a pipe
+    out = io.TextIOWrapper(sink, encoding="utf-8", errors=real.errors,
+                           line_buffering=real.line_buffering, write_through=True)
+    errsink = Sink(int(req["max_stdout"]))
+    err = io.TextIOWrapper(errsink, encoding="utf-8", errors="backslashreplace", write_through=True)
     sys.stdout, sys.stderr = out, err
     sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
     _setrecursionlimit(1000)
@@ -642,6 +694,9 @@ def run_one(req):
     cache = {}  # id(value) -> (value, bounded repr) for immutable values
     nbytes = [0]
     next_id = [0]
+    written = [0, 0]  # stdout and stderr bytes as the last event recorded them
+    top = 1 if script else 2  # the stack depth of the depth-0 frame
+    modcode = [None]  # a script's module code object
 
     def brepr(v):
         t = type(v)
@@ -669,7 +724,10 @@ def run_one(req):
         last = info[3]  # name -> repr last sent for this frame
         same = None
         i = 0
-        for name, v in frame.f_locals.items():
+        loc = frame.f_locals
+        if code is modcode[0]:  # a script's globals, less what the tracer put there
+            loc = {k: v for k, v in loc.items() if k not in INJECTED}
+        for name, v in loc.items():
             t = type(v)
             if t in ATOMS or t is tuple or t is frozenset:
                 r = brepr(v)
@@ -701,6 +759,10 @@ def run_one(req):
         if value is not None:
             ev["r"] = value
             size += len(value)
+        if sink.n != written[0]:  # sent only when it changed
+            written[0] = ev["o"] = sink.n
+        if errsink.n != written[1]:
+            written[1] = ev["x"] = errsink.n
         nbytes[0] += size
         append(ev)
 
@@ -744,10 +806,12 @@ def run_one(req):
             f = f.f_back
             steps += 1
         if f is None:
-            depth, sdepth = 0, 2  # the entry runs as if called from module level
+            # The entry runs as if called from module level; a script's
+            # module frame is the first on the stack.
+            depth, sdepth = 0, top
             counter = recursion_depth()
             if counter is not None:
-                st.base = counter - 2
+                st.base = counter - top
         else:
             depth, sdepth = parent[1] + 1, parent[2] + steps
         # The program's recursion depth as CPython counts it untraced: frames
@@ -785,15 +849,18 @@ def run_one(req):
             except RecursionError:  # CPython's compiler recursing on a deep expression
                 res["status"], res["msg"] = "syntax", TOO_DEEP
                 return res
-            try:
-                callcode = parse_call(req["call"], entry)
-            except RecursionError:
-                res["status"], res["msg"] = "setup", "bad call: " + TOO_DEEP
-                return res
-            except (SyntaxError, ValueError) as e:
-                res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
-                return res
             if req.get("no_exec"):
+                if script:
+                    res["status"], res["msg"] = "setup", "no-exec needs an entry call"
+                    return res
+                try:
+                    parse_call(req["call"], entry)  # the same errors as a run's
+                except RecursionError:
+                    res["status"], res["msg"] = "setup", "bad call: " + TOO_DEEP
+                    return res
+                except (SyntaxError, ValueError) as e:
+                    res["status"], res["msg"] = "setup", "bad call %r: %s" % (req["call"][:200], safestr(e))
+                    return res
                 # Nothing of the program runs: its call event, from its text.
                 try:
                     line, pairs = literal_call(req["source"], code, entry, req["call"])
@@ -813,33 +880,13 @@ def run_one(req):
                 res["status"] = "truncated"  # stopped at the call, as a run with max_events 1
                 return res
             g = {"__name__": "__main__", "__builtins__": builtins}
-            try:
-                exec(code, g)
-            except Control:
-                raise
-            except MemoryError:
-                res["status"], res["msg"] = "memory", "MemoryError in module code"
-                return res
-            except BaseException as e:
-                res["status"], res["msg"] = "setup", "module code raised %s" % bound(saferepr(e))
-                res["exc"] = exc_info(e)
-                return res
-            fn = g.get(entry)
-            if not callable(fn) or getattr(fn, "__code__", None) is None or fn.__code__.co_filename != PROGFILE:
-                res["status"], res["msg"] = "setup", "entry %r is not a function of the program" % entry
-                return res
-            g["__ndbg_collect__"] = collect
-            try:
-                args, kwargs = eval(callcode, g)
-            except Control:
-                raise
-            except MemoryError:
-                res["status"], res["msg"] = "memory", "MemoryError evaluating the arguments"
-                return res
-            except BaseException as e:
-                res["status"], res["msg"] = "setup", "arguments raised %s" % bound(saferepr(e))
-                return res
-            del g["__ndbg_collect__"]
+            if script:
+                modcode[0] = code
+                fn, args, kwargs = exec, (code, g), {}
+            else:
+                fn, args, kwargs = prepare(req, code, g, res)
+                if fn is None:
+                    return res
 
             st.real_limit = max(st.vis_limit * 3, st.vis_limit + 500)
             _setrecursionlimit(st.real_limit)
@@ -889,6 +936,8 @@ def run_one(req):
                 pass
         res["stdout"] = base64.b64encode(bytes(sink.buf)).decode("ascii")
         res["stdout_trunc"] = sink.truncated
+        res["stderr"] = base64.b64encode(bytes(errsink.buf)).decode("ascii")
+        res["stderr_trunc"] = errsink.truncated
         res["events"] = events
         # Flags set by hooks win over what the program made of them.
         if st.violation is not None:
@@ -960,7 +1009,7 @@ def main():
         except MemoryError:
             data = json.dumps({"t": "result", "id": res["id"], "status": "memory", "events": [],
                                "ret": None, "exc": None, "stdout": "", "stdout_trunc": False,
-                               "msg": "MemoryError encoding the result", "line": 0,
+                               "stderr": "", "stderr_trunc": False, "msg": "MemoryError encoding the result", "line": 0,
                                "retire": retire}).encode("ascii")
         out.write(sign(data))
         out.flush()

@@ -46,6 +46,8 @@ type wireEvent struct {
 	A []string `json:"a"`           // locals: name, repr, name, repr, ...
 	U []int    `json:"u,omitempty"` // indices of locals whose repr is unchanged since the frame's last event (sent as "")
 	R *string  `json:"r,omitempty"` // value (return, exception only)
+	O *int     `json:"o,omitempty"` // bytes written to stdout before it, where changed since the last event
+	X *int     `json:"x,omitempty"` // the same for stderr
 }
 
 type wireExc struct {
@@ -64,6 +66,8 @@ type wireResult struct {
 	Exc         *wireExc    `json:"exc"`
 	Stdout      []byte      `json:"stdout"` // base64
 	StdoutTrunc bool        `json:"stdout_trunc"`
+	Stderr      []byte      `json:"stderr"` // base64
+	StderrTrunc bool        `json:"stderr_trunc"`
 	Msg         string      `json:"msg"`
 	Line        int         `json:"line"`
 	// Retire says the interpreter ends after this result (the program left
@@ -147,6 +151,8 @@ func (e *wireEvent) check() error {
 		return fmt.Errorf("frame %d", e.F)
 	case e.N == "":
 		return errors.New("empty function name")
+	case e.O != nil && *e.O < 0, e.X != nil && *e.X < 0:
+		return errors.New("negative output count")
 	case len(e.A)%2 != 0:
 		return fmt.Errorf("odd locals list (%d strings)", len(e.A))
 	case (k == dsl.Return || k == dsl.Exception) != (e.R != nil):
@@ -189,14 +195,29 @@ func (w *wireResult) result(version string) (*Result, error) {
 		Events:          make([]Event, len(w.Events)),
 		Stdout:          w.Stdout,
 		StdoutTruncated: w.StdoutTrunc,
+		Stderr:          w.Stderr,
+		StderrTruncated: w.StderrTrunc,
 		Truncated:       w.Status == "truncated",
 		Python:          version,
 	}
 	// The last repr sent for each frame's locals: the wire sends an
 	// unchanged repr once per frame, and the events share its string.
 	last := map[int]map[string]string{}
+	out, errOut := 0, 0 // output written so far: sent only where it changed
 	for i, e := range w.Events {
-		ev := Event{Kind: dsl.Event(e.E), Line: e.L, Depth: e.D, Frame: e.F, Func: e.N}
+		if e.O != nil {
+			if *e.O < out {
+				return nil, &Error{Kind: ErrProtocol, Msg: fmt.Sprintf("event %d: stdout count %d below %d", i, *e.O, out)}
+			}
+			out = *e.O
+		}
+		if e.X != nil {
+			if *e.X < errOut {
+				return nil, &Error{Kind: ErrProtocol, Msg: fmt.Sprintf("event %d: stderr count %d below %d", i, *e.X, errOut)}
+			}
+			errOut = *e.X
+		}
+		ev := Event{Kind: dsl.Event(e.E), Line: e.L, Depth: e.D, Frame: e.F, Func: e.N, Stdout: out, Stderr: errOut}
 		seen := last[e.F]
 		if seen == nil {
 			seen = map[string]string{}

@@ -31,6 +31,33 @@ func TestDecodeResult(t *testing.T) {
 		Locals: []dsl.Local{{Name: "x", Repr: "1"}, {Name: "y", Repr: "'é'"}}, Value: "2"}, res.Events[2])
 }
 
+// TestDecodeOutputCounts: each event's output counts, sent only where they
+// changed, carry over to the events after; stderr decodes as stdout does;
+// a count that goes down is a protocol error.
+func TestDecodeOutputCounts(t *testing.T) {
+	line := `{"t": "result", "id": 1, "status": "returned", "events": [` +
+		`{"e": 1, "l": 1, "d": 0, "f": 1, "n": "f", "a": []}, ` +
+		`{"e": 2, "l": 2, "d": 0, "f": 1, "n": "f", "a": [], "o": 3}, ` +
+		`{"e": 3, "l": 2, "d": 0, "f": 1, "n": "f", "a": [], "r": "None", "x": 2}], ` +
+		`"ret": "None", "exc": null, "stdout": "aGkK", "stdout_trunc": false, "stderr": "ZQo=", "stderr_trunc": true, "msg": "", "line": 0}`
+	w, err := decodeResult([]byte(line))
+	require.NoError(t, err)
+	res, err := w.result("3.11")
+	require.NoError(t, err)
+	assert.Equal(t, [][2]int{{0, 0}, {3, 0}, {3, 2}}, [][2]int{{res.Events[0].Stdout, res.Events[0].Stderr},
+		{res.Events[1].Stdout, res.Events[1].Stderr}, {res.Events[2].Stdout, res.Events[2].Stderr}})
+	assert.Equal(t, "hi\n", string(res.Stdout))
+	assert.Equal(t, "e\n", string(res.Stderr))
+	assert.True(t, res.StderrTruncated)
+
+	w, err = decodeResult([]byte(strings.Replace(line, `"x": 2`, `"o": 1`, 1)))
+	require.NoError(t, err)
+	_, err = w.result("3.11")
+	requireKind(t, err, ErrProtocol)
+	_, err = decodeResult([]byte(strings.Replace(line, `"o": 3`, `"o": -1`, 1)))
+	require.Error(t, err)
+}
+
 func TestDecodeResultRejects(t *testing.T) {
 	for name, mutate := range map[string]func(string) string{
 		"unknown field":    func(s string) string { return strings.Replace(s, `"msg"`, `"mgs"`, 1) },

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg/kernels"
+
 	"github.com/ndbg/ndbg/internal/oracle"
 )
 
@@ -76,10 +78,10 @@ func checkConformance(t *testing.T, dir string) {
 	require.Len(t, c.F16Bits, len(c.F32Bits))
 	for i, b := range c.F32Bits {
 		src := math.Float32frombits(uint32(b))
-		gotBF, wantBF := F32ToBF16(src), uint16(c.BF16Bits[i])
+		gotBF, wantBF := kernels.F32ToBF16(src), uint16(c.BF16Bits[i])
 		gotH, wantH := F32ToF16(src), uint16(c.F16Bits[i])
 		if math.IsNaN(float64(src)) {
-			assert.True(t, math.IsNaN(float64(BF16ToF32(gotBF))), "bf16 of NaN")
+			assert.True(t, math.IsNaN(float64(kernels.BF16ToF32(gotBF))), "bf16 of NaN")
 			assert.True(t, math.IsNaN(float64(F16ToF32(gotH))), "f16 of NaN")
 			continue
 		}

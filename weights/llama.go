@@ -7,6 +7,34 @@ import (
 	"strings"
 )
 
+// The Hugging Face names of a LLaMA checkpoint's tensors: the one table
+// that LlamaTensors lists, model binds by and the tests write. A layer's
+// tensor is LayerTensor(l, one of the per-layer suffixes).
+const (
+	EmbedTokens = "model.embed_tokens.weight"
+	FinalNorm   = "model.norm.weight"
+	LMHead      = "lm_head.weight"
+
+	InputNorm = "input_layernorm.weight"
+	QProj     = "self_attn.q_proj.weight"
+	KProj     = "self_attn.k_proj.weight"
+	VProj     = "self_attn.v_proj.weight"
+	OProj     = "self_attn.o_proj.weight"
+	PostNorm  = "post_attention_layernorm.weight"
+	GateProj  = "mlp.gate_proj.weight"
+	UpProj    = "mlp.up_proj.weight"
+	DownProj  = "mlp.down_proj.weight"
+)
+
+// LayerTensor returns the name of layer l's tensor with the given suffix
+// (InputNorm, QProj, …): "model.layers.<l>.<suffix>".
+func LayerTensor(l int, suffix string) string {
+	return fmt.Sprintf("model.layers.%d.%s", l, suffix)
+}
+
+// bias is the name of the bias beside a projection's weight.
+func bias(weight string) string { return strings.TrimSuffix(weight, ".weight") + ".bias" }
+
 // TensorSpec names one tensor an architecture needs and its exact shape.
 type TensorSpec struct {
 	Name  string
@@ -21,41 +49,41 @@ type TensorSpec struct {
 func LlamaTensors(c *Config) []TensorSpec {
 	H, V, F := c.HiddenSize, c.VocabSize, c.IntermediateSize
 	Q, KV := c.QDim(), c.KVDim()
-	specs := []TensorSpec{{"model.embed_tokens.weight", []int{V, H}}}
+	specs := []TensorSpec{{EmbedTokens, []int{V, H}}}
 	for l := 0; l < c.NumHiddenLayers; l++ {
-		p := fmt.Sprintf("model.layers.%d.", l)
+		name := func(suffix string) string { return LayerTensor(l, suffix) }
 		specs = append(specs,
-			TensorSpec{p + "input_layernorm.weight", []int{H}},
-			TensorSpec{p + "self_attn.q_proj.weight", []int{Q, H}},
-			TensorSpec{p + "self_attn.k_proj.weight", []int{KV, H}},
-			TensorSpec{p + "self_attn.v_proj.weight", []int{KV, H}},
-			TensorSpec{p + "self_attn.o_proj.weight", []int{H, Q}},
+			TensorSpec{name(InputNorm), []int{H}},
+			TensorSpec{name(QProj), []int{Q, H}},
+			TensorSpec{name(KProj), []int{KV, H}},
+			TensorSpec{name(VProj), []int{KV, H}},
+			TensorSpec{name(OProj), []int{H, Q}},
 		)
 		if c.AttentionBias {
 			specs = append(specs,
-				TensorSpec{p + "self_attn.q_proj.bias", []int{Q}},
-				TensorSpec{p + "self_attn.k_proj.bias", []int{KV}},
-				TensorSpec{p + "self_attn.v_proj.bias", []int{KV}},
-				TensorSpec{p + "self_attn.o_proj.bias", []int{H}},
+				TensorSpec{bias(name(QProj)), []int{Q}},
+				TensorSpec{bias(name(KProj)), []int{KV}},
+				TensorSpec{bias(name(VProj)), []int{KV}},
+				TensorSpec{bias(name(OProj)), []int{H}},
 			)
 		}
 		specs = append(specs,
-			TensorSpec{p + "post_attention_layernorm.weight", []int{H}},
-			TensorSpec{p + "mlp.gate_proj.weight", []int{F, H}},
-			TensorSpec{p + "mlp.up_proj.weight", []int{F, H}},
-			TensorSpec{p + "mlp.down_proj.weight", []int{H, F}},
+			TensorSpec{name(PostNorm), []int{H}},
+			TensorSpec{name(GateProj), []int{F, H}},
+			TensorSpec{name(UpProj), []int{F, H}},
+			TensorSpec{name(DownProj), []int{H, F}},
 		)
 		if c.MLPBias {
 			specs = append(specs,
-				TensorSpec{p + "mlp.gate_proj.bias", []int{F}},
-				TensorSpec{p + "mlp.up_proj.bias", []int{F}},
-				TensorSpec{p + "mlp.down_proj.bias", []int{H}},
+				TensorSpec{bias(name(GateProj)), []int{F}},
+				TensorSpec{bias(name(UpProj)), []int{F}},
+				TensorSpec{bias(name(DownProj)), []int{H}},
 			)
 		}
 	}
-	specs = append(specs, TensorSpec{"model.norm.weight", []int{H}})
+	specs = append(specs, TensorSpec{FinalNorm, []int{H}})
 	if !c.TieWordEmbeddings {
-		specs = append(specs, TensorSpec{"lm_head.weight", []int{V, H}})
+		specs = append(specs, TensorSpec{LMHead, []int{V, H}})
 	}
 	return specs
 }
@@ -78,7 +106,7 @@ func CheckLlama(ck *Checkpoint) error {
 	}
 	var extra []string
 	for _, n := range ck.Names() {
-		if !want[n] && !(n == "lm_head.weight" && ck.Config.TieWordEmbeddings) {
+		if !want[n] && !(n == LMHead && ck.Config.TieWordEmbeddings) {
 			extra = append(extra, n)
 		}
 	}

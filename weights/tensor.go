@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"unsafe"
 
 	"github.com/x448/float16"
+
+	"github.com/ndbg/ndbg/kernels"
 )
 
 // Tensor is one named tensor: its element type, its shape (row-major, the
@@ -108,7 +109,7 @@ func (t *Tensor) F32() ([]float32, error) {
 			break
 		}
 		for i := range out {
-			out[i] = BF16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
+			out[i] = kernels.BF16ToF32(binary.LittleEndian.Uint16(t.Data[2*i:]))
 		}
 	case F16:
 		for i := range out {
@@ -143,7 +144,7 @@ func (t *Tensor) BF16() ([]uint16, error) {
 	}
 	out := make([]uint16, n)
 	for i, v := range f {
-		out[i] = F32ToBF16(v)
+		out[i] = kernels.F32ToBF16(v)
 	}
 	return out, nil
 }
@@ -195,7 +196,7 @@ const finiteChunk = 4 << 20
 // CheckFinite checks that the float tensors ts hold no NaN or infinite
 // value (a diverged or corrupt checkpoint, which would otherwise load and
 // turn every logit into NaN). It reads each byte once, in chunks of 4 MiB
-// shared by threads goroutines (≤ 0: one per CPU). The error names every
+// shared by threads threads (a kernels.Pool; ≤ 0: one per CPU). The error names every
 // tensor that holds one, with its first such element.
 func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
 	type chunk struct{ t, from, to int } // a tensor's byte range
@@ -210,42 +211,28 @@ func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
 			}
 		}
 	}
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
 	first := make([]int, len(ts)) // per tensor, the first bad element's byte offset; -1: none
 	for k := range first {
 		first[k] = -1
 	}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	work := make(chan chunk)
-	for range min(threads, len(chunks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := range work {
-				size, exp := finiteBits(ts[c.t].DType)
-				if i := firstNonFinite(ts[c.t].Data[c.from:c.to], size, exp); i >= 0 {
-					mu.Lock()
-					if at := c.from + i*size; first[c.t] < 0 || at < first[c.t] {
-						first[c.t] = at
-					}
-					mu.Unlock()
-				}
+	pool := kernels.NewPool(threads)
+	defer pool.Close()
+	pool.For(len(chunks), 1, func(lo, hi int) {
+		for _, c := range chunks[lo:hi] {
+			if ctx.Err() != nil {
+				return
 			}
-		}()
-	}
-feed:
-	for _, c := range chunks {
-		select {
-		case work <- c:
-		case <-ctx.Done():
-			break feed
+			size, exp := finiteBits(ts[c.t].DType)
+			if i := firstNonFinite(ts[c.t].Data[c.from:c.to], size, exp); i >= 0 {
+				mu.Lock()
+				if at := c.from + i*size; first[c.t] < 0 || at < first[c.t] {
+					first[c.t] = at
+				}
+				mu.Unlock()
+			}
 		}
-	}
-	close(work)
-	wg.Wait()
+	})
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("weights: checking for NaN and Inf: %w", err)
 	}
@@ -260,7 +247,7 @@ feed:
 		case F32:
 			v = math.Float32frombits(binary.LittleEndian.Uint32(t.Data[at:]))
 		case BF16:
-			v = BF16ToF32(binary.LittleEndian.Uint16(t.Data[at:]))
+			v = kernels.BF16ToF32(binary.LittleEndian.Uint16(t.Data[at:]))
 		case F16:
 			v = F16ToF32(binary.LittleEndian.Uint16(t.Data[at:]))
 		}
@@ -320,22 +307,6 @@ func firstNonFinite(data []byte, size int, exp uint64) int {
 	return -1
 }
 
-// BF16ToF32 widens a bfloat16 bit pattern exactly.
-func BF16ToF32(b uint16) float32 {
-	return math.Float32frombits(uint32(b) << 16)
-}
-
-// F32ToBF16 rounds to the nearest bfloat16, ties to even; NaNs stay NaN
-// (quiet) and keep their sign.
-func F32ToBF16(f float32) uint16 {
-	u := math.Float32bits(f)
-	if u&0x7fffffff > 0x7f800000 { // NaN: keep sign, force a quiet NaN
-		return uint16(u>>16) | 0x0040
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
-}
-
 // F16ToF32 widens an IEEE half-precision bit pattern exactly.
 func F16ToF32(h uint16) float32 {
 	return float16.Frombits(h).Float32()
@@ -364,7 +335,7 @@ func NewTensor(name string, dt DType, shape []int, vals []float32) (Tensor, erro
 		case F32:
 			binary.LittleEndian.PutUint32(t.Data[4*i:], math.Float32bits(v))
 		case BF16:
-			binary.LittleEndian.PutUint16(t.Data[2*i:], F32ToBF16(v))
+			binary.LittleEndian.PutUint16(t.Data[2*i:], kernels.F32ToBF16(v))
 		case F16:
 			binary.LittleEndian.PutUint16(t.Data[2*i:], F32ToF16(v))
 		}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/kernels"
 )
 
 // tinyConfig is a valid small LLaMA config used across the tests.
@@ -85,8 +87,8 @@ func TestRoundTripAllDTypes(t *testing.T) {
 	wide, err := bf.F32()
 	require.NoError(t, err)
 	for i, v := range src {
-		assert.Equal(t, F32ToBF16(v), bits[i])
-		assert.Equal(t, BF16ToF32(bits[i]), wide[i])
+		assert.Equal(t, kernels.F32ToBF16(v), bits[i])
+		assert.Equal(t, kernels.BF16ToF32(bits[i]), wide[i])
 		if !math.IsInf(float64(v), 0) {
 			assert.InDelta(t, v, wide[i], math.Abs(float64(v))/128, "element %d", i)
 		}
@@ -363,7 +365,7 @@ func TestCheckFiniteChunked(t *testing.T) {
 	a := &Tensor{Name: "a", DType: BF16, Shape: []int{n}, Data: make([]byte, 2*n)}
 	b := &Tensor{Name: "b", DType: F32, Shape: []int{n / 2}, Data: make([]byte, 2*n)}
 	c := &Tensor{Name: "c", DType: BF16, Shape: []int{n}, Data: make([]byte, 2*n)}
-	nan, inf := F32ToBF16(float32(math.NaN())), F32ToBF16(float32(math.Inf(1)))
+	nan, inf := kernels.F32ToBF16(float32(math.NaN())), kernels.F32ToBF16(float32(math.Inf(1)))
 	late, early := n-3, finiteChunk/2+5 // in the third chunk, in the second
 	a.Data[2*late], a.Data[2*late+1] = byte(nan), byte(nan>>8)
 	a.Data[2*early], a.Data[2*early+1] = byte(inf), byte(inf>>8)

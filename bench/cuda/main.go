@@ -1,14 +1,12 @@
 //go:build cuda
 
-// Command cuda-bench measures the CUDA backend on the GPU machine: each
+// Command cuda-bench measures the CUDA device on the GPU machine: each
 // kernel's time and achieved GB/s or TFLOP/s against the measured copy
 // bandwidth and the nominal BF16 tensor peak, then end-to-end prefill and
 // decode tokens/s of random-weight BF16 models (presets 1.8b and 32b by
-// default) two ways: the whole forward on the device (cuda.Model, weights
-// filled on the GPU, greedy decoding with the argmax on the device), and
-// model.Session driving cuda.Backend op by op (host weights uploaded once,
-// activations and visible KV rows copied per op; 1.8b only by default,
-// since 32b needs 64 GB of host memory for it). Build it here with
+// default) through model.Session, the engine's one forward pass, on a
+// cuda.GPU (weights made on the host, uploaded once; the 32b preset needs
+// 64 GB of host memory for that). Build it here with
 //
 //	go build -tags cuda -o cuda-bench ./bench/cuda
 //
@@ -19,6 +17,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -29,11 +28,11 @@ import (
 	"github.com/ndbg/ndbg/cuda"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
 )
 
 type modelResult struct {
 	Model          string
-	Path           string // "device" (cuda.Model) or "per-op" (model.Session on cuda.Backend)
 	Params         int64
 	WeightGB       float64
 	LoadSeconds    float64 // random weights + upload on first use
@@ -57,16 +56,15 @@ func main() {
 	ctxLen := flag.Int("ctx", 4096, "context length for the attention kernel benchmark")
 	peak := flag.Float64("peak", 0, "BF16 dense tensor peak in TFLOP/s (0: by architecture)")
 	kernelsOnly := flag.Bool("kernels-only", false, "skip the end-to-end model runs")
-	perOp := flag.String("per-op-models", "1.8b", "comma-separated presets also run through model.Session on cuda.Backend (\"\" for none)")
 	jsonOut := flag.String("json", "", "write the results as JSON to this file")
 	flag.Parse()
-	if err := run(strings.Split(*models, ","), *prefill, *decode, *ctxLen, *peak, *kernelsOnly, strings.Split(*perOp, ","), *jsonOut); err != nil {
+	if err := run(strings.Split(*models, ","), *prefill, *decode, *ctxLen, *peak, *kernelsOnly, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "cuda-bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(names []string, prefill, decode, ctxLen int, peak float64, kernelsOnly bool, perOp []string, jsonOut string) error {
+func run(names []string, prefill, decode, ctxLen int, peak float64, kernelsOnly bool, jsonOut string) error {
 	rep := report{Kernels: map[string][]cuda.KernelResult{}}
 	for _, name := range names {
 		cfg, err := model.Preset(name)
@@ -90,24 +88,14 @@ func run(names []string, prefill, decode, ctxLen int, peak float64, kernelsOnly 
 			fmt.Printf("%-24s %-40s %10.1f %9.1f %9.2f %6.1f%%\n", k.Kernel, k.Shape, k.Micros, k.GBs, k.TFLOPs, 100*k.OfPeak)
 		}
 		if !kernelsOnly {
-			runs := []func() (modelResult, error){func() (modelResult, error) { return onDevice(b, name, cfg, prefill, decode) }}
-			for _, p := range perOp {
-				if p == name {
-					runs = append(runs, func() (modelResult, error) { return endToEnd(b, name, cfg, prefill, decode) })
-				}
+			mr, err := endToEnd(b, name, cfg, prefill, decode)
+			if err != nil {
+				return errorsJoin(err, b.Close())
 			}
-			fmt.Println()
-			for _, measure := range runs {
-				mr, err := measure()
-				if err != nil {
-					return errorsJoin(err, b.Close())
-				}
-				rep.Models = append(rep.Models, mr)
-				fmt.Printf("%s %s (%.2fB params, %.1f GB weights, load %.1f s): prefill %d tokens %.0f tokens/s; decode %.1f tokens/s (%.0f GB/s of weights, %.0f%% of copy bandwidth)\n",
-					name, mr.Path, float64(mr.Params)/1e9, mr.WeightGB, mr.LoadSeconds, mr.PrefillTokens, mr.PrefillTokS,
-					mr.DecodeTokS, mr.DecodeWeightGB, 100*mr.DecodeWeightGB/dev.CopyBWGBs)
-			}
-			fmt.Println()
+			rep.Models = append(rep.Models, mr)
+			fmt.Printf("\n%s (%.2fB params, %.1f GB weights, load %.1f s): prefill %d tokens %.0f tokens/s; decode %.1f tokens/s (%.0f GB/s of weights, %.0f%% of copy bandwidth)\n\n",
+				name, float64(mr.Params)/1e9, mr.WeightGB, mr.LoadSeconds, mr.PrefillTokens, mr.PrefillTokS,
+				mr.DecodeTokS, mr.DecodeWeightGB, 100*mr.DecodeWeightGB/dev.CopyBWGBs)
 		}
 		if err := b.Close(); err != nil {
 			return err
@@ -125,14 +113,13 @@ func run(names []string, prefill, decode, ctxLen int, peak float64, kernelsOnly 
 	return nil
 }
 
-// endToEnd runs a random BF16 model of cfg on b: one prefill of prefill
-// tokens, then decode steps, each timed after a warm-up that uploads the
-// weights.
-func endToEnd(b *cuda.Backend, name string, cfg model.Config, prefill, decode int) (modelResult, error) {
+// endToEnd runs a random BF16 model of cfg on g: one prefill of prefill
+// tokens, then greedy decode steps, each timed after a warm-up.
+func endToEnd(g *cuda.GPU, name string, cfg model.Config, prefill, decode int) (modelResult, error) {
 	ctx := context.Background()
-	mr := modelResult{Model: name, Path: "per-op", Params: cfg.Params(), PrefillTokens: prefill, DecodeSteps: decode}
+	mr := modelResult{Model: name, Params: cfg.Params(), PrefillTokens: prefill, DecodeSteps: decode}
 	start := time.Now()
-	m, err := model.NewRandom(ctx, cfg, kernels.BF16, 1, model.Options{Backend: b, Context: prefill + decode + 64})
+	m, err := model.NewRandom(ctx, cfg, kernels.BF16, 1, model.Options{Device: g, Context: prefill + decode + 64})
 	if err != nil {
 		return mr, err
 	}
@@ -143,93 +130,33 @@ func endToEnd(b *cuda.Backend, name string, cfg model.Config, prefill, decode in
 	for i := range prompt {
 		prompt[i] = r.IntN(cfg.Vocab)
 	}
-	// Warm-up: uploads every weight, compiles nothing (PTX was JIT-compiled at load).
+	// Warm-up: the first launches (PTX was JIT-compiled at load).
 	warm := m.NewSession()
-	if _, err := warm.Forward(ctx, prompt[:min(prefill, 32)], false); err != nil {
+	_, err = warm.Forward(ctx, prompt[:min(prefill, 32)], false)
+	if err = errors.Join(err, warm.Close()); err != nil {
 		return mr, fmt.Errorf("%s warm-up: %w", name, err)
 	}
 	mr.LoadSeconds = time.Since(start).Seconds()
 
 	s := m.NewSession()
+	defer s.Close()
 	t0 := time.Now()
 	logits, err := s.Forward(ctx, prompt, false)
 	if err != nil {
 		return mr, fmt.Errorf("%s prefill: %w", name, err)
 	}
 	mr.PrefillTokS = float64(prefill) / time.Since(t0).Seconds()
-	tok := argmax(logits)
+	tok := sample.Argmax(logits)
 	t0 = time.Now()
 	for i := 0; i < decode; i++ {
 		if logits, err = s.Forward(ctx, []int{tok}, false); err != nil {
 			return mr, fmt.Errorf("%s decode step %d: %w", name, i, err)
 		}
-		tok = argmax(logits)
+		tok = sample.Argmax(logits)
 	}
 	mr.DecodeTokS = float64(decode) / time.Since(t0).Seconds()
 	mr.DecodeWeightGB = mr.DecodeTokS * mr.WeightGB
 	return mr, nil
-}
-
-// onDevice runs a device-random BF16 model of cfg with the whole forward
-// on the GPU: one prefill of prefill tokens (logits of the last position
-// copied back), then greedy decode steps with the argmax on the device.
-func onDevice(b *cuda.Backend, name string, cfg model.Config, prefill, decode int) (modelResult, error) {
-	mr := modelResult{Model: name, Path: "device", Params: cfg.Params(), PrefillTokens: prefill, DecodeSteps: decode}
-	start := time.Now()
-	m, err := cuda.NewRandomModel(b, cfg, 1, cuda.ModelOptions{Context: prefill + decode + 64})
-	if err != nil {
-		return mr, err
-	}
-	defer m.Close()
-	mr.WeightGB = float64(m.WeightBytes()) / 1e9
-	r := rand.New(rand.NewPCG(1, 1))
-	prompt := make([]int, prefill)
-	for i := range prompt {
-		prompt[i] = r.IntN(cfg.Vocab)
-	}
-	warm, err := m.NewSession()
-	if err != nil {
-		return mr, err
-	}
-	_, err = warm.Greedy(prompt[:min(prefill, 32)], nil)
-	if cerr := warm.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return mr, fmt.Errorf("%s warm-up: %w", name, err)
-	}
-	mr.LoadSeconds = time.Since(start).Seconds()
-
-	s, err := m.NewSession()
-	if err != nil {
-		return mr, err
-	}
-	defer s.Close()
-	t0 := time.Now()
-	tok, err := s.Greedy(prompt, nil)
-	if err != nil {
-		return mr, fmt.Errorf("%s prefill: %w", name, err)
-	}
-	mr.PrefillTokS = float64(prefill) / time.Since(t0).Seconds()
-	t0 = time.Now()
-	for i := 0; i < decode; i++ {
-		if tok, err = s.Greedy([]int{tok}, nil); err != nil {
-			return mr, fmt.Errorf("%s decode step %d: %w", name, i, err)
-		}
-	}
-	mr.DecodeTokS = float64(decode) / time.Since(t0).Seconds()
-	mr.DecodeWeightGB = mr.DecodeTokS * mr.WeightGB
-	return mr, nil
-}
-
-func argmax(x []float32) int {
-	best := 0
-	for i, v := range x {
-		if v > x[best] {
-			best = i
-		}
-	}
-	return best
 }
 
 func errorsJoin(a, b error) error {

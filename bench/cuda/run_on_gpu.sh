@@ -5,17 +5,22 @@
 #
 #   .cudabin/cuda.test    go test -tags cuda -c -o .cudabin/cuda.test ./cuda/
 #   .cudabin/cuda-bench   go build -tags cuda -o .cudabin/cuda-bench ./bench/cuda
+#   .cudabin/ndbg-infer   go build -tags cuda -o .cudabin/ndbg-infer ./cmd/ndbg-infer
 #
+# (sh bench/cuda/build.sh builds all three.)
 # One device command may run 10 minutes, so the work is split in stages,
 # each meant for its own call:
 #
-#   bash bench/cuda/run_on_gpu.sh test     conformance, kernel checks, logits vs CPU  (~1 min)
+#   bash bench/cuda/run_on_gpu.sh test     kernel conformance and checks, then model's device
+#                                          conformance suite (modeltest) on the GPU      (~1 min)
+#   bash bench/cuda/run_on_gpu.sh infer    ndbg-infer --device cuda against --device cpu:
+#                                          the default model's prediction and generated tokens
 #   bash bench/cuda/run_on_gpu.sh bench    kernel + end-to-end benchmarks, 1.8b and 32b (~3-5 min)
 #   bash bench/cuda/run_on_gpu.sh torch    PyTorch eager and compiled, same presets     (~5-8 min)
-#   bash bench/cuda/run_on_gpu.sh quick    test, then bench and torch eager on 1.8b only
+#   bash bench/cuda/run_on_gpu.sh quick    test and infer, then bench and torch eager on 1.8b only
 #
-# Results land in $OUT: env.log, test.log, bench.log, bench.json, torch.log,
-# torch.json (at most 8 files come back from a call).
+# Results land in $OUT: env.log, test.log, infer.log, bench.log, bench.json,
+# torch.log, torch.json.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -53,6 +58,26 @@ stage_test() {
 	grep -E '^(--- |FAIL|PASS|ok)|NMSE|panic|Error' "$OUT/test.log" | tail -80
 }
 
+# stage_infer runs the command a user runs, on both devices: the same
+# greedy prediction of the default model, and the same generated tokens.
+stage_infer() {
+	{
+		for dev in cpu cuda; do
+			echo "== predict --device $dev"
+			"$BIN/ndbg-infer" --device "$dev" --unsandboxed --program examples/mean.py --call 'f([3, None, 4])' \
+				--actions 'step_into step_over' --action step_over >"$OUT/predict.$dev.json" || rc=1
+			cat "$OUT/predict.$dev.json"
+			echo "== generate --device $dev"
+			"$BIN/ndbg-infer" generate --device "$dev" --model weights/default --tokens 1,2,3 --max-tokens 16 \
+				>"$OUT/generate.$dev.txt" || rc=1
+			cat "$OUT/generate.$dev.txt"
+		done
+		cmp "$OUT/predict.cpu.json" "$OUT/predict.cuda.json" && echo "predictions: same on cpu and cuda" || { echo "predictions differ"; rc=1; }
+		cmp "$OUT/generate.cpu.txt" "$OUT/generate.cuda.txt" && echo "generated tokens: same on cpu and cuda" || { echo "generated tokens differ"; rc=1; }
+	} >"$OUT/infer.log" 2>&1
+	cat "$OUT/infer.log"
+}
+
 stage_bench() {
 	timeout "${1:-560}" "$BIN/cuda-bench" -models "$2" -prefill 512 -decode 32 -json "$OUT/bench.json" \
 		>"$OUT/bench.log" 2>&1 || rc=1
@@ -67,15 +92,17 @@ stage_torch() {
 
 case "$STAGE" in
 test) stage_test ;;
+infer) stage_infer ;;
 bench) stage_bench 560 "$MODELS" ;;
 torch) stage_torch 560 "$MODELS" eager,compiled ;;
 quick)
 	stage_test
+	stage_infer
 	stage_bench 150 1.8b
 	stage_torch 150 1.8b eager
 	;;
 *)
-	echo "usage: $0 test|bench|torch|quick" >&2
+	echo "usage: $0 test|infer|bench|torch|quick" >&2
 	exit 2
 	;;
 esac

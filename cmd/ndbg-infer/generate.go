@@ -107,7 +107,7 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stderr, "\nprompt %d tokens in %.3fs (%.1f tok/s), generated %d tokens in %.3fs (%.1f tok/s), %s, %d threads\n",
 		g.Prompt, g.Prefill.Seconds(), rate(g.Prompt, g.Prefill.Seconds()),
 		len(g.Tokens), g.Decode.Seconds(), rate(len(g.Tokens)-1, g.Decode.Seconds()),
-		m.Backend().Name(), threadsOf(m))
+		m.Device().Name(), threadsOf(m))
 	return err
 }
 
@@ -120,7 +120,7 @@ func rate(n int, sec float64) float64 {
 }
 
 func threadsOf(m *model.Model) int {
-	if c, ok := m.Backend().(*model.CPU); ok {
+	if c, ok := m.Device().(*model.CPU); ok {
 		return c.Threads()
 	}
 	return 0

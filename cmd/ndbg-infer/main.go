@@ -113,16 +113,17 @@ modes:`)
 // to run it.
 type engineFlags struct {
 	model, tokenizer string
-	threads, context int
+	context          int
 	fastBF16         bool
+	cli.Compute      // --threads, --device
 }
 
 func (e *engineFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.model, "model", "", "checkpoint directory (config.json + safetensors)")
 	fs.StringVar(&e.tokenizer, "tokenizer", "", "tokenizer.json (default: DIR/tokenizer.json)")
-	fs.IntVar(&e.threads, "threads", 0, "compute threads (0: one per core)")
+	e.Compute.Register(fs)
 	fs.IntVar(&e.context, "context", 0, "cap the context length (0: the model's)")
-	fs.BoolVar(&e.fastBF16, "fast-bf16", false, "round activations to BF16 in BF16 matrix products (faster prefill)")
+	fs.BoolVar(&e.fastBF16, "fast-bf16", false, "round activations to BF16 in BF16 matrix products on the CPU (faster prefill)")
 }
 
 // load opens the model and, when one is found, its tokenizer (nil
@@ -131,7 +132,12 @@ func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokeni
 	if e.model == "" {
 		return nil, nil, errors.New("--model is required")
 	}
-	m, err := model.Load(ctx, e.model, model.Options{Threads: e.threads, Context: e.context, FastBF16: e.fastBF16})
+	dev, err := e.OpenDevice()
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := model.Load(ctx, e.model, model.Options{Device: dev, CloseDevice: true, Threads: e.Threads,
+		Context: e.context, FastBF16: e.fastBF16})
 	if err != nil {
 		return nil, nil, err
 	}

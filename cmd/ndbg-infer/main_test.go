@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,32 +26,8 @@ func writeRandomCheckpoint(t *testing.T) string {
 		"num_attention_heads": 2, "vocab_size": 4096, "max_position_embeddings": 128, "eos_token_id": 4095}`
 	cfg, err := weights.ParseConfig([]byte(cfgJSON))
 	require.NoError(t, err)
-	r := rand.New(rand.NewPCG(1, 2))
-	var ts []weights.Tensor
-	add := func(name string, shape ...int) {
-		n := 1
-		for _, d := range shape {
-			n *= d
-		}
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(r.NormFloat64() * 0.3)
-		}
-		tn, err := weights.NewTensor(name, weights.BF16, shape, v)
-		require.NoError(t, err)
-		ts = append(ts, tn)
-	}
-	add("model.embed_tokens.weight", 4096, 32)
-	add("lm_head.weight", 4096, 32)
-	add("model.norm.weight", 32)
-	add("model.layers.0.input_layernorm.weight", 32)
-	add("model.layers.0.post_attention_layernorm.weight", 32)
-	for _, p := range []string{"q", "k", "v", "o"} {
-		add(fmt.Sprintf("model.layers.0.self_attn.%s_proj.weight", p), 32, 32)
-	}
-	add("model.layers.0.mlp.gate_proj.weight", 64, 32)
-	add("model.layers.0.mlp.up_proj.weight", 64, 32)
-	add("model.layers.0.mlp.down_proj.weight", 32, 64)
+	ts, err := weights.RandomLlama(cfg, weights.BF16, 1)
+	require.NoError(t, err)
 	require.NoError(t, weights.WriteCheckpoint(dir, cfg, ts, 0, nil))
 	return dir
 }

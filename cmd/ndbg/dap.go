@@ -25,8 +25,9 @@ func dapServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("dap", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "serve DAP on this TCP address (e.g. 127.0.0.1:4711) instead of stdin/stdout")
-	threads := fs.Int("threads", 0, "compute threads of the model (0: one per core)")
 	var cfg dap.Config
+	var comp cli.Compute
+	comp.Register(fs)
 	cli.RegisterLimits(fs, &cfg.Limits)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ndbg dap [--listen ADDR]   (launch arguments: program, call, backend, model, device; docs/editors.md)")
@@ -39,10 +40,13 @@ func dapServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fs.Usage()
 		return cli.Usagef("dap takes no arguments, got %q", fs.Args())
 	}
-	if *threads < 0 || cfg.Limits.Timeout < 0 || cfg.Limits.MaxEvents < 0 {
-		return cli.Usagef("--timeout, --max-events and --threads cannot be negative")
+	if cfg.Limits.Timeout < 0 || cfg.Limits.MaxEvents < 0 {
+		return cli.Usagef("--timeout and --max-events cannot be negative")
 	}
-	cfg.Threads, cfg.Log = *threads, stderr
+	if err := comp.Check(); err != nil {
+		return err
+	}
+	cfg.Threads, cfg.Device, cfg.Log = comp.Threads, comp.Device, stderr
 	if *listen == "" {
 		return dap.Serve(ctx, stdin, stdout, cfg)
 	}

@@ -38,7 +38,9 @@ const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards
   bn                 step back over         br                 back to the call (the inputs)
   bc                 continue backwards     backto LINE        back to the previous stop at LINE
   h, help            this help              q, quit            leave
-on a prediction, p, pp, display and retval answer from the predicted state and say so`
+on a prediction, p, pp, display and retval answer from the predicted state and say so;
+without --call the whole script runs (real backend); an exception that escapes enters
+post-mortem debugging in the frame that raised it, where c, s and n restart the program`
 
 // runDebug is `ndbg debug FILE --call EXPR`: a pdb-like prompt that shows
 // predicted states (or real ones with --backend real); --compare shows the
@@ -50,14 +52,14 @@ func runDebug(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("debug", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	call := fs.String("call", "", `the call to debug, e.g. 'f(3, [1, 2])' (required)`)
+	call := fs.String("call", "", `the call to debug, e.g. 'f(3, [1, 2])' (none: the whole script, run as __main__; real backend)`)
 	var bf cli.BackendFlags
 	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
 	bf.RegisterVerify(fs)
 	compare := fs.Bool("compare", false, "run the real debugger alongside and mark where the prediction differs")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE --call EXPR [--backend %s] [--model DIR] [--compare] [--verify-below P | --no-exec]\n", bf.Names())
+		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE [--call EXPR] [--backend %s] [--model DIR] [--compare] [--verify-below P | --no-exec]\n", bf.Names())
 		fmt.Fprintln(fs.Output(), "(the cwm backend answers s, n, r and back only)")
 		fs.PrintDefaults()
 	}
@@ -68,9 +70,12 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if file == "" && fs.NArg() == 1 {
 		file = fs.Arg(0)
 	}
-	if file == "" || *call == "" {
+	if file == "" {
 		fs.Usage()
-		return cli.Usagef("need FILE and --call")
+		return cli.Usagef("need FILE")
+	}
+	if *call == "" && bf.Name != cli.Real {
+		return cli.Usagef("debugging a whole script needs --backend real (the model's trace format has no module-level frames); or give --call")
 	}
 	if err := bf.Check(); err != nil {
 		return err
@@ -89,26 +94,26 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if m != nil {
 		defer m.Close()
 	}
-	s, err := ndbg.Start(ctx, b, string(src), *call)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return fmt.Errorf("naming the program: %w", err)
 	}
-	d := &debugger{s: s, lim: bf.Limits, out: stdout, file: abs, displays: map[int][]*shown{}}
+	d := &debugger{lim: bf.Limits, out: stdout, errOut: stderr, file: abs, src: string(src), call: *call, backend: b}
 	if *compare && bf.Name != cli.Real {
-		if d.real, err = ndbg.Start(ctx, ndbg.Real(bf.Limits), string(src), *call); err != nil {
-			if errors.Is(err, ndbg.ErrLimit) {
-				err = fmt.Errorf("%w (%s)", err, cli.LimitHint)
-			}
-			return fmt.Errorf("the real run for --compare: %w", err)
-		}
-		defer func() { d.detach("") }()
+		d.realBackend = ndbg.Real(bf.Limits)
 	}
-	fmt.Fprintf(stdout, "ndbg: debugging %s with the %s debugger (h for help)\n", *call, b.Name())
+	if err := d.start(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		d.s.Close()
+		d.detach("")
+	}()
+	what := *call
+	if what == "" {
+		what = file
+	}
+	fmt.Fprintf(stdout, "ndbg: debugging %s with the %s debugger (h for help)\n", what, b.Name())
 	d.show()
 	in := bufio.NewReader(stdin)
 	for {
@@ -138,16 +143,72 @@ func splitFile(args []string) (string, []string) {
 
 // debugger is the state of one interactive session.
 type debugger struct {
-	s        *ndbg.Session
-	real     *ndbg.Session // the real run beside, for --compare; nil otherwise
-	lim      trace.Limits  // the interpreter and sandbox choice of p, pp, display and conditions (evalOn)
-	out      io.Writer
-	last     string // the last command, repeated by an empty line as in pdb
-	file     string // the program's absolute path, as pdb names it
-	bps      []*breakpoint
-	nextBP   int              // the last breakpoint number given
-	up       int              // the frame u and d selected: 0 is the current one
-	displays map[int][]*shown // display expressions by frame id (-1: frames unknown)
+	s           *ndbg.Session
+	real        *ndbg.Session // the real run beside, for --compare; nil otherwise
+	backend     ndbg.Backend
+	realBackend ndbg.Backend // for --compare; nil otherwise
+	lim         trace.Limits // the interpreter and sandbox choice of p, pp, display and conditions (pyeval.Eval)
+	src, call   string       // what the sessions debug (call "": the whole script)
+	out, errOut io.Writer    // the prompt's output; the program's stderr goes to errOut
+	last        string       // the last command, repeated by an empty line as in pdb
+	file        string       // the program's absolute path, as pdb names it
+	bps         []*breakpoint
+	nextBP      int               // the last breakpoint number given
+	up          int               // the frame u and d selected: 0 is the current one
+	displays    map[int][]*shown  // display expressions by frame id (-1: frames unknown)
+	printed     ndbg.OutputCursor // the program's output shown so far
+}
+
+// start (re)starts the session, and the real run beside it for --compare,
+// at the program's start, keeping the breakpoints; displays start afresh,
+// as pdb's do in a new run.
+func (d *debugger) start(ctx context.Context) error {
+	s, err := ndbg.Start(ctx, d.backend, d.src, d.call)
+	if err != nil {
+		return err
+	}
+	var real *ndbg.Session
+	if d.realBackend != nil {
+		if real, err = ndbg.Start(ctx, d.realBackend, d.src, d.call); err != nil {
+			s.Close()
+			if errors.Is(err, ndbg.ErrLimit) {
+				err = fmt.Errorf("%w (%s)", err, cli.LimitHint)
+			}
+			return fmt.Errorf("the real run for --compare: %w", err)
+		}
+	}
+	if d.s != nil {
+		d.s.Close()
+	}
+	d.detach("")
+	d.s, d.real = s, real
+	d.up, d.printed, d.displays = 0, ndbg.OutputCursor{}, map[int][]*shown{}
+	d.syncBreakpoints()
+	return nil
+}
+
+// restart ends post-mortem debugging as pdb's c, s and n do there: the
+// program starts again.
+func (d *debugger) restart(ctx context.Context) {
+	fmt.Fprintf(d.out, "Post mortem debugger finished. The %s will be restarted\n", d.file)
+	if err := d.start(ctx); err != nil {
+		fmt.Fprintf(d.out, "*** restarting: %v\n", err)
+		return
+	}
+	d.show()
+}
+
+// postMortem says whether the session is in post-mortem debugging: the
+// program ended with an exception that escaped it.
+func (d *debugger) postMortem() bool { return d.s.Escaped() != nil }
+
+// showOutput prints what the program wrote since the last stop (stdout to
+// the prompt, stderr to errOut), as pdb's terminal shows it before the
+// stop; nothing after a step back.
+func (d *debugger) showOutput() {
+	out, errOut := d.printed.Next(d.s)
+	_, _ = d.out.Write(out)
+	_, _ = d.errOut.Write(errOut)
 }
 
 // command runs one command line; it reports whether to quit.
@@ -167,6 +228,13 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 		return n, true
 	}
 	act := func(a ndbg.Action) { d.act(ctx, a) }
+	if d.postMortem() {
+		switch cmd {
+		case "s", "step", "n", "next", "r", "return", "c", "cont", "continue", "unt", "until", "to":
+			d.restart(ctx)
+			return false
+		}
+	}
 	switch cmd {
 	case "":
 	case "s", "step":
@@ -285,9 +353,11 @@ func (d *debugger) report(ctx context.Context, err error) {
 	}
 }
 
-// finished says the program ended and, as pdb's post-mortem does, which
-// exception escaped and from where.
+// finished says the program ended and, when an exception escaped, enters
+// post-mortem debugging as pdb does: the traceback, then a stop in the
+// frame that raised it, where p, w, u and d work on the frames it left.
 func (d *debugger) finished() {
+	d.showOutput()
 	if x := d.s.Escaped(); x != nil {
 		fmt.Fprintln(d.out, "Traceback (most recent call last):")
 		tb := x.Traceback
@@ -298,7 +368,14 @@ func (d *debugger) finished() {
 			fmt.Fprintf(d.out, "  File %q, line %d, in %s\n    %s\n", d.file, f.Line, f.Func, strings.TrimSpace(d.s.UserLine(f.Line)))
 		}
 		fmt.Fprintf(d.out, "%s: %s\n", x.Type, x.Message)
-		fmt.Fprintln(d.out, "--the program finished with an uncaught exception--")
+		fmt.Fprintln(d.out, "Uncaught exception. Entering post mortem debugging")
+		fmt.Fprintln(d.out, "Running 'cont' or 'step' will restart the program")
+		if f, ok := d.selected(); ok {
+			fmt.Fprintf(d.out, "> exception line %d: %s\n", f.Line, strings.TrimSpace(d.s.UserLine(f.Line)))
+			for _, l := range f.Locals {
+				fmt.Fprintf(d.out, "    %s = %s\n", l.Name, l.Repr)
+			}
+		}
 		return
 	}
 	t := d.s.Trajectory()
@@ -341,6 +418,7 @@ func (d *debugger) show() {
 		d.finished()
 		return
 	}
+	d.showOutput()
 	p, predicted := d.s.Prediction()
 	line := describe(d.s, st)
 	if predicted && !p.Verified {

@@ -9,19 +9,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/internal/testmodel"
 )
 
-const debugProgram = `def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-def f(data):
-    clean = [d for d in data if d is not None]
-    m = mean(clean)
-    return round(m, 2)
-`
+// debugProgram is the shared mean program.
+const debugProgram = testmodel.MeanProgram
 
 // fromPrediction is what p adds to a value it evaluated on a prediction.
 const fromPrediction = "(derived from a prediction: evaluated on the predicted locals)\n"
@@ -124,6 +117,11 @@ func TestDebugUsageErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	require.Error(t, debugSession(context.Background(), []string{"--call", "f(1)"}, strings.NewReader(""), &out, &errb))
 	require.Error(t, debugSession(context.Background(), []string{"/nonexistent.py", "--call", "f(1)", "--backend", "real"}, strings.NewReader(""), &out, &errb))
+	// A whole script (no --call) needs the real backend: the model's trace
+	// format has no module-level frames.
+	stderr.Reset()
+	require.Equal(t, 2, run(context.Background(), []string{"debug", "prog.py"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "whole script needs --backend real")
 }
 
 // TestDebugShowsUserLines: the listing, the stops and the breakpoints show

@@ -28,7 +28,8 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	dir := fs.String("model", "", "checkpoint directory (config.json + safetensors)")
 	list := fs.String("tokens", "", "token ids, comma-separated")
-	threads := fs.Int("threads", 0, "threads (0: one per core)")
+	var comp cli.Compute
+	comp.Register(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -43,7 +44,11 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		tokens = append(tokens, t)
 	}
-	m, err := model.Load(ctx, *dir, model.Options{Threads: *threads})
+	dev, err := comp.OpenDevice()
+	if err != nil {
+		return err
+	}
+	m, err := model.Load(ctx, *dir, model.Options{Device: dev, CloseDevice: true, Threads: comp.Threads})
 	if err != nil {
 		return err
 	}

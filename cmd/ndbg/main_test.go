@@ -25,7 +25,7 @@ func TestCommandLine(t *testing.T) {
 
 	code, out, _ = runCmd("help", "debug")
 	require.Equal(t, 0, code)
-	require.Contains(t, out, "usage: ndbg debug FILE --call EXPR", "help CMD is CMD's usage")
+	require.Contains(t, out, "usage: ndbg debug FILE [--call EXPR]", "help CMD is CMD's usage")
 	require.NotContains(t, out, "usage: ndbg <command>")
 
 	code, out, _ = runCmd("--version")

@@ -15,15 +15,27 @@ import (
 )
 
 // pdbDriver calls the entry under CPython's own pdb as ndbg debug --call
-// does: pdb.Pdb().runcall(f, *args) stops first at f's first line.
-const pdbDriver = `import pdb, sys
+// does: pdb.Pdb().runcall(f, *args) stops first at f's first line. An
+// exception that escapes enters post-mortem debugging as python3 -m pdb's
+// main does (which cannot run a call); there c or s end the driver, where
+// pdb's main would restart (ndbg restarts: the cases type neither there).
+const pdbDriver = `import pdb, sys, traceback
 sys.path.insert(0, sys.argv[1])
 import prog
 name, args = sys.argv[2].split("(", 1)
-pdb.Pdb(readrc=False).runcall(getattr(prog, name.strip()), *eval("[" + args.strip()[:-1] + "]", vars(prog)))
+p = pdb.Pdb(readrc=False)
+try:
+    p.runcall(getattr(prog, name.strip()), *eval("[" + args.strip()[:-1] + "]", vars(prog)))
+except Exception:
+    traceback.print_exc()
+    print("Uncaught exception. Entering post mortem debugging")
+    print("Running 'cont' or 'step' will restart the program")
+    p.reset()
+    p.interaction(None, sys.exc_info()[2])
 `
 
-// pdbCase is a program, a call and the commands typed at both prompts.
+// pdbCase is a program, a call (none: the whole script, under
+// python3 -m pdb) and the commands typed at both prompts.
 type pdbCase struct {
 	name, src, call string
 	cmds            []string
@@ -67,7 +79,7 @@ def f(k):
 def f(xs):
     y = h(xs)
     return y
-`, "f([1, 0])", []string{"s", "n", "w", "p xs", "u", "p xs", "d", "n", "n", "n", "c"}},
+`, "f([1, 0])", []string{"s", "n", "w", "p xs", "u", "p xs", "d", "n", "n", "n", "c", "p xs", "p xs[0]", "u", "p xs", "p y"}},
 	{"an exception escapes through a comprehension and a finally, past a handled one", `def h(xs):
     try:
         return xs[0] / xs[1]
@@ -84,7 +96,39 @@ def g(xs):
 def f(xs):
     y = [g(xs) for _ in range(1)]
     return y
-`, "f([1, 0])", []string{"b 12", "c", "p xs", "w", "c"}},
+`, "f([1, 0])", []string{"b 12", "c", "p xs", "w", "c", "w", "u", "u", "p xs", "u", "p _", "d", "d", "d"}},
+	{"a whole script: its __main__ block, module-level steps, output, post-mortem and its restart", `import sys
+
+def half(x):
+    print("out: half of", x)
+    return 1 / x
+
+total = 0
+if __name__ == "__main__":
+    for v in [4, 0]:
+        total += half(v)
+    print("out: total", total)
+`, "", []string{
+		"n", "n", "n", "p total", "n", "n", "s", "n", "r", "retval", "n", "w", "p total + v", "b 5", "c", "w", "p x", "c",
+		"w", "p x", "u", "p total, v", "d", "pp x", "c", "n", "b", "c", "p x", "cl 1", "c", "p x", "u", "p v", "s", "n",
+	}},
+	{"a whole script that ends: output on stdout and stderr, a return out of the module", `import sys
+
+def g(n):
+    print("out: g", n)
+    acc = [i for i in range(n)]
+    print("err: g", n, file=sys.stderr)
+    return sum(acc)
+
+def main():
+    a = g(3)
+    b = g(a)
+    return a + b
+
+if __name__ == "__main__":
+    r = main()
+    print("out: r =", r)
+`, "", []string{"b g", "c", "p n", "n", "n", "n", "w", "c", "unt", "p a", "n", "n", "n", "n", "r", "n", "p r", "n", "n"}},
 }
 
 // TestDebugLikePdb types the same commands into CPython's pdb and into
@@ -105,6 +149,11 @@ func TestDebugLikePdb(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "driver.py"), []byte(pdbDriver), 0o644))
 
 			cmd := exec.Command("python3", filepath.Join(dir, "driver.py"), dir, c.call)
+			args, first := []string{file, "--call", c.call, "--backend", "real"}, "s\n"
+			if c.call == "" {
+				cmd = exec.Command("python3", "-m", "pdb", file)
+				args, first = []string{file, "--backend", "real"}, "" // both start at the module's first line
+			}
 			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "PYTHONDONTWRITEBYTECODE=1")
 			cmd.Stdin = strings.NewReader(strings.Join(c.cmds, "\n") + "\n")
 			var pout, perr bytes.Buffer
@@ -113,11 +162,16 @@ func TestDebugLikePdb(t *testing.T) {
 			pdbAns := strings.Split(pout.String(), "(Pdb) ")
 
 			var nout, nerr bytes.Buffer
-			in := strings.NewReader("s\n" + strings.Join(c.cmds, "\n") + "\n")
-			require.NoError(t, debugSession(context.Background(), []string{file, "--call", c.call, "--backend", "real"}, in, &nout, &nerr), nerr.String())
-			ndbgAns := answers(nout.String())[1:] // [0] is the banner and the call
+			in := strings.NewReader(first + strings.Join(c.cmds, "\n") + "\n")
+			require.NoError(t, debugSession(context.Background(), args, in, &nout, &nerr), nerr.String())
+			ndbgAns := answers(nout.String())
+			if c.call != "" {
+				ndbgAns = ndbgAns[1:] // [0] is the banner and the call
+			}
 
 			require.Equal(t, pdbStop(pdbAns[0], file), ndbgStop(ndbgAns[0]), "the first stop:\npdb:  %s\nndbg: %s", pdbAns[0], ndbgAns[0])
+			ended := len(c.cmds)
+		commands:
 			for i, command := range c.cmds {
 				n := ndbgAns[i+1]
 				if i+1 >= len(pdbAns) { // pdb ended: so did ndbg
@@ -129,19 +183,23 @@ func TestDebugLikePdb(t *testing.T) {
 				verb, _, _ := strings.Cut(command, " ")
 				switch verb {
 				case "s", "n", "r", "c", "unt":
+					require.Equal(t, linesWith(p, "out:"), linesWith(n, "out:"), msg...) // the program's output
+					require.Equal(t, linesWith(p, "Uncaught ", "Running ", "Post mortem "), linesWith(n, "Uncaught ", "Running ", "Post mortem "), msg...)
 					if strings.HasPrefix(p, "***") { // refused
 						require.Equal(t, p, n, msg...)
 						continue
 					}
-					if pdbStop(p, file) == 0 { // pdb ran off the end (or raised out of the entry)
+					if strings.Contains(p, "The program finished and will be restarted") { // ndbg stays at the end
+						require.Contains(t, n, "--the program finished--", msg...)
+						ended = i + 1
+						break commands
+					}
+					if pdbStop(p, file) == 0 { // pdb ran off the end of the entry
 						require.Contains(t, n, "--the program finished", msg...)
-						if x := lastLine(perr.String()); strings.Contains(perr.String(), "Traceback") {
-							require.Contains(t, n, "\n"+x+"\n", msg...)
-							at := `  File "` + file + `"`
-							require.NotEmpty(t, linesWith(perr.String(), at))
-							require.Equal(t, linesWith(perr.String(), at), linesWith(n, at), "the traceback's frames\npdb:\n%s\nndbg:\n%s", perr.String(), n)
-						}
 						continue
+					}
+					if strings.Contains(p, "Uncaught exception") {
+						require.Contains(t, n, "\n"+lastLine(perr.String())+"\n", msg...) // the exception
 					}
 					require.Equal(t, pdbStop(p, file), ndbgStop(n), msg...)
 					require.Equal(t, linesWith(p, "display ", "Deleted "), linesWith(n, "display ", "Deleted "), msg...)
@@ -156,6 +214,10 @@ func TestDebugLikePdb(t *testing.T) {
 					require.Equal(t, p, n, msg...)
 				}
 			}
+			// Every traceback's frames in the program, and its stderr.
+			at := `  File "` + file + `"`
+			require.Equal(t, linesWith(perr.String(), at), linesWith(strings.Join(ndbgAns[:ended+1], ""), at), "the tracebacks' frames\npdb:\n%s\nndbg:\n%s", perr.String(), nout.String())
+			require.Equal(t, linesWith(perr.String(), "err:"), linesWith(nerr.String(), "err:"))
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/pyeval"
 )
 
 // breakpoint is one of pdb's numbered breakpoints. The session holds the
@@ -230,7 +231,7 @@ func (d *debugger) firing(ctx context.Context, st ndbg.State, count bool) *break
 			b.hits++
 		}
 		if b.cond != "" {
-			res, err := evalOn(ctx, d.lim, st.Locals, []string{"bool(" + b.cond + ")"}, false)
+			res, err := pyeval.Eval(ctx, d.lim, st.Locals, []string{"bool(" + b.cond + ")"}, false)
 			if err == nil && res[0].Error == "" && res[0].Value == "False" {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/pyeval"
 )
 
 // predicted says whether the session's states are predictions (anything
@@ -15,10 +16,14 @@ import (
 func (d *debugger) predicted() bool { return d.s.Backend().Name() != "real" }
 
 // frames returns the call stack, outermost first; when the backend cannot
-// know it, only the current frame.
+// know it, only the current frame; in post-mortem debugging, the frames
+// the escaping exception passed through.
 func (d *debugger) frames() []ndbg.Frame {
 	if fs := d.s.Frames(); fs != nil {
 		return fs
+	}
+	if x := d.s.Escaped(); x != nil && x.Traceback != nil {
+		return x.Traceback
 	}
 	st, ok := d.s.State()
 	if !ok {
@@ -54,7 +59,7 @@ func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
 		}
 		return
 	}
-	res, err := evalOn(ctx, d.lim, f.Locals, []string{expr}, pretty)
+	res, err := pyeval.Eval(ctx, d.lim, f.Locals, []string{expr}, pretty)
 	if err != nil {
 		fmt.Fprintf(d.out, "*** %v\n", err)
 		return
@@ -95,7 +100,7 @@ func (d *debugger) displayValue(ctx context.Context, f ndbg.Frame, expr string) 
 	if !f.LocalsKnown {
 		return "** unknown: no locals here **"
 	}
-	res, err := evalOn(ctx, d.lim, f.Locals, []string{expr}, false)
+	res, err := pyeval.Eval(ctx, d.lim, f.Locals, []string{expr}, false)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("** %v **", err)
@@ -199,7 +204,7 @@ func (d *debugger) where() {
 		fmt.Fprintln(d.out, "*** the program finished")
 		return
 	}
-	if d.s.Frames() == nil {
+	if d.s.Frames() == nil && !d.postMortem() {
 		fmt.Fprintln(d.out, "(the callers are unknown after a jump: the model's text does not say how deep it is)")
 	}
 	for i, f := range fs {

@@ -27,7 +27,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", "127.0.0.1:8321", "address to listen on (the service runs the programs clients send: keep it on loopback unless the network is trusted)")
 	backends := fs.String("backends", "neural,cwm,real", "backends offered, comma-separated; the first is the default (real alone opens no model)")
 	modelDir := fs.String("model", "", "model directory (default: the model embedded in the binary)")
-	threads := fs.Int("threads", 0, "compute threads of the model (0: one per core)")
+	var comp cli.Compute
+	comp.Register(fs)
 	var lim trace.Limits
 	cli.RegisterLimits(fs, &lim)
 	var sl serve.Limits
@@ -38,7 +39,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&sl.IdleTimeout, "idle-timeout", 10*time.Minute, "a session unused this long is closed")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ndbg serve [--listen ADDR] [--backends neural,cwm,real] [--model DIR] [limits]")
+		fmt.Fprintln(fs.Output(), "usage: ndbg serve [--listen ADDR] [--backends neural,cwm,real] [--model DIR] [--device cpu|cuda|auto] [limits]")
 		fmt.Fprintln(fs.Output(), "(the API: GET /openapi.json; docs in internal/serve/openapi.json)")
 		fs.PrintDefaults()
 	}
@@ -51,12 +52,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if sl.MaxSessions < 1 || sl.MaxBodyBytes < 1 || sl.MaxProgramBytes < 1 || sl.RequestTimeout <= 0 || sl.IdleTimeout <= 0 || *grace <= 0 {
 		return cli.Usagef("the limits (--max-sessions, --max-body, --max-program, --request-timeout, --idle-timeout, --shutdown-timeout) must be positive")
 	}
-	if lim.Timeout < 0 || lim.MaxEvents < 0 || *threads < 0 {
-		return cli.Usagef("--timeout, --max-events and --threads cannot be negative")
+	if lim.Timeout < 0 || lim.MaxEvents < 0 {
+		return cli.Usagef("--timeout and --max-events cannot be negative")
+	}
+	if err := comp.Check(); err != nil {
+		return err
 	}
 	cfg := serve.Config{Backends: strings.Split(*backends, ","), Trace: lim, Limits: sl}
 	if slices.Contains(cfg.Backends, serve.Neural) || slices.Contains(cfg.Backends, serve.CWM) {
-		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: *threads})
+		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: comp.Threads, Device: comp.Device})
 		if err != nil {
 			return err
 		}

@@ -1,7 +1,7 @@
 // Package cli is what the ndbg and ndbg-infer commands share, so that each
 // is written once: flag parsing that reports a usage error once, the
-// --backend flag and the backend it opens (with --model, --threads and the
-// real run's limits), and --version.
+// --backend flag and the backend it opens (with --model, --threads,
+// --device and the real run's limits), and --version.
 package cli
 
 import (
@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/internal/device"
+	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -77,7 +79,7 @@ var backendHelp = map[string]string{
 type BackendFlags struct {
 	Name    string       // --backend
 	Model   string       // --model: a model directory, empty for the embedded default
-	Threads int          // --threads: compute threads, 0 for one per core
+	Compute              // --threads, --device
 	Limits  trace.Limits // --timeout, --max-events: the real run's limits
 	// VerifyBelow (--verify-below, where RegisterVerify added it): check
 	// neural predictions whose confidence is below it against the real run
@@ -98,7 +100,7 @@ func (b *BackendFlags) RegisterVerify(fs *flag.FlagSet) {
 }
 
 // Register adds --backend (one of names, the first the default), --model,
-// --threads, --timeout and --max-events to fs. The limits b holds are the
+// --threads, --device, --timeout and --max-events to fs. The limits b holds are the
 // flags' defaults.
 func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	b.names = names
@@ -112,8 +114,43 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 	}
 	fs.StringVar(&b.Name, "backend", names[0], text)
 	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
-	fs.IntVar(&b.Threads, "threads", 0, "compute threads of the model (0: one per core)")
+	b.Compute.Register(fs)
 	RegisterLimits(fs, &b.Limits)
+}
+
+// Compute are the flags that say where the model computes: --threads
+// (the CPU's) and --device.
+type Compute struct {
+	Threads int    // --threads: compute threads on the CPU, 0 for one per core
+	Device  string // --device: cpu, cuda or auto (package internal/device)
+}
+
+// Register adds --threads and --device to fs.
+func (c *Compute) Register(fs *flag.FlagSet) {
+	fs.IntVar(&c.Threads, "threads", 0, "compute threads of the model on the CPU (0: one per core)")
+	fs.StringVar(&c.Device, "device", device.Auto, "where the model computes: "+device.CPU+", "+device.CUDA+
+		" (an NVIDIA GPU; needs a build with -tags cuda) or "+device.Auto+" (cuda when built in and a GPU is present, else cpu)")
+}
+
+// Check returns a UsageError for negative --threads or a --device that
+// names no device.
+func (c *Compute) Check() error {
+	if c.Threads < 0 {
+		return Usagef("--threads %d cannot be negative", c.Threads)
+	}
+	if err := device.Check(c.Device); err != nil {
+		return Usagef("--%v", err)
+	}
+	return nil
+}
+
+// OpenDevice opens the device --device names for a model to own
+// (model.Options.Device with CloseDevice); nil is the model's own CPU.
+func (c *Compute) OpenDevice() (model.Device, error) {
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	return device.Open(c.Device)
 }
 
 // RegisterLimits adds --timeout and --max-events, the limits of a real run
@@ -134,8 +171,11 @@ func (b *BackendFlags) Check() error {
 	if !slices.Contains(b.names, b.Name) {
 		return Usagef("--backend %q: want %s", b.Name, strings.Join(b.names, ", "))
 	}
-	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 || b.Threads < 0 {
-		return Usagef("--timeout, --max-events and --threads cannot be negative")
+	if err := b.Compute.Check(); err != nil {
+		return err
+	}
+	if b.Limits.Timeout < 0 || b.Limits.MaxEvents < 0 {
+		return Usagef("--timeout and --max-events cannot be negative")
 	}
 	if !(b.VerifyBelow >= 0 && b.VerifyBelow <= 1) {
 		return Usagef("--verify-below %g: want a probability from 0 to 1", b.VerifyBelow)
@@ -158,7 +198,7 @@ func (b *BackendFlags) OpenModel(ctx context.Context) (*ndbg.Model, error) {
 	if b.Name == Real {
 		return nil, nil
 	}
-	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads, Unsandboxed: b.Limits.Unsandboxed})
+	return ndbg.Open(ctx, ndbg.Options{Dir: b.Model, Threads: b.Threads, Device: b.Device, Unsandboxed: b.Limits.Unsandboxed})
 }
 
 // Open returns the session backend the flags name, sampling with p, and the

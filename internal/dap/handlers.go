@@ -83,7 +83,7 @@ func (s *server) sessionRequest(ctx context.Context, m godap.RequestMessage) {
 	case *godap.SetVariableRequest:
 		s.setVariable(ctx, r)
 	case *godap.EvaluateRequest:
-		s.evaluate(r)
+		s.evaluate(ctx, r)
 	case *godap.NextRequest:
 		s.step(ctx, req, ndbg.Action{Kind: dsl.StepOver}, &godap.NextResponse{Response: response(req)})
 	case *godap.StepInRequest:
@@ -242,6 +242,10 @@ func (s *server) after(err error, note, reason string) {
 		s.output("console", "ndbg: "+note+"\n")
 	}
 	if errors.Is(err, ndbg.ErrFinished) {
+		s.sendOutput()
+		if x := s.sess.s.Escaped(); x != nil {
+			s.output("stderr", fmt.Sprintf("%s: %s (raised at line %d)\n", x.Type, x.Message, x.Line))
+		}
 		if c := s.sess.comparison(); c != "" {
 			s.output("console", "ndbg: "+c+"\n")
 		}
@@ -261,6 +265,7 @@ func (s *server) after(err error, note, reason string) {
 // stop is one at a breakpoint's line; the description says the event
 // (call, line, return, exception) and, for compare, the real state.
 func (s *server) stopped(reason string) {
+	s.sendOutput()
 	st, _ := s.sess.s.State()
 	switch {
 	case st.Event == dsl.Exception:
@@ -296,6 +301,9 @@ func (s *server) stackTrace(r *godap.StackTraceRequest) {
 	}
 	for i := len(stack) - 1; i >= 0; i-- {
 		f := godap.StackFrame{Id: len(stack) - 1 - i, Name: s.sess.funcName(stack[i]), Source: s.source(), Line: st.Line, Column: 1}
+		if i == 0 && s.sess.s.Call() == "" {
+			f.Name = "<module>" // a script's module frame
+		}
 		if i < len(stack)-1 {
 			// The API knows a caller's def line, not the line it is at.
 			f.Name += " (a caller: shown at its def line)"
@@ -394,30 +402,56 @@ func (s *server) setVariable(ctx context.Context, r *godap.SetVariableRequest) {
 }
 
 // evaluate answers a local's name (or __return__, __exception__) with its
-// repr. The API evaluates no expressions yet, so anything else is an
-// error that says so.
-func (s *server) evaluate(r *godap.EvaluateRequest) {
+// repr as the state shows it, and any other expression with its value in
+// the current frame, as pdb's p (session.evaluate): on a prediction, over
+// the predicted locals, and its type says the value derives from one.
+func (s *server) evaluate(ctx context.Context, r *godap.EvaluateRequest) {
 	expr := strings.TrimSpace(r.Arguments.Expression)
 	st, ok := s.sess.s.State()
-	if !ok {
+	switch {
+	case !ok:
 		s.fail(r.Seq, r.Command, "the program has finished: nothing to evaluate")
 		return
-	}
-	if !isName(expr) {
-		s.fail(r.Seq, r.Command, fmt.Sprintf("ndbg evaluates only a local's name, not %q: its API has no expression evaluation yet", expr))
+	case expr == "":
+		s.fail(r.Seq, r.Command, "evaluate: no expression")
+		return
+	case r.Arguments.FrameId != 0:
+		s.fail(r.Seq, r.Command, fmt.Sprintf("evaluate in frame %d: ndbg evaluates in the current frame (0) only, whose locals the state has", r.Arguments.FrameId))
 		return
 	}
-	for i, v := range variables(st) {
-		if v[0] == expr {
-			s.send(&godap.EvaluateResponse{Response: response(&r.Request), Body: godap.EvaluateResponseBody{Result: v[1], Type: s.sess.varTypes(st)[i]}})
-			return
+	if isName(expr) {
+		for i, v := range variables(st) {
+			if v[0] == expr {
+				s.send(&godap.EvaluateResponse{Response: response(&r.Request), Body: godap.EvaluateResponseBody{Result: v[1], Type: s.sess.varTypes(st)[i]}})
+				return
+			}
 		}
 	}
-	if !st.HasLocals() {
-		s.fail(r.Seq, r.Command, fmt.Sprintf("a predicted %s state shows no locals (its value: %s)", st.Event, st.Value))
+	v, predicted, err := s.sess.evaluate(ctx, expr)
+	if err != nil {
+		s.fail(r.Seq, r.Command, err.Error())
 		return
 	}
-	s.fail(r.Seq, r.Command, fmt.Sprintf("no local %q at line %d", expr, st.Line))
+	body := godap.EvaluateResponseBody{Result: v}
+	if predicted {
+		body.Type = derived
+	}
+	s.send(&godap.EvaluateResponse{Response: response(&r.Request), Body: body})
+}
+
+// derived is the type of a value evaluated over predicted locals.
+const derived = "derived from a prediction: evaluated on the predicted locals"
+
+// sendOutput sends what the program wrote since the last stop as output
+// events (real backend).
+func (s *server) sendOutput() {
+	out, errOut := s.sess.newOutput()
+	if out != "" {
+		s.output("stdout", out)
+	}
+	if errOut != "" {
+		s.output("stderr", errOut)
+	}
 }
 
 // isName reports whether s is a Python identifier.

@@ -29,10 +29,14 @@ import (
 // Config is what a server needs beyond the client's launch arguments.
 type Config struct {
 	// Limits bound the real backend's run (and the compare backend's real
-	// run); zero fields take package trace's defaults.
+	// run); zero fields take package trace's defaults. Their interpreter
+	// and sandbox choice (Python, Unsandboxed) are evaluate's too.
 	Limits trace.Limits
-	// Threads for the model's CPU backend; 0 means all cores.
+	// Threads for the model's CPU; 0 means all cores.
 	Threads int
+	// Device is where models compute when a launch names none (cpu, cuda
+	// or auto, as --device; "" is the CPU).
+	Device string
 	// Log, when not nil, receives one line per protocol problem (a
 	// malformed message, a failed write): what the client may not see.
 	Log io.Writer

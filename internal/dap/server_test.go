@@ -19,6 +19,7 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/victim"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -165,18 +166,8 @@ func (c *client) launch(t *testing.T, text, call, backend string, stopOnEntry bo
 	return path
 }
 
-const meanPy = `def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-
-def f(data):
-    clean = [d for d in data if d is not None]
-    m = mean(clean)
-    return round(m, 2)
-`
+// meanPy is the shared mean program (testmodel.MeanProgram).
+const meanPy = testmodel.MeanProgram
 
 // TestRealSession steps through mean.py on the real backend, forwards and
 // backwards, with the stops pdb makes (the real backend is checked against
@@ -185,10 +176,10 @@ func TestRealSession(t *testing.T) {
 	c := newClient(t)
 	path := c.launch(t, meanPy, "f([3, None, 4])", "real", true)
 	bp := c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": path},
-		"breakpoints": []map[string]any{{"line": 4}, {"line": 7}, {"line": 2, "condition": "x > 1"}}}).(*godap.SetBreakpointsResponse)
+		"breakpoints": []map[string]any{{"line": 4}, {"line": 6}, {"line": 2, "condition": "x > 1"}}}).(*godap.SetBreakpointsResponse)
 	require.Len(t, bp.Body.Breakpoints, 3)
 	require.True(t, bp.Body.Breakpoints[0].Verified)
-	require.False(t, bp.Body.Breakpoints[1].Verified, "line 7 is blank")
+	require.False(t, bp.Body.Breakpoints[1].Verified, "line 6 is blank")
 	require.Contains(t, bp.Body.Breakpoints[1].Message, "not a code line")
 	require.False(t, bp.Body.Breakpoints[2].Verified, "a condition cannot be honoured")
 	c.do("configurationDone", nil)
@@ -199,11 +190,11 @@ func TestRealSession(t *testing.T) {
 		require.Equal(t, stop{line, event, locals}, got)
 	}
 	data := "[3, None, 4]"
-	want(8, "call", map[string]string{"data": data})
+	want(7, "call", map[string]string{"data": data})
 	c.do("next", map[string]any{"threadId": 1})
-	want(9, "line", map[string]string{"data": data})
+	want(8, "line", map[string]string{"data": data})
 	c.do("next", map[string]any{"threadId": 1})
-	want(10, "line", map[string]string{"data": data, "clean": "[3, 4]"})
+	want(9, "line", map[string]string{"data": data, "clean": "[3, 4]"})
 	c.do("stepIn", map[string]any{"threadId": 1})
 	want(1, "call", map[string]string{"xs": "[3, 4]"})
 	st := c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
@@ -220,22 +211,44 @@ func TestRealSession(t *testing.T) {
 	c.do("stepOut", map[string]any{"threadId": 1})
 	want(5, "return", map[string]string{"xs": "[3, 4]", "total": "7", "x": "4", "__return__": "3.5"})
 	c.do("next", map[string]any{"threadId": 1})
-	want(11, "line", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5"})
+	want(10, "line", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5"})
 
 	ev := c.do("evaluate", map[string]any{"expression": "m"}).(*godap.EvaluateResponse)
 	require.Equal(t, "3.5", ev.Body.Result)
-	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": "m + 1"}), "only a local's name")
-	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": "nope"}), `no local "nope"`)
+	ev = c.do("evaluate", map[string]any{"expression": "m + clean[0] * 2"}).(*godap.EvaluateResponse)
+	require.Equal(t, "9.5", ev.Body.Result, "evaluated in the frame, as pdb's p")
+	require.Empty(t, ev.Body.Type, "a real value, not derived from a prediction")
+	require.Equal(t, "NameError: name 'nope' is not defined", c.refuse("evaluate", map[string]any{"expression": "nope"}))
+	require.Equal(t, "ZeroDivisionError: float division by zero", c.refuse("evaluate", map[string]any{"expression": "m / 0"}))
+	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": "m", "frameId": 1}), "current frame")
 	require.Contains(t, c.refuse("setVariable", map[string]any{"variablesReference": refLocals, "name": "m", "value": "1"}), "not supported")
 
 	c.do("continue", map[string]any{"threadId": 1})
 	c.event("terminated")
 	require.Contains(t, c.refuse("next", map[string]any{"threadId": 1}), "finished")
 	c.do("stepBack", map[string]any{"threadId": 1}) // the real backend steps back from the end
-	want(11, "return", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5", "__return__": "3.5"})
+	want(10, "return", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5", "__return__": "3.5"})
 	c.do("disconnect", nil)
 	require.NoError(t, <-c.done)
 	c.done <- nil // for the cleanup
+}
+
+// TestEvaluateSandboxed: evaluate runs in the sandbox every program runs
+// in (docs/security.md, package pyeval): an expression that runs a shell
+// or writes outside the scratch space does nothing to the host.
+func TestEvaluateSandboxed(t *testing.T) {
+	dir, file := victim.Dir(t)
+	c := newClient(t)
+	c.launch(t, meanPy, "f([3, None, 4])", "real", true)
+	c.do("configurationDone", nil)
+	c.waitStop()
+	ev := c.do("evaluate", map[string]any{"expression": fmt.Sprintf("__import__('os').system('touch %s/system; rm -f %s')", dir, file)}).(*godap.EvaluateResponse)
+	require.NotEqual(t, "0", ev.Body.Result, "no shell starts")
+	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": fmt.Sprintf("open(%q, 'w').write('pwned')", file)}), "Read-only file system")
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	require.Equal(t, "keep", string(data))
+	require.NoFileExists(t, filepath.Join(dir, "system"))
 }
 
 // TestBadRequests: malformed and out-of-order requests get error responses
@@ -257,9 +270,9 @@ func TestBadRequests(t *testing.T) {
 	require.Contains(t, c.refuse("launch", nil), "needs arguments")
 	require.Contains(t, c.refuse("launch", map[string]any{"program": 3}), "launch arguments")
 	require.Contains(t, c.refuse("launch", map[string]any{"call": "f()"}), "program is required")
-	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py"}), "call is required")
+	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py"}), `a whole script (no call) needs backend "real"`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "gdb"}), `backend "gdb"`)
-	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "device": "cuda"}), `device "cuda"`)
+	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "device": "tpu"}), `device "tpu": want cpu, cuda, auto`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "/nonexistent/x.py", "call": "f()", "backend": "real"}), "reading the program")
 	path := filepath.Join(t.TempDir(), "p.py")
 	require.NoError(t, os.WriteFile(path, []byte(meanPy), 0o644))
@@ -480,4 +493,62 @@ func TestConfidence(t *testing.T) {
 		require.Equal(t, [3]string{l.Name, l.Repr, fmt.Sprintf("predicted, %s sure", ndbg.Percent(p.Locals[i]))},
 			[3]string{got[i].Name, got[i].Value, got[i].Type})
 	}
+	// An expression over the predicted locals: Python's value of it, marked
+	// as derived from the prediction. A local's repr in parentheses is
+	// that repr again, where the model wrote a canonical one.
+	l := st.Locals[0]
+	e := c.do("evaluate", map[string]any{"expression": "(" + l.Name + ")"}).(*godap.EvaluateResponse)
+	require.Equal(t, l.Repr, e.Body.Result)
+	require.Equal(t, derived, e.Body.Type)
+}
+
+// TestScript debugs a whole script (no call) on the real backend: it
+// starts at the module's first line, the __main__ block runs, the
+// program's output comes as output events at the stop after it was
+// written, and expressions are evaluated at module level.
+func TestScript(t *testing.T) {
+	c := newClient(t)
+	path := c.launch(t, "import sys\n\ndef half(x):\n    print('half of', x)\n    return x / 2\n\nif __name__ == '__main__':\n    h = half(8)\n    print('h', h, file=sys.stderr)\n    print('done')\n", "", "real", true)
+	c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": 10}}})
+	c.do("configurationDone", nil)
+	got := c.waitStop()
+	require.Equal(t, stop{1, "line", map[string]string{}}, got)
+	st := c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
+	require.Equal(t, "<module>", st.Body.StackFrames[0].Name)
+
+	seq := c.send("continue", map[string]any{"threadId": 1})
+	_, events := c.response(seq, true)
+	var outs []string
+	for {
+		m := c.next()
+		if o, ok := m.(*godap.OutputEvent); ok {
+			outs = append(outs, o.Body.Category+": "+o.Body.Output)
+		}
+		if _, ok := m.(*godap.StoppedEvent); ok {
+			break
+		}
+	}
+	require.Empty(t, events)
+	require.Equal(t, []string{"stdout: half of 8\n", "stderr: h 4.0\n"}, outs)
+	ev := c.do("evaluate", map[string]any{"expression": "h * 2"}).(*godap.EvaluateResponse)
+	require.Equal(t, "8.0", ev.Body.Result)
+	st = c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
+	require.Equal(t, 10, st.Body.StackFrames[0].Line)
+
+	c.do("continue", map[string]any{"threadId": 1})
+	outs = nil
+	for {
+		m := c.next()
+		if o, ok := m.(*godap.OutputEvent); ok && o.Body.Category != "console" {
+			outs = append(outs, o.Body.Category+": "+o.Body.Output)
+		}
+		if _, ok := m.(*godap.TerminatedEvent); ok {
+			break
+		}
+	}
+	require.Equal(t, []string{"stdout: done\n"}, outs)
+
+	n := newClient(t)
+	n.do("initialize", nil)
+	require.Contains(t, n.refuse("launch", map[string]any{"program": path, "backend": "neural"}), "no module-level frames")
 }

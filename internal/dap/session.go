@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,10 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/device"
+	"github.com/ndbg/ndbg/internal/pyeval"
 	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
 )
 
 // Backends a launch may name.
@@ -28,16 +32,19 @@ type launchArgs struct {
 	// Program is the Python file's path (absolute, or relative to the
 	// adapter's working directory).
 	Program string `json:"program"`
-	// Call is the entry call expression, e.g. "f([3, None, 4])".
+	// Call is the entry call expression, e.g. "f([3, None, 4])"; absent or
+	// empty, the whole script is debugged (run as __main__, from its first
+	// line), on the real backend only.
 	Call string `json:"call"`
 	// Backend is neural (the default), real or compare.
 	Backend string `json:"backend"`
 	// Model is a model directory; empty means the embedded default model.
 	Model string `json:"model"`
-	// Device is where the model runs: "cpu" (the default, and the only one).
+	// Device is where the model runs: "cpu", "cuda" or "auto", as
+	// --device (ndbg.Options.Device); empty means the server's --device.
 	Device string `json:"device"`
-	// StopOnEntry stops at the entry's call instead of running to the
-	// first breakpoint.
+	// StopOnEntry stops at the entry's call (a script's first line)
+	// instead of running to the first breakpoint.
 	StopOnEntry bool `json:"stopOnEntry"`
 	// Temperature samples predictions (0: greedy).
 	Temperature float64 `json:"temperature"`
@@ -56,7 +63,7 @@ type launchArgs struct {
 func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	var a launchArgs
 	if len(raw) == 0 {
-		return a, errors.New("launch needs arguments: program and call")
+		return a, errors.New("launch needs arguments: program, and call unless the whole script is debugged")
 	}
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return a, fmt.Errorf("launch arguments: %w", err)
@@ -64,8 +71,6 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	switch {
 	case a.Program == "":
 		return a, errors.New("launch: program is required: the path of a Python file")
-	case strings.TrimSpace(a.Call) == "":
-		return a, errors.New(`launch: call is required: the entry call to debug, e.g. "f([3, None, 4])" (debugging a whole script without a call is not supported yet)`)
 	case a.Temperature < 0:
 		return a, fmt.Errorf("launch: temperature %v is negative", a.Temperature)
 	case a.VerifyBelow < 0 || a.VerifyBelow > 1:
@@ -77,14 +82,17 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	if !slices.Contains([]string{backendNeural, backendReal, backendCompare}, a.Backend) {
 		return a, fmt.Errorf("launch: backend %q: want neural, real or compare", a.Backend)
 	}
+	if strings.TrimSpace(a.Call) == "" && a.Backend != backendReal {
+		return a, fmt.Errorf(`launch: debugging a whole script (no call) needs backend "real": the model's trace format has no module-level frames; give a call, e.g. "f([3, None, 4])", to debug a function on the %s backend`, a.Backend)
+	}
 	if a.VerifyBelow > 0 && a.Backend == backendReal {
 		return a, errors.New("launch: verifyBelow checks the model's predictions (backend neural or compare), not the real backend's states")
 	}
 	if a.NoExec && (a.Backend != backendNeural || a.VerifyBelow > 0) {
 		return a, errors.New("launch: noExec runs nothing of the program; the real and compare backends and verifyBelow run it")
 	}
-	if a.Device != "" && a.Device != "cpu" {
-		return a, fmt.Errorf("launch: device %q: ndbg runs models on the cpu only (device \"cpu\")", a.Device)
+	if err := device.Check(a.Device); err != nil {
+		return a, fmt.Errorf("launch: %w", err)
 	}
 	return a, nil
 }
@@ -97,6 +105,42 @@ type session struct {
 	model *ndbg.Model   // opened for this session; nil for the real backend
 	path  string        // the program's absolute path
 	args  launchArgs
+	sent  ndbg.OutputCursor // the program's output sent as output events
+	lim   trace.Limits      // the interpreter and sandbox choice of evaluate (Config.Limits)
+}
+
+// newOutput returns what the program wrote since the last call (stdout,
+// stderr), as text (ndbg.OutputCursor).
+func (ss *session) newOutput() (string, string) {
+	out, errOut := ss.sent.Next(ss.s)
+	return strings.ToValidUTF8(string(out), "\uFFFD"), strings.ToValidUTF8(string(errOut), "\uFFFD")
+}
+
+// evaluate evaluates an expression over the current state's variables
+// (its locals, and __return__ or __exception__) as pdb's p does
+// (package pyeval, in the sandbox unless the server was started
+// --unsandboxed); predicted says the value derives from a prediction.
+func (ss *session) evaluate(ctx context.Context, expr string) (value string, predicted bool, err error) {
+	st, ok := ss.s.State()
+	if !ok {
+		return "", false, errors.New("the program has finished: nothing to evaluate")
+	}
+	if !st.HasLocals() {
+		return "", false, fmt.Errorf("a predicted %s state shows no locals to evaluate %q over (its value: %s)", st.Event, expr, st.Value)
+	}
+	var locals []dsl.Local
+	for _, v := range variables(st) {
+		locals = append(locals, dsl.Local{Name: v[0], Repr: v[1]})
+	}
+	res, err := pyeval.Eval(ctx, ss.lim, locals, []string{expr}, false)
+	if err != nil {
+		return "", false, err
+	}
+	if res[0].Error != "" {
+		return "", false, errors.New(res[0].Error)
+	}
+	p, ok := ss.s.Prediction()
+	return res[0].Value, ok && !p.Verified, nil
 }
 
 // launch starts a session as the arguments say.
@@ -109,12 +153,12 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch: reading the program: %w", err)
 	}
-	ss := &session{path: path, args: a}
+	ss := &session{path: path, args: a, lim: cfg.Limits}
 	var b ndbg.Backend
 	if a.Backend == backendReal {
 		b = ndbg.Real(cfg.Limits)
 	} else {
-		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads}); err != nil {
+		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: cmp.Or(a.Device, cfg.Device)}); err != nil {
 			return nil, fmt.Errorf("launch: opening the model: %w", err)
 		}
 		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})

@@ -354,6 +354,22 @@ type sessionView struct {
 	Breakpoints []int           `json:"breakpoints"`
 	Stack       []int           `json:"stack"`
 	VerifyBelow float64         `json:"verify_below,omitempty"`
+	Output      *outputView     `json:"output,omitempty"`    // real backend only
+	Exception   *exceptionView  `json:"exception,omitempty"` // real backend, once finished
+}
+
+// outputView is ndbg.Output as text (invalid UTF-8 replaced by JSON).
+type outputView struct {
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	Truncated bool   `json:"truncated"`
+}
+
+// exceptionView is the exception that escaped the program.
+type exceptionView struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Line    int    `json:"line"`
 }
 
 func view(e *entry) sessionView {
@@ -361,6 +377,12 @@ func view(e *entry) sessionView {
 		Steps: len(e.s.Trajectory().Steps), Breakpoints: e.s.Breakpoints(), Stack: e.s.Stack(), VerifyBelow: e.verify}
 	if v.Breakpoints == nil {
 		v.Breakpoints = []int{}
+	}
+	if o, ok := e.s.Output(); ok {
+		v.Output = &outputView{Stdout: string(o.Stdout), Stderr: string(o.Stderr), Truncated: o.Truncated}
+	}
+	if x := e.s.Escaped(); x != nil {
+		v.Exception = &exceptionView{Type: x.Type, Message: x.Message, Line: x.Line}
 	}
 	if st, ok := e.s.State(); ok {
 		// A predicted state says how sure the model was (and whether
@@ -432,12 +454,13 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	case len(req.Program) > s.lim.MaxProgramBytes:
 		writeError(w, http.StatusRequestEntityTooLarge, "the program is %d bytes, more than the limit of %d (--max-program)", len(req.Program), s.lim.MaxProgramBytes)
 		return
-	case req.Call == "":
-		writeError(w, http.StatusBadRequest, `"call" (the entry call, e.g. "f(3, [1, 2])") is required`)
-		return
 	}
 	if req.Backend == "" {
 		req.Backend = s.backends[0]
+	}
+	if strings.TrimSpace(req.Call) == "" && req.Backend != Real {
+		writeError(w, http.StatusBadRequest, `no "call": debugging a whole script needs backend "real" (the model's trace format has no module-level frames); give "call", e.g. "f(3, [1, 2])", to debug a function on the %s backend`, req.Backend)
+		return
 	}
 	if !slices.Contains(s.backends, req.Backend) {
 		writeError(w, http.StatusBadRequest, "backend %q is not offered here (have %s)", req.Backend, strings.Join(s.backends, ", "))

@@ -24,17 +24,8 @@ import (
 	"github.com/ndbg/ndbg/trace"
 )
 
-const prog = `def mean(xs):
-    total = 0
-    for x in xs:
-        total += x
-    return total / len(xs)
-
-def f(data):
-    clean = [d for d in data if d is not None]
-    m = mean(clean)
-    return round(m, 2)
-`
+// prog is the shared mean program.
+const prog = testmodel.MeanProgram
 
 const sleepy = `import time
 
@@ -283,7 +274,37 @@ func TestNeuralSession(t *testing.T) {
 	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "inv_step_into"})
 	require.Equal(t, http.StatusOK, code, "%v", v)
 	require.Equal(t, 2.0, v["steps"]) // a random model's state: any, but one
+	require.Nil(t, v["output"], "a prediction has no output")
 
+	code, v = call(t, ts, "POST", "/sessions", map[string]any{"program": prog})
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, v["error"], `debugging a whole script needs backend "real"`)
+}
+
+// TestScript: without a call, a real session debugs the whole script from
+// its first line, its __main__ block run; each answer carries the output
+// so far and, at the end, the exception that escaped.
+func TestScript(t *testing.T) {
+	ts, _ := start(t, Config{})
+	src := "import sys\n\ndef inv(x):\n    print('inv', x)\n    return 1 / x\n\nif __name__ == '__main__':\n    a = inv(2)\n    print('a', a, file=sys.stderr)\n    inv(0)\n"
+	code, v := call(t, ts, "POST", "/sessions", map[string]any{"program": src, "backend": "real"})
+	require.Equal(t, http.StatusCreated, code, "%v", v)
+	require.Equal(t, "", v["call"])
+	require.Equal(t, 1.0, v["state"].(map[string]any)["line"])
+	require.Equal(t, map[string]any{"stdout": "", "stderr": "", "truncated": false}, v["output"])
+	id := v["id"].(string)
+
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "breakpoint:10"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.Equal(t, map[string]any{"stdout": "inv 2\n", "stderr": "a 0.5\n", "truncated": false}, v["output"])
+	require.Equal(t, "0.5", v["state"].(map[string]any)["locals"].(map[string]any)["a"])
+	require.Nil(t, v["exception"])
+
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "continue"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.Equal(t, true, v["finished"])
+	require.Equal(t, "inv 2\ninv 0\n", v["output"].(map[string]any)["stdout"])
+	require.Equal(t, map[string]any{"type": "ZeroDivisionError", "message": "division by zero", "line": 5.0}, v["exception"])
 }
 
 // TestNoExecSession: with no_exec, a session starts from the call built
@@ -433,7 +454,6 @@ func TestRefusals(t *testing.T) {
 		{"POST", "/sessions", `{"program": "` + huge + `"}`, 413, "4096 bytes"},
 		{"POST", "/sessions", map[string]any{"program": strings.Repeat("#\n", 600), "call": "f()"}, 413, "1024"},
 		{"POST", "/sessions", map[string]any{"call": "f()"}, 400, `"program"`},
-		{"POST", "/sessions", map[string]any{"program": prog}, 400, `"call"`},
 		{"POST", "/sessions", map[string]any{"program": prog, "call": "f()", "backend": "neural"}, 400, `backend "neural" is not offered here (have real)`},
 		{"POST", "/sessions", map[string]any{"program": prog, "call": "f()", "sampling": map[string]any{}}, 400, "sampling"},
 		{"POST", "/sessions", map[string]any{"program": prog, "call": "os.system('x')"}, 422, "not a call of a top-level function"},

@@ -15,7 +15,7 @@
 // propagate as in the reference, and guard regions around every output must
 // keep their sentinel values.
 //
-// A backend's test file calls it with one line per op:
+// An implementation's test file calls it with one line per op:
 //
 //	func TestMatMul(t *testing.T) { kerneltest.TestMatMul(t, impl) }
 package kerneltest
@@ -30,7 +30,7 @@ import (
 	"github.com/ndbg/ndbg/kernels"
 )
 
-// Ops is the set of kernels under test. kernels.Backend implements it.
+// Ops is the set of kernels under test. kernels.Impl implements it.
 type Ops interface {
 	MatMul(p *kernels.Pool, dst, x []float32, n int, w *kernels.Mat) error
 	Dot(a, b []float32) float32

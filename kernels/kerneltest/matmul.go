@@ -62,10 +62,10 @@ func randMat(r *rand.Rand, rows, cols int, dt kernels.DType) *kernels.Mat {
 	return w
 }
 
-// MatMulTolerance is implemented by backends whose MatMul is less precise
+// MatMulTolerance is implemented by implementations whose MatMul is less precise
 // than float32 arithmetic (BF16 activations, TF32 on a GPU): MatMulNMSE
 // gives the NMSE bound for weights of dtype dt, used instead of the limits
-// above. kernels.Backend implements it.
+// above. kernels.Impl implements it.
 type MatMulTolerance interface {
 	MatMulNMSE(dt kernels.DType) float64
 }

@@ -59,6 +59,7 @@ const programs = [
 			['stepOut', [5, 'return', { xs: '[3, 4]', total: '7', x: '4', __return__: '3.5' }]],
 			['next', [11, 'line', { data: '[3, None, 4]', clean: '[3, 4]', m: '3.5' }]],
 			[{ evaluate: 'm', want: '3.5' }],
+			[{ evaluate: 'm * 2 + clean[0]', want: '10.0' }],
 			['continue', 'end'],
 		],
 		compare: [{ bp: [4, 11] }, 'continue', 'next', 'continue', 'continue', 'continue'],
@@ -100,6 +101,7 @@ const programs = [
 			['next', [3, 'line', { words: "['a', 'b', 'a']", seen: "{'a': 2, 'b': 1}", w: "'a'" }]],
 			['next', [8, 'line', { words: "['a', 'b', 'a']", seen: "{'a': 2, 'b': 1}", w: "'a'" }]],
 			[{ evaluate: 'seen', want: "{'a': 2, 'b': 1}" }],
+			[{ evaluate: "sorted(seen, key=seen.get)[-1] * seen['a']", want: "'aa'" }],
 			['next', [8, 'return', { words: "['a', 'b', 'a']", seen: "{'a': 2, 'b': 1}", w: "'a'", __return__: "{'a': 2, 'b': 1}" }]],
 			['next', 'end'],
 		],
@@ -108,6 +110,29 @@ const programs = [
 		// return event; debugpy runs on to the program's end (the module
 		// code its copy of the program appends calls count last).
 		differs: [{ script: [{ bp: [8] }, 'next'], ndbg: { line: 8, event: 'return' }, debugpy: 'end' }],
+	},
+	{
+		// A whole script (no call): real backend only (runScript skips the
+		// others); debugpy runs it as it is.
+		file: path.join(here, 'programs', 'script.py'),
+		stopOnEntry: false,
+		steps: [
+			[{ bp: [5] }],
+			['entry', [5, 'line', { x: '8' }]],
+			[{ output: [] }],
+			[{ evaluate: 'x * 3 + 1', want: '25' }],
+			['stepOut', [6, 'return', { x: '8', __return__: '4.0' }]],
+			[{ output: ['stdout: half of 8\n'] }],
+			['next', [11, 'line', { sys: "<module 'sys' (built-in)>", half: '<function half at 0x...>', total: '4.0', v: '8' }]],
+			[{ evaluate: 'total + v', want: '12.0' }],
+			['continue', [5, 'line', { x: '2' }]],
+			[{ output: ['stdout: half of 8\n'] }],
+			[{ bp: [] }],
+			['continue', 'end'],
+			// One action's output: its stdout, then its stderr.
+			[{ output: ['stdout: half of 8\n', 'stdout: half of 2\ndone\n', 'stderr: total 5.0\n'] }],
+		],
+		compare: [{ bp: [5, 6] }, 'continue', 'continue', 'continue', 'continue', 'continue'],
 	},
 	{
 		file: path.join(here, 'programs', 'parse.py'),
@@ -263,6 +288,12 @@ async function runScript(dc, prog, backend) {
 	const code = codeLines(prog.file);
 	const firstBps = prog.steps[0][0].bp || [];
 	let finished = false;
+	if (!prog.call && backend !== 'real') { // a whole script needs the real backend
+		await assert.rejects(dc.launch({ program: prog.file, backend }), /whole script .*no module-level frames/);
+		return `${name}: refused, as it should be`;
+	}
+	const output = [];
+	dc.on('output', (e) => { if (e.body.category !== 'console') output.push(`${e.body.category}: ${e.body.output}`); });
 	for (const [i, [step, want]] of prog.steps.entries()) {
 		const what = `${name} step ${i} (${JSON.stringify(step)})`;
 		let got;
@@ -273,12 +304,22 @@ async function runScript(dc, prog, backend) {
 			const bps = await setBreakpoints(dc, prog.file, step.bp);
 			bps.forEach((b) => assert.ok(b.verified, `${what}: breakpoint at ${b.line} verified`));
 			continue;
+		} else if (step.output) {
+			if (backend === 'real') assert.deepStrictEqual(output, step.output, `${what}: the program's output events`);
+			else assert.deepStrictEqual(output, [], `${what}: a prediction has no output`);
+			continue;
 		} else if (step.evaluate) {
 			if (finished) continue;
 			try {
 				const r = await dc.evaluateRequest({ expression: step.evaluate, context: 'hover' });
-				if (backend === 'real') assert.strictEqual(r.body.result, step.want, `${what}: value`);
-				else assert.strictEqual(typeof r.body.result, 'string');
+				if (backend === 'real') {
+					assert.strictEqual(r.body.result, step.want, `${what}: value`);
+					assert.ok(!r.body.type, `${what}: a real value is not marked as derived`);
+				} else {
+					assert.strictEqual(typeof r.body.result, 'string');
+					// An expression (not a local's name) over predicted locals says so.
+					if (!/^\w+$/.test(step.evaluate)) assert.match(r.body.type || '', /derived from a prediction|^$/, `${what}: type`);
+				}
 			} catch (err) {
 				assert.ok(backend !== 'real', `${what}: ${err.message}`);
 				assert.ok(err.message.length > 0);
@@ -395,9 +436,10 @@ async function editorConfigs() {
 
 // debugpyCopy writes prog with its call appended as module code, for
 // debugpy, which runs whole scripts: the program's lines keep their numbers.
+// A whole script (no call) is copied as it is.
 function debugpyCopy(prog, dir) {
 	const file = path.join(dir, path.basename(prog.file));
-	fs.writeFileSync(file, fs.readFileSync(prog.file, 'utf8') + '\n\n' + prog.call + '\n');
+	fs.writeFileSync(file, fs.readFileSync(prog.file, 'utf8') + (prog.call ? '\n\n' + prog.call + '\n' : ''));
 	return file;
 }
 

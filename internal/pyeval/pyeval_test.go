@@ -1,40 +1,40 @@
-package main
+package pyeval
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/victim"
 	"github.com/ndbg/ndbg/trace"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// TestDebugEvalSandboxed: p evaluates in the sandbox every program runs in
-// (docs/security.md), on the neural backend too: an expression that runs a
-// shell, writes or deletes outside the scratch space does nothing to the
-// host.
-func TestDebugEvalSandboxed(t *testing.T) {
-	dir, file := victim.Dir(t)
-	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--threads", "1"},
-		fmt.Sprintf("p __import__('os').system('touch %s/system; rm -f %s')", dir, file),
-		fmt.Sprintf("p open(%q, 'w').write('pwned')", file),
-		"p __import__('socket').gethostname(), __import__('os').getcwd()",
-		"q")
-	a := answers(out)
-	require.Len(t, a, 5, out)
-	assert.NotEqual(t, "0\n"+fromPrediction, a[1], "no shell starts")
-	assert.Contains(t, a[2], "*** OSError: [Errno 30] Read-only file system")
-	assert.Equal(t, "('ndbg', '/tmp')\n"+fromPrediction, a[3])
-	data, err := os.ReadFile(file)
+// TestEval: values as p and pp print them, pdb's one-line errors, and a
+// local whose repr is no literal named as the reason it cannot be read.
+func TestEval(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	locals := []dsl.Local{{Name: "xs", Repr: "[3, 4]"}, {Name: "d", Repr: "{'k': 1}"}, {Name: "o", Repr: "<C object at 0x...>"}}
+	res, err := Eval(context.Background(), trace.Limits{}, locals, []string{"sum(xs) / len(xs)", "d['k'] + 1", "zz", "o.x", "1/0"}, false)
 	require.NoError(t, err)
-	assert.Equal(t, "keep", string(data))
-	assert.NoFileExists(t, filepath.Join(dir, "system"))
+	require.Equal(t, []Result{
+		{Value: "3.5"}, {Value: "2"},
+		{Error: "NameError: name 'zz' is not defined"},
+		{Error: "the value of o is not a Python literal, so it cannot be rebuilt to evaluate: <C object at 0x...>"},
+		{Error: "ZeroDivisionError: division by zero"},
+	}, res)
+	res, err = Eval(context.Background(), trace.Limits{}, locals, []string{"list(range(30))"}, true)
+	require.NoError(t, err)
+	require.Contains(t, res[0].Value, "[0,\n 1,\n")
 }
 
 // TestEvalHostileLocals: a local's repr is the model's (or the program's)
@@ -48,7 +48,7 @@ func TestEvalHostileLocals(t *testing.T) {
 		{Name: "y", Repr: strings.Repeat("[", 200000) + strings.Repeat("]", 200000)},
 		{Name: "z", Repr: "41"},
 	}
-	res, err := evalOn(context.Background(), trace.Limits{}, locals,
+	res, err := Eval(context.Background(), trace.Limits{}, locals,
 		[]string{"x", "y", "z + 1", "'x' * (16 << 30)", "'ab' * (1 << 20)"}, false)
 	require.NoError(t, err)
 	assert.Contains(t, res[0].Error, "the value of x is not a Python literal")
@@ -63,18 +63,18 @@ func TestEvalHostileLocals(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "x"))
 }
 
-// TestEvalNeedsSandbox: where the sandbox cannot start, p says so and runs
-// nothing, unless the user asked for --unsandboxed.
+// TestEvalNeedsSandbox: where the sandbox cannot start, Eval says so and
+// runs nothing, unless the user asked for --unsandboxed.
 func TestEvalNeedsSandbox(t *testing.T) {
 	py, err := trace.FindPython(context.Background())
 	if err != nil {
 		t.Skipf("no python3: %v", err)
 	}
 	t.Setenv("PATH", t.TempDir()) // no bwrap
-	_, err = evalOn(context.Background(), trace.Limits{Python: py}, nil, []string{"1 + 1"}, false)
+	_, err = Eval(context.Background(), trace.Limits{Python: py}, nil, []string{"1 + 1"}, false)
 	require.ErrorIs(t, err, trace.ErrSandbox)
 	assert.Contains(t, err.Error(), "--unsandboxed")
-	res, err := evalOn(context.Background(), trace.Limits{Python: py, Unsandboxed: true}, nil, []string{"1 + 1"}, false)
+	res, err := Eval(context.Background(), trace.Limits{Python: py, Unsandboxed: true}, nil, []string{"1 + 1"}, false)
 	require.NoError(t, err)
 	assert.Equal(t, "2", res[0].Value)
 }

@@ -1,4 +1,12 @@
-package main
+// Package pyeval evaluates Python expressions over a debugger state's
+// locals, as pdb's p does in a frame: the one implementation behind
+// ndbg debug's p, pp, display and breakpoint conditions and ndbg dap's
+// evaluate. The locals are rebuilt from their reprs, so it works alike on
+// real and predicted states, and nothing it does reaches the program. An
+// expression is the user's and the reprs are the model's or the program's
+// text, so it runs in the operating-system sandbox every program runs in
+// (trace.Script, docs/security.md).
+package pyeval
 
 import (
 	"context"
@@ -11,14 +19,14 @@ import (
 	"github.com/ndbg/ndbg/trace"
 )
 
-// evalScript evaluates expressions over locals given as reprs: each repr is
+// script evaluates expressions over locals given as reprs: each repr is
 // rebuilt with ast.literal_eval (a repr that is no literal, such as
 // <object at 0x...>, cannot be, and an expression that reads it says so),
 // then each expression is evaluated with eval over them and only the
 // builtins, and answered with repr (p) or pprint.pformat (pp), or pdb's
 // one-line error. A value's text is cut at valueCap characters (the marker
-// says how many more there were). It runs in the sandbox (evalOn).
-const evalScript = `import ast, json, pprint, sys, traceback
+// says how many more there were).
+const script = `import ast, json, pprint, sys, traceback
 valueCap = 1 << 20
 def cut(s):
     return s if len(s) <= valueCap else s[:valueCap] + "...[+%d characters]" % (len(s) - valueCap)
@@ -44,25 +52,30 @@ for e in req["exprs"]:
 json.dump(out, sys.stdout)
 `
 
-// evalLimits bound one evaluation, on top of the sandbox: an expression is
-// the user's and may not end (sum(range(10**12))) or may be huge; the
-// reprs it works on are the model's or the program's text.
-func evalLimits(lim trace.Limits) trace.Limits {
-	return trace.Limits{Python: lim.Python, Unsandboxed: lim.Unsandboxed, Timeout: 10 * time.Second, MaxStdout: 8 << 20}
+// Timeout bounds one evaluation: an expression is the user's, and may
+// not end (e.g. sum(range(10**12))).
+const Timeout = 10 * time.Second
+
+// limits bound one evaluation, on top of the sandbox: Timeout, and the
+// answer's size (values are cut at 1M characters each in script).
+func limits(lim trace.Limits) trace.Limits {
+	return trace.Limits{Python: lim.Python, Unsandboxed: lim.Unsandboxed, Timeout: Timeout, MaxStdout: 8 << 20}
 }
 
-// evalResult is one expression's value (its repr, or pprint's form) or
-// its error as pdb prints it after "*** ".
-type evalResult struct {
+// Result is one expression's value (its repr, or pprint's form) or its
+// error as pdb prints it after "*** ".
+type Result struct {
 	Value string `json:"value"`
 	Error string `json:"error"`
 }
 
-// evalOn evaluates exprs over locals (reprs, as a state shows them) with
-// evalScript in the operating-system sandbox every program runs in
-// (trace.Script; lim says which interpreter and whether the user asked
-// for no sandbox); pretty formats the values as pp does.
-func evalOn(ctx context.Context, lim trace.Limits, locals []dsl.Local, exprs []string, pretty bool) ([]evalResult, error) {
+// Eval evaluates exprs over locals (reprs, as a state shows them) and the
+// builtins only, in the sandbox (trace.Script; of lim, only Python, the
+// interpreter, and Unsandboxed, the user's choice of no sandbox, count);
+// pretty formats the values as pp does. An expression's own error is its
+// Result's Error; the error returned is the failure to answer (within
+// Timeout), trace.ErrSandbox where the sandbox cannot start.
+func Eval(ctx context.Context, lim trace.Limits, locals []dsl.Local, exprs []string, pretty bool) ([]Result, error) {
 	pairs := make([][2]string, len(locals))
 	for i, l := range locals {
 		pairs[i] = [2]string{l.Name, l.Repr}
@@ -71,14 +84,14 @@ func evalOn(ctx context.Context, lim trace.Limits, locals []dsl.Local, exprs []s
 	if err != nil {
 		return nil, fmt.Errorf("evaluating: %w", err)
 	}
-	out, err := trace.Script(ctx, evalLimits(lim), evalScript, req)
+	out, err := trace.Script(ctx, limits(lim), script, req)
 	if errors.Is(err, trace.ErrTimeout) {
-		return nil, fmt.Errorf("evaluating %q: no answer within %v", exprs, evalLimits(lim).Timeout)
+		return nil, fmt.Errorf("evaluating %q: no answer within %v", exprs, Timeout)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("evaluating %q: %w", exprs, err)
 	}
-	var res []evalResult
+	var res []Result
 	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(exprs) {
 		return nil, fmt.Errorf("evaluating %q: unreadable answer %q", exprs, out)
 	}

@@ -1,6 +1,6 @@
 package kernels
 
-// isa is an instruction-set level of the CPU backends.
+// isa is an instruction-set level of the kernels.
 type isa uint8
 
 const (
@@ -10,31 +10,31 @@ const (
 	isaAVX512BF16            // AVX-512F, and AVX-512 BF16 for BF16 matrix products
 )
 
-// Backend is one implementation of the kernels. Its zero value is the pure-Go
-// implementation. Backends are plain values, safe for concurrent use.
-type Backend struct {
+// Impl is one implementation of the kernels (one instruction-set level). Its zero value is the pure-Go
+// implementation. Impls are plain values, safe for concurrent use.
+type Impl struct {
 	isa isa
 }
 
-// Generic returns the pure-Go backend.
-func Generic() Backend { return Backend{isaGeneric} }
+// Generic returns the pure-Go implementation.
+func Generic() Impl { return Impl{isaGeneric} }
 
-// Native returns the fastest backend this CPU supports (Generic under the
+// Native returns the fastest implementation this CPU supports (Generic under the
 // noasm build tag or on other architectures).
-func Native() Backend { return native }
+func Native() Impl { return native }
 
-// Backends returns every backend this CPU can run, slowest first: Generic,
+// Impls returns every implementation this CPU can run, slowest first: Generic,
 // then the assembly levels the CPU supports.
-func Backends() []Backend {
-	bs := []Backend{Generic()}
+func Impls() []Impl {
+	bs := []Impl{Generic()}
 	for _, l := range supportedISAs() {
-		bs = append(bs, Backend{l})
+		bs = append(bs, Impl{l})
 	}
 	return bs
 }
 
 // Name returns "go", "avx2" or "avx512".
-func (b Backend) Name() string {
+func (b Impl) Name() string {
 	switch b.isa {
 	case isaAVX2:
 		return "avx2"
@@ -48,24 +48,24 @@ func (b Backend) Name() string {
 
 // MatMulNMSE returns the bound on the normalised mean squared error of
 // b.MatMul against a float64 reference on the same weights (of dtype dt):
-// 1e-7 (float32 rounding) for every backend except avx512bf16 on BF16
+// 1e-7 (float32 rounding) for every implementation except avx512bf16 on BF16
 // weights, which rounds x to BF16 as well (VDPBF16PS): 1e-5 there.
-func (b Backend) MatMulNMSE(dt DType) float64 {
+func (b Impl) MatMulNMSE(dt DType) float64 {
 	if b.isa == isaAVX512BF16 && dt == BF16 {
 		return 1e-5
 	}
 	return 1e-7
 }
 
-// Fast returns the fastest backend this CPU supports when BF16 matrix
+// Fast returns the fastest implementation this CPU supports when BF16 matrix
 // products may round the activations to BF16 too: avx512bf16 (about twice
 // the FLOP rate of Native on BF16 prefill, NMSE ≤ 1e-5 instead of 1e-7) on
 // CPUs with AVX-512 BF16, Native elsewhere. Everything other than BF16
 // products with n > 4 is the same as Native.
-func Fast() Backend { return fast }
+func Fast() Impl { return fast }
 
 // String returns Name.
-func (b Backend) String() string { return b.Name() }
+func (b Impl) String() string { return b.Name() }
 
 // MatMul computes dst = x · Wᵀ, that is
 //
@@ -78,46 +78,39 @@ func (b Backend) String() string { return b.Name() }
 // prefill (a compute-bound blocked matrix product). Work is spread over p's
 // threads (p may be nil). Bad sizes are reported as an error wrapping
 // ErrShape and leave dst untouched.
-func (b Backend) MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
-	if err := checkMatMul(dst, x, n, w); err != nil {
+func (b Impl) MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
+	if done, err := PrepareMatMul(dst, x, n, w); done || err != nil {
 		return err
-	}
-	if n == 0 || w.Rows == 0 {
-		return nil
-	}
-	if w.Cols == 0 {
-		clear(dst[:n*w.Rows])
-		return nil
 	}
 	b.matMul(p, dst, x, n, w)
 	return nil
 }
 
 // Dot returns Σ a[i]·b[i] over i < min(len(a), len(b)), accumulated in float32.
-func (b Backend) Dot(x, y []float32) float32 {
+func (b Impl) Dot(x, y []float32) float32 {
 	n := min(len(x), len(y))
 	return b.dot(x[:n], y[:n])
 }
 
 // Axpy computes dst[i] += a·x[i] for i < min(len(dst), len(x)).
-func (b Backend) Axpy(dst []float32, a float32, x []float32) {
+func (b Impl) Axpy(dst []float32, a float32, x []float32) {
 	n := min(len(dst), len(x))
 	b.axpy(dst[:n], a, x[:n])
 }
 
 // Scale computes x[i] *= a for every i.
-func (b Backend) Scale(x []float32, a float32) { b.scale(x, a) }
+func (b Impl) Scale(x []float32, a float32) { b.scale(x, a) }
 
 // Add computes dst[i] = a[i] + b[i] for i < min(len(dst), len(a), len(b)).
 // dst may be a or b.
-func (b Backend) Add(dst, x, y []float32) {
+func (b Impl) Add(dst, x, y []float32) {
 	n := min(len(dst), len(x), len(y))
 	b.add(dst[:n], x[:n], y[:n])
 }
 
 // RMSNorm computes dst[i] = x[i] / sqrt(Σ_j x[j]²/n + eps) · weight[i] for
 // i < n = min(len(dst), len(x), len(weight)). dst may be x.
-func (b Backend) RMSNorm(dst, x, weight []float32, eps float32) {
+func (b Impl) RMSNorm(dst, x, weight []float32, eps float32) {
 	n := min(len(dst), len(x), len(weight))
 	if n == 0 {
 		return
@@ -130,11 +123,11 @@ func (b Backend) RMSNorm(dst, x, weight []float32, eps float32) {
 // Softmax computes, in place, x[i] = exp(x[i] - m) / Σ_j exp(x[j] - m) with
 // m = max_j x[j] (numerically stable). A NaN anywhere makes every output
 // NaN; -Inf entries (masked positions) give 0.
-func (b Backend) Softmax(x []float32) { b.softmax(x) }
+func (b Impl) Softmax(x []float32) { b.softmax(x) }
 
 // SwiGLU computes dst[i] = silu(gate[i]) · up[i], silu(g) = g / (1 + e^-g),
 // for i < min(len(dst), len(gate), len(up)). dst may be gate or up.
-func (b Backend) SwiGLU(dst, gate, up []float32) {
+func (b Impl) SwiGLU(dst, gate, up []float32) {
 	n := min(len(dst), len(gate), len(up))
 	b.swiglu(dst[:n], gate[:n], up[:n])
 }
@@ -144,7 +137,7 @@ func (b Backend) SwiGLU(dst, gate, up []float32) {
 // scores of a query against keys in a KV cache). It computes the first
 // min(len(dst), rows of m that fit) outputs, a row fitting when
 // j·stride + len(x) ≤ len(m); a negative stride computes nothing.
-func (b Backend) DotRows(dst, x, m []float32, stride int) {
+func (b Impl) DotRows(dst, x, m []float32, stride int) {
 	rows := rowsFitting(len(dst), stride, len(x), len(m))
 	if rows == 0 {
 		return
@@ -161,7 +154,7 @@ func (b Backend) DotRows(dst, x, m []float32, stride int) {
 // attention-weighted sum of values in a KV cache). It uses the first
 // min(len(a), rows of m that fit) weights, a row fitting when
 // j·stride + len(dst) ≤ len(m); a negative stride adds nothing.
-func (b Backend) AxpyRows(dst, a, m []float32, stride int) {
+func (b Impl) AxpyRows(dst, a, m []float32, stride int) {
 	rows := rowsFitting(len(a), stride, len(dst), len(m))
 	if rows == 0 || len(dst) == 0 {
 		return
@@ -169,40 +162,40 @@ func (b Backend) AxpyRows(dst, a, m []float32, stride int) {
 	b.axpyRows(dst, a[:rows], m, stride)
 }
 
-// DotRows computes dst[j] = x · m[j·stride:] with the Native backend; see
-// Backend.DotRows.
+// DotRows computes dst[j] = x · m[j·stride:] with the Native implementation; see
+// Impl.DotRows.
 func DotRows(dst, x, m []float32, stride int) { native.DotRows(dst, x, m, stride) }
 
-// AxpyRows computes dst += Σ_j a[j]·m[j·stride:] with the Native backend;
-// see Backend.AxpyRows.
+// AxpyRows computes dst += Σ_j a[j]·m[j·stride:] with the Native implementation;
+// see Impl.AxpyRows.
 func AxpyRows(dst, a, m []float32, stride int) { native.AxpyRows(dst, a, m, stride) }
 
-// MatMul computes dst = x · Wᵀ with the Native backend; see Backend.MatMul.
+// MatMul computes dst = x · Wᵀ with the Native implementation; see Impl.MatMul.
 func MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
 	return native.MatMul(p, dst, x, n, w)
 }
 
-// Dot returns Σ a[i]·b[i] with the Native backend; see Backend.Dot.
+// Dot returns Σ a[i]·b[i] with the Native implementation; see Impl.Dot.
 func Dot(a, b []float32) float32 { return native.Dot(a, b) }
 
-// Axpy computes dst += a·x with the Native backend; see Backend.Axpy.
+// Axpy computes dst += a·x with the Native implementation; see Impl.Axpy.
 func Axpy(dst []float32, a float32, x []float32) { native.Axpy(dst, a, x) }
 
-// Scale computes x *= a with the Native backend; see Backend.Scale.
+// Scale computes x *= a with the Native implementation; see Impl.Scale.
 func Scale(x []float32, a float32) { native.Scale(x, a) }
 
-// Add computes dst = a + b with the Native backend; see Backend.Add.
+// Add computes dst = a + b with the Native implementation; see Impl.Add.
 func Add(dst, a, b []float32) { native.Add(dst, a, b) }
 
-// RMSNorm computes dst = x / rms(x) · weight with the Native backend; see
-// Backend.RMSNorm.
+// RMSNorm computes dst = x / rms(x) · weight with the Native implementation; see
+// Impl.RMSNorm.
 func RMSNorm(dst, x, weight []float32, eps float32) { native.RMSNorm(dst, x, weight, eps) }
 
-// Softmax computes a numerically stable softmax in place; see Backend.Softmax.
+// Softmax computes a numerically stable softmax in place; see Impl.Softmax.
 func Softmax(x []float32) { native.Softmax(x) }
 
-// SwiGLU computes dst = silu(gate) · up with the Native backend; see
-// Backend.SwiGLU.
+// SwiGLU computes dst = silu(gate) · up with the Native implementation; see
+// Impl.SwiGLU.
 func SwiGLU(dst, gate, up []float32) { native.SwiGLU(dst, gate, up) }
 
 // Silu returns g / (1 + e^-g).

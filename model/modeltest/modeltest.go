@@ -1,0 +1,176 @@
+// Package modeltest is the conformance suite of model.Device: the same
+// cases run on the CPU (package model's tests) and on a GPU (package
+// cuda's tests, build tag cuda). Each case runs one forward pass on the
+// device under test and on the pure-Go reference kernels
+// (model.NewCPUWith(kernels.Generic(), 1)) over the same random weights,
+// and compares the logits. That reference is itself checked against
+// PyTorch (model's reference_test.go), so the suite finds where a device
+// departs from the one forward pass: on the CPU, a kernels implementation;
+// on a GPU, any op, the KV cache, Fork and Truncate.
+package modeltest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/kernels"
+	"github.com/ndbg/ndbg/kernels/kerneltest"
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
+)
+
+// MaxNMSE is the largest normalised mean squared error of a device's
+// logits against the reference that Run accepts. Every kernel is float32
+// accurate, so a conforming device is far below it; a wrong op (a missed
+// RoPE, a window off by one, a stale cache row) is far above.
+const MaxNMSE = 1e-3
+
+// Run runs every case on dev, which the suite does not close.
+func Run(t *testing.T, dev model.Device) {
+	for _, c := range Configs() {
+		t.Run(c.Name, func(t *testing.T) { Sequence(t, dev, c) })
+	}
+	t.Run("concurrent", func(t *testing.T) { Concurrent(t, dev) })
+}
+
+// Case is one model shape and weight type.
+type Case struct {
+	Name  string
+	Cfg   model.Config
+	DType kernels.DType
+}
+
+// Configs are the shapes the suite covers: GQA, a sliding-window layer,
+// llama3 RoPE scaling, BF16 weights with an untied head and F32 weights
+// with a tied one.
+func Configs() []Case {
+	base := model.Config{Hidden: 256, Layers: 3, Heads: 8, KVHeads: 2, HeadDim: 32, FFN: 512, Vocab: 1000,
+		NormEps: 1e-5, RopeTheta: 500000, Context: 1024, Windows: []int{0, 40, 0},
+		RopeScaling: &model.RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}}
+	tied := base
+	tied.TiedEmbeddings = true
+	return []Case{{"bf16", base, kernels.BF16}, {"f32-tied", tied, kernels.F32}}
+}
+
+// pair is the reference model and the same weights on the device under test.
+func pair(t *testing.T, dev model.Device, c Case, seed uint64) (ref, dut *model.Model) {
+	t.Helper()
+	refDev := model.NewCPUWith(kernels.Generic(), 1)
+	t.Cleanup(func() { refDev.Close() })
+	ref, err := model.NewRandom(context.Background(), c.Cfg, c.DType, seed, model.Options{Device: refDev})
+	require.NoError(t, err)
+	t.Cleanup(func() { ref.Close() })
+	dut, err = ref.WithDevice(dev)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, dut.Close()) })
+	return ref, dut
+}
+
+func compare(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	require.Len(t, got, len(want), what)
+	ref := make([]float64, len(want))
+	for i, v := range want {
+		ref[i] = float64(v)
+	}
+	e, ok, first := kerneltest.NMSE(got, ref)
+	require.True(t, ok, "%s: logit %d is not finite", what, first)
+	t.Logf("%s: NMSE %.3g", what, e)
+	require.LessOrEqual(t, e, MaxNMSE, what)
+}
+
+// Sequence runs one session's life on both models: a prefill longer than
+// a chunk (every row's logits), greedy decode steps, a Fork rolled back
+// into the sliding window and continued, the parent continued after the
+// fork, and a failed forward that must leave the session as it was.
+func Sequence(t *testing.T, dev model.Device, c Case) {
+	ctx := context.Background()
+	ref, dut := pair(t, dev, c, 11)
+	r := rand.New(rand.NewPCG(12, 13))
+	prompt := make([]int, 300) // more than one 256-token chunk
+	for i := range prompt {
+		prompt[i] = r.IntN(c.Cfg.Vocab)
+	}
+	rs, ds := ref.NewSession(), dut.NewSession()
+	defer func() { require.NoError(t, ds.Close()) }()
+	step := func(what string, rs, ds *model.Session, tokens []int, all bool) []float32 {
+		t.Helper()
+		want, err := rs.Forward(ctx, tokens, all)
+		require.NoError(t, err, what)
+		got, err := ds.Forward(ctx, tokens, all)
+		require.NoError(t, err, what)
+		compare(t, what, got, want)
+		require.Equal(t, rs.Tokens(), ds.Tokens(), what)
+		return want
+	}
+	l := step("prefill", rs, ds, prompt, true)
+	tok := sample.Argmax(l[len(l)-c.Cfg.Vocab:])
+	for i := range 6 {
+		tok = sample.Argmax(step(fmt.Sprintf("decode %d", i), rs, ds, []int{tok}, false))
+	}
+
+	rf, df := rs.Fork(), ds.Fork()
+	defer func() { require.NoError(t, df.Close()) }()
+	require.NoError(t, rf.Truncate(280))
+	require.NoError(t, df.Truncate(280))
+	step("fork truncated into the window", rf, df, prompt[:30], false)
+	step("parent after the fork", rs, ds, []int{tok}, false)
+
+	// A token outside the vocabulary fails before any work; a sequence
+	// past the context fails too; neither changes the session.
+	n := ds.Len()
+	_, err := ds.Forward(ctx, []int{1, c.Cfg.Vocab}, false)
+	require.ErrorIs(t, err, model.ErrToken)
+	_, err = ds.Forward(ctx, make([]int, c.Cfg.Context), false)
+	require.ErrorIs(t, err, model.ErrContext)
+	require.Equal(t, n, ds.Len())
+	step("after refused input", rs, ds, []int{tok}, false)
+}
+
+// Concurrent runs sessions of one model from several goroutines (a Device
+// must be safe for concurrent use) and checks that each gets the logits
+// it gets alone, bit for bit.
+func Concurrent(t *testing.T, dev model.Device) {
+	ctx := context.Background()
+	cfg, err := model.Preset("tiny")
+	require.NoError(t, err)
+	_, m := pair(t, dev, Case{"tiny", cfg, kernels.BF16}, 3)
+	prompts := [][]int{{1, 2, 3, 4, 5}, {9, 8, 7}, make([]int, 40)}
+	for i := range prompts[2] {
+		prompts[2][i] = 100 + i
+	}
+	alone := make([][]float32, len(prompts))
+	for i, p := range prompts {
+		s := m.NewSession()
+		alone[i], err = s.Forward(ctx, p, false)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+	const reps = 4
+	errs := make(chan error, len(prompts)*reps)
+	for range reps {
+		for i, p := range prompts {
+			go func() {
+				s := m.NewSession()
+				got, err := s.Forward(ctx, p, false)
+				if err == nil {
+					for j := range got {
+						if got[j] != alone[i][j] {
+							err = fmt.Errorf("prompt %d: logit %d = %v, alone %v", i, j, got[j], alone[i][j])
+							break
+						}
+					}
+				}
+				errs <- errors.Join(err, s.Close())
+			}()
+		}
+	}
+	for range len(prompts) * reps {
+		require.NoError(t, <-errs)
+	}
+}
