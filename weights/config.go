@@ -116,9 +116,12 @@ type rawRope struct {
 }
 
 // LoadConfig reads and validates dir/config.json.
-func LoadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, ConfigName)
-	data, err := readSmallFile(path, maxConfigSize)
+func LoadConfig(dir string) (*Config, error) { return loadConfig(dirSource(dir)) }
+
+// loadConfig reads and validates src's config.json.
+func loadConfig(src source) (*Config, error) {
+	path := src.path(ConfigName)
+	data, err := src.read(ConfigName, maxConfigSize)
 	if err != nil {
 		return nil, err
 	}
