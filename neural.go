@@ -12,26 +12,6 @@ import (
 	"github.com/ndbg/ndbg/tokenizer"
 )
 
-// Options say which model Open loads and how it runs.
-type Options struct {
-	// Dir holds config.json, model.safetensors (or shards) and
-	// tokenizer.json; empty means the default model embedded in the binary.
-	Dir string
-	// Threads for the CPU; 0 means all cores.
-	Threads int
-	// Device is where the model computes: "cpu" (or ""), "cuda" (an
-	// NVIDIA GPU: an error unless ndbg was built with the cuda tag) or
-	// "auto" (cuda when built in and a GPU is present, else the CPU).
-	Device string
-	// Python is the interpreter that analyses programs and evaluates entry
-	// arguments (or parses them, NoExec); empty means python3 on PATH.
-	Python string
-	// Unsandboxed runs the program's module code and entry arguments
-	// without the operating-system sandbox (trace.Limits.Unsandboxed): only
-	// when the user asks for it by name.
-	Unsandboxed bool
-}
-
 // Model is a loaded neural debugger: the engine, its tokenizer and the
 // constrained decoder's view of the vocabulary. It is safe for concurrent
 // use by many sessions, which share each program's analysis and the model
