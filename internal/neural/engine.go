@@ -30,7 +30,7 @@ type Params struct {
 // Start makes the entry's call event, the first state, and feeds the
 // program and that state to the model. The call event comes from a real
 // run (the program's module code and the call's arguments run, the entry
-// function does not: the trace stops at its call event), or, with noExec,
+// function does not: the trace stops at its call event), or, with Params.NoExec,
 // from the program's text, running nothing.
 func Start(ctx context.Context, m *Model, prog *dsl.Program, call string, p Params) (*Engine, dsl.State, error) {
 	lim := trace.Limits{MaxEvents: 1, Python: m.python, Unsandboxed: m.unsandboxed}
@@ -247,9 +247,9 @@ func (e *Engine) view(traj *dsl.Trajectory) *dsl.Trajectory {
 	return &dsl.Trajectory{Program: traj.Program, Start: *traj.Steps[e.base-1].State, Steps: traj.Steps[e.base:]}
 }
 
-// predict is apply within the current context: on any error, e is as it
+// predict is Apply within the current context: on any error, e is as it
 // was. cutAtContext lets a return value be cut where the context ends
-// (decodeFrame) rather than fail with engine.ErrContextFull, which apply answers
+// (decodeFrame) rather than fail with engine.ErrContextFull, which Apply answers
 // by dropping older history when there is some.
 func (e *Engine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, cutAtContext bool) (st *dsl.State, err error) {
 	before := e.snapshot()
@@ -384,7 +384,7 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 // local's value closes, and the locals end ('}'), when less than that and
 // the room for the line that follows them (programCache.lineRoom) are
 // left. Either does when the frame, n tokens so far, reaches frameCap, so
-// that a restart from it (apply) still fits. closing reports whether it
+// that a restart from it (Apply) still fits. closing reports whether it
 // filled the mask, brace whether with the tokens that end the locals.
 func (e *Engine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
 	left := e.m.eng.Config().Context - e.sess.Len()
@@ -523,7 +523,7 @@ func (e *Engine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
 
 // Replace rewrites the frame the model has just written for action a
 // after traj as st instead (nil: the end of the program), the state the
-// session shows (Verify), whose call stack is calls.
+// session shows (ndbg.Verify), whose call stack is calls.
 func (e *Engine) Replace(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, st *dsl.State, calls []int) error {
 	frame := dsl.EndOfText
 	if st != nil {

@@ -43,7 +43,7 @@ func (e *Engine) frameCap() int {
 // prompt builds what a fresh model session reads to start at st, the call
 // stack being e.calls (nil: unknown): the program, then st's frame in full,
 // as every training trajectory starts. Both a session's start and the
-// restart after its history outgrew the context (apply) read this.
+// restart after its history outgrew the context (Apply) read this.
 //
 // The whole program is shown when it, the frame and room for the next
 // action and frame (a frame as long again, plus endRoom) fit the
