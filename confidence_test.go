@@ -11,18 +11,10 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testprog"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
-
-// runawayTail is a program whose return value a random model writes
-// without end.
-const runawayTail = `def f(a, b, c):
-    s = ''
-    for x in a + b + c:
-        s += 'R' * x
-    return s
-`
 
 // TestContextCutReturnValue: a return value that would run past the end of
 // the model's context is cut there (it failed with ndbg.ErrContextFull), and the
@@ -32,7 +24,7 @@ func TestContextCutReturnValue(t *testing.T) {
 	cuts := 0
 	for seed := uint64(1); seed <= 3; seed++ {
 		m := testmodel.ModelContext(t, seed, 160)
-		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), runawayTail, "f((1,), (1,), (1, 2))")
+		s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), testprog.Runaway, "f((1,), (1,), (1, 2))")
 		require.NoError(t, err)
 		st, err := s.StepReturn(ctx)
 		if errors.Is(err, ndbg.ErrFinished) {
@@ -141,4 +133,29 @@ func TestContextCutLocals(t *testing.T) {
 	require.Zero(t, p.State)
 	_, err = s.StepOver(ctx) // a restart from the cut frame fits
 	require.NoError(t, err)
+}
+
+// TestPredictionOnlyOfModelStates: a neural session's predicted state has a
+// Prediction, its first state (not predicted) and a real session's states
+// have none.
+func TestPredictionOnlyOfModelStates(t *testing.T) {
+	ctx := context.Background()
+	m := testmodel.Model(t, 1)
+	s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), testmodel.MeanProgram, "f([3, None, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+	_, ok := s.Prediction()
+	require.False(t, ok, "the first state is not predicted")
+	_, err = s.StepInto(ctx)
+	require.NoError(t, err)
+	_, ok = s.Prediction()
+	require.True(t, ok)
+
+	r, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), testmodel.MeanProgram, "f([3, None, 4])")
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = r.StepInto(ctx)
+	require.NoError(t, err)
+	_, ok = r.Prediction()
+	require.False(t, ok, "a real state has no confidence")
 }

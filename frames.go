@@ -47,7 +47,7 @@ func (s *Session) Frames() []Frame {
 	if f, ok := s.eng.(framer); ok {
 		return f.frames()
 	}
-	stack := s.eng.stack()
+	stack := s.eng.Stack()
 	if stack == nil {
 		return nil
 	}
@@ -258,11 +258,11 @@ func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []in
 	}
 	own, err := e.tree.Apply(e.pos, ownAct)
 	if err != nil {
-		return e.apply(ctx, nil, a, breakpoints) // the same error, wrapped as apply does
+		return e.Apply(ctx, nil, a, breakpoints) // the same error, wrapped as apply does
 	}
 	stop, err := e.tree.ApplyBreakpoints(e.pos, a, breakpoints)
 	if err != nil {
-		return e.apply(ctx, nil, a, breakpoints)
+		return e.Apply(ctx, nil, a, breakpoints)
 	}
 	hop := dsl.Action{Kind: dsl.Continue, Lines: breakpoints}
 	before := func(i int) bool { return i < own }

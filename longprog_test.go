@@ -16,6 +16,7 @@ import (
 	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testprog"
 	"github.com/ndbg/ndbg/sample"
 )
 
@@ -51,7 +52,7 @@ func longPrograms(t *testing.T) (srcs, calls, names []string) {
 	// 71 lines, which fit the context but left no room for the next frame
 	// (the "513 tokens needed, the context holds 512"), and 288.
 	for _, funcs := range []int{9, 40} {
-		src, call := ndbg.LongProgram(funcs)
+		src, call := testprog.LongProgram(funcs)
 		srcs, calls, names = append(srcs, src), append(calls, call), append(names, fmt.Sprintf("LongProgram(%d)", funcs))
 	}
 	return srcs, calls, names
@@ -85,7 +86,7 @@ func TestNeuralLongPrograms(t *testing.T) {
 // the session is in is an error that says what needs how much.
 func TestNeuralLongProgramTooLong(t *testing.T) {
 	ctx := context.Background()
-	src, call := ndbg.LongProgram(40)
+	src, call := testprog.LongProgram(40)
 
 	// A context too small for the function the session is in: the error
 	// says what needs how much.

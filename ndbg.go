@@ -29,6 +29,7 @@ import (
 	"unicode"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
 )
 
 // State is one stop of the debugger (see dsl.State).
@@ -42,42 +43,24 @@ var (
 	// ErrFinished: a forward action after the program has finished.
 	ErrFinished = errors.New("ndbg: the program has finished")
 	// ErrAtStart: an inverse action at the first state.
-	ErrAtStart = errors.New("ndbg: already at the first state")
+	ErrAtStart = engine.ErrAtStart
 	// ErrUnsupported: the backend cannot do this (e.g. editing a local of a
 	// real run).
-	ErrUnsupported = errors.New("ndbg: not supported by this backend")
+	ErrUnsupported = engine.ErrUnsupported
 	// ErrContextFull: the code the session is in (the current function's
 	// top-level statement) and the current state leave no room for the
 	// next frame in the model's context, or the model wrote a frame longer
 	// than the room left. (A long history or a long program alone is not
 	// this error: the neural backend then drops the history, or shows the
 	// model only the functions the session needs, and goes on.)
-	ErrContextFull = errors.New("ndbg: the model's context is full")
+	ErrContextFull = engine.ErrContextFull
 )
 
 // Backend makes the engines that answer a session's actions.
 type Backend interface {
 	// Name is "neural" or "real".
 	Name() string
-	start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error)
-}
-
-// engine answers actions for one session. The session keeps the history;
-// the engine keeps whatever it needs to answer the next action.
-type engine interface {
-	// apply returns the state a leads to from the session's history (traj,
-	// whose last state is current), or nil when the program ran past its end.
-	// breakpoints are the session's breakpoint lines: the real engine stops
-	// at them in every action, as pdb does; a model's actions carry none
-	// (the DSL has no token for them), so the neural engines ignore them.
-	apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error)
-	// edited is called after the current state's locals were changed.
-	edited(ctx context.Context, traj *dsl.Trajectory) error
-	// stack returns the call-event lines of the frames on the call stack,
-	// outermost first; nil when unknown.
-	stack() []int
-	fork() engine
-	close()
+	start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error)
 }
 
 // Session is one debugging session: a program, an entry call, the states
@@ -87,7 +70,7 @@ type Session struct {
 	backend     Backend
 	prog        *dsl.Program
 	call        string
-	eng         engine
+	eng         engine.Engine
 	traj        dsl.Trajectory // Start, then every action taken and its state
 	preds       []*Prediction  // how each step's state was predicted (nil: not by a model)
 	breakpoints []int
@@ -175,7 +158,7 @@ func program(b Backend, source, call string) (*dsl.Program, error) {
 
 // startAter is a backend that can start from a given state.
 type startAter interface {
-	startAt(ctx context.Context, prog *dsl.Program, st dsl.State) (engine, error)
+	startAt(ctx context.Context, prog *dsl.Program, st dsl.State) (engine.Engine, error)
 }
 
 // EntryOf returns the function a call expression calls: "f" for
@@ -258,7 +241,7 @@ func (s *Session) Stack() []int {
 	if s.Finished() {
 		return nil
 	}
-	return slices.Clone(s.eng.stack())
+	return slices.Clone(s.eng.Stack())
 }
 
 // Finished reports whether the program has run past its end.
@@ -271,15 +254,11 @@ func (s *Session) Do(ctx context.Context, a Action) (State, error) {
 	if err := s.check(a); err != nil {
 		return State{}, err
 	}
-	next, err := s.eng.apply(ctx, &s.traj, a, s.breakpoints)
+	next, err := s.eng.Apply(ctx, &s.traj, a, s.breakpoints)
 	if err != nil {
 		return State{}, err
 	}
-	var pred *Prediction
-	if p, ok := s.eng.(predictor); ok {
-		pred = p.prediction()
-	}
-	s.preds = append(s.preds[:len(s.traj.Steps)], pred)
+	s.preds = append(s.preds[:len(s.traj.Steps)], predictionOf(s.eng))
 	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
 	if next == nil {
 		return State{}, ErrFinished
@@ -427,7 +406,7 @@ func (s *Session) Set(ctx context.Context, name, repr string) error {
 	edited.Locals[i].Repr = repr
 	old := *cur
 	*cur = edited
-	if err := s.eng.edited(ctx, &s.traj); err != nil {
+	if err := s.eng.Edited(ctx, &s.traj); err != nil {
 		*cur = old
 		return err
 	}
@@ -456,9 +435,9 @@ func (s *Session) Fork() *Session {
 	f.traj.Steps = slices.Clone(s.traj.Steps)
 	f.preds = slices.Clone(s.preds)
 	f.breakpoints = slices.Clone(s.breakpoints)
-	f.eng = s.eng.fork()
+	f.eng = s.eng.Fork()
 	return &f
 }
 
 // Close releases the session's resources.
-func (s *Session) Close() { s.eng.close() }
+func (s *Session) Close() { s.eng.Close() }

@@ -4,12 +4,35 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/ndbg/ndbg/internal/device"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
+	"github.com/ndbg/ndbg/weights"
 )
+
+// Options say which model Open loads and how it runs.
+type Options struct {
+	// Dir holds config.json, model.safetensors (or shards) and
+	// tokenizer.json; empty means the default model embedded in the binary.
+	Dir string
+	// Threads for the CPU; 0 means all cores.
+	Threads int
+	// Device is where the model computes: "cpu" (or ""), "cuda" (an
+	// NVIDIA GPU: an error unless ndbg was built with the cuda tag) or
+	// "auto" (cuda when built in and a GPU is present, else the CPU).
+	Device string
+	// Python is the interpreter that analyses programs and evaluates entry
+	// arguments (or parses them, NoExec); empty means python3 on PATH.
+	Python string
+	// Unsandboxed runs the program's module code and entry arguments
+	// without the operating-system sandbox (trace.Limits.Unsandboxed): only
+	// when the user asks for it by name.
+	Unsandboxed bool
+}
 
 // ErrNoDefaultModel: this build embeds no default model (see weights/).
 var ErrNoDefaultModel = errors.New("ndbg: this build has no embedded default model; give a model directory")
@@ -23,30 +46,66 @@ func (opts Options) engineOptions() (model.Options, error) {
 	return model.Options{Device: dev, CloseDevice: true, Threads: opts.Threads}, nil
 }
 
-// Open loads a model: the one in opts.Dir, or the default model embedded
-// in the binary.
+// Open loads a model: the one in opts.Dir (its tensors memory-mapped), or
+// the default model embedded in the binary.
 func Open(ctx context.Context, opts Options) (*Model, error) {
 	if opts.Dir == "" {
-		return openEmbedded(ctx, opts)
+		fsys, ok := defaultModelFS()
+		if !ok {
+			return nil, ErrNoDefaultModel
+		}
+		return OpenFS(ctx, fsys, "embedded default", opts)
 	}
+	ck, err := weights.Open(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	return assemble(ctx, ck, func() ([]byte, error) { return os.ReadFile(filepath.Join(opts.Dir, "tokenizer.json")) }, opts.Dir, opts)
+}
+
+// OpenFS loads a model from a file system (config.json, tokenizer.json and
+// model.safetensors or its shards, checked as in a directory:
+// weights.OpenFS), e.g. one embedded in a binary. Tensors are read in place
+// where their dtype allows.
+func OpenFS(ctx context.Context, fsys fs.FS, name string, opts Options) (*Model, error) {
+	ck, err := weights.OpenFS(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	return assemble(ctx, ck, func() ([]byte, error) { return fs.ReadFile(fsys, "tokenizer.json") }, name, opts)
+}
+
+// assemble makes the Model of an opened checkpoint (which it owns: closed
+// with the model, or here on failure), on the device opts name, and the
+// tokenizer.json that tokenizer reads.
+func assemble(ctx context.Context, ck *weights.Checkpoint, tokenizerJSON func() ([]byte, error), name string, opts Options) (*Model, error) {
 	mo, err := opts.engineOptions()
 	if err != nil {
+		ck.Close()
 		return nil, err
 	}
-	eng, err := model.Load(ctx, opts.Dir, mo)
+	eng, err := model.FromCheckpoint(ctx, ck, mo)
 	if err != nil {
-		return nil, fmt.Errorf("ndbg: %w", err)
+		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
 	}
-	tok, err := tokenizer.Load(filepath.Join(opts.Dir, "tokenizer.json"))
-	if err != nil {
-		eng.Close()
-		return nil, fmt.Errorf("ndbg: %w", err)
-	}
-	m, err := OpenModel(eng, tok, opts.Python, opts.Dir)
+	m, err := withTokenizer(eng, tokenizerJSON, name, opts)
 	if err != nil {
 		eng.Close()
-		return nil, err
+		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
 	}
-	m.unsandboxed = opts.Unsandboxed
 	return m, nil
+}
+
+// withTokenizer makes the Model of eng and the tokenizer tokenizerJSON
+// reads.
+func withTokenizer(eng *model.Model, tokenizerJSON func() ([]byte, error), name string, opts Options) (*Model, error) {
+	data, err := tokenizerJSON()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := tokenizer.Parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return openModel(eng, tok, opts, name)
 }

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
 	"github.com/ndbg/ndbg/statetree"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -27,7 +27,7 @@ func (realBackend) Name() string { return "real" }
 
 func (realBackend) script() {}
 
-func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
+func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
 	what := call
 	if call == "" {
 		what = "the script"
@@ -74,7 +74,7 @@ func (e *realEngine) state(i int) dsl.State {
 	return s
 }
 
-func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
+func (e *realEngine) Apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
 	next, err := e.tree.ApplyBreakpoints(e.pos, a, breakpoints)
 	switch {
 	case errors.Is(err, statetree.ErrAtStart):
@@ -93,11 +93,11 @@ func (e *realEngine) apply(_ context.Context, _ *dsl.Trajectory, a dsl.Action, b
 }
 
 // edited: a real run cannot be changed half-way.
-func (e *realEngine) edited(context.Context, *dsl.Trajectory) error {
+func (e *realEngine) Edited(context.Context, *dsl.Trajectory) error {
 	return fmt.Errorf("%w: editing a local of a real run (use the neural backend, or change the call)", ErrUnsupported)
 }
 
-func (e *realEngine) fork() engine { f := *e; return &f }
+func (e *realEngine) Fork() engine.Engine { f := *e; return &f }
 
 // output is what the run wrote before the current state (all of it at the
 // end).
@@ -112,21 +112,7 @@ func (e *realEngine) output() Output {
 	return o
 }
 
-// stack walks back from the current state to the call event of each
-// enclosing frame.
-func (e *realEngine) stack() []int {
-	if e.pos >= e.tree.End() {
-		return nil
-	}
-	var lines []int
-	d := e.tree.Depth(e.pos)
-	for j := e.pos; j >= 0 && d >= 0; j-- {
-		if ev := e.tree.Event(j); ev.Depth == d && ev.Kind == dsl.Call {
-			lines = append(lines, ev.Line)
-			d--
-		}
-	}
-	slices.Reverse(lines)
-	return lines
-}
-func (e *realEngine) close() {}
+// Stack returns the call lines of the frames on the stack (Tree.Stack).
+func (e *realEngine) Stack() []int { return e.tree.Stack(e.pos) }
+
+func (e *realEngine) Close() {}

@@ -7,6 +7,8 @@ import (
 	"math"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
+	"github.com/ndbg/ndbg/internal/neural"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -29,7 +31,7 @@ func Verify(neural Backend, lim trace.Limits, below float64) (Backend, error) {
 	if !ok {
 		return nil, fmt.Errorf("ndbg: verify: the %s backend has no confidence to check (want the neural backend)", neural.Name())
 	}
-	if nb.noExec {
+	if nb.p.NoExec {
 		return nil, errors.New("ndbg: verify: a no-exec backend (NoExec) runs nothing, and verifying runs the program")
 	}
 	if math.IsNaN(below) || below < 0 || below > 1 {
@@ -46,7 +48,7 @@ type verifyBackend struct {
 
 func (verifyBackend) Name() string { return "neural" }
 
-func (b verifyBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine, dsl.State, error) {
+func (b verifyBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
 	re, first, err := b.real.start(ctx, prog, call)
 	if err != nil {
 		return nil, dsl.State{}, fmt.Errorf("ndbg: verify: %w", err)
@@ -55,39 +57,39 @@ func (b verifyBackend) start(ctx context.Context, prog *dsl.Program, call string
 	if err != nil {
 		return nil, dsl.State{}, err
 	}
-	return &verifyEngine{neural: ne.(*neuralEngine), real: re.(*realEngine), below: b.below}, first, nil
+	return &verifyEngine{neural: ne.(*neural.Engine), real: re.(*realEngine), below: b.below}, first, nil
 }
 
 // startAt: a real run starts at the entry's call, not at a given state.
-func (verifyBackend) startAt(context.Context, *dsl.Program, dsl.State) (engine, error) {
+func (verifyBackend) startAt(context.Context, *dsl.Program, dsl.State) (engine.Engine, error) {
 	return nil, fmt.Errorf("%w: verifying predictions needs a real run, which starts at the entry's call (use Start, not StartAt)", ErrUnsupported)
 }
 
 // verifyEngine is a neural engine with a real one following it.
 type verifyEngine struct {
-	neural *neuralEngine
+	neural *neural.Engine
 	real   *realEngine
 	lost   string // why the real run no longer follows; "" while it does
 	below  float64
 	last   *Prediction
 }
 
-func (v *verifyEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
+func (v *verifyEngine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
 	v.last = nil
-	st, err := v.neural.apply(ctx, traj, a, breakpoints)
+	st, err := v.neural.Apply(ctx, traj, a, breakpoints)
 	if err != nil {
 		return nil, err
 	}
-	np := v.neural.prediction()
+	np := v.neural.Confidence()
 	if np == nil {
 		return nil, fmt.Errorf("ndbg: internal: the neural engine kept no prediction")
 	}
-	pred := *np
+	pred := Prediction{Confidence: *np}
 	v.last = &pred
 	var real *dsl.State
 	if v.lost == "" {
 		// The model's actions know no breakpoints (Session.Do): nor does its check.
-		real, err = v.real.apply(ctx, traj, a, nil)
+		real, err = v.real.Apply(ctx, traj, a, nil)
 		if err != nil {
 			v.lost = fmt.Sprintf("the real run cannot follow %s: %v", a, err)
 		}
@@ -99,7 +101,7 @@ func (v *verifyEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 		pred.Unverified = v.lost
 		return st, nil
 	}
-	if err := v.neural.replace(ctx, traj, a, real, v.real.stack()); err != nil {
+	if err := v.neural.Replace(ctx, traj, a, real, v.real.Stack()); err != nil {
 		return nil, err
 	}
 	pred.Verified, pred.Model = true, st
@@ -108,21 +110,21 @@ func (v *verifyEngine) apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 
 func (v *verifyEngine) prediction() *Prediction { return v.last }
 
-func (v *verifyEngine) edited(ctx context.Context, traj *dsl.Trajectory) error {
-	if err := v.neural.edited(ctx, traj); err != nil {
+func (v *verifyEngine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
+	if err := v.neural.Edited(ctx, traj); err != nil {
 		return err
 	}
 	v.lost = "a local was set: the real run cannot follow"
 	return nil
 }
 
-func (v *verifyEngine) stack() []int { return v.neural.stack() }
+func (v *verifyEngine) Stack() []int { return v.neural.Stack() }
 
-func (v *verifyEngine) fork() engine {
+func (v *verifyEngine) Fork() engine.Engine {
 	f := *v
-	f.neural = v.neural.fork().(*neuralEngine)
-	f.real = v.real.fork().(*realEngine)
+	f.neural = v.neural.Fork().(*neural.Engine)
+	f.real = v.real.Fork().(*realEngine)
 	return &f
 }
 
-func (v *verifyEngine) close() { v.neural.close(); v.real.close() }
+func (v *verifyEngine) Close() { v.neural.Close(); v.real.Close() }

@@ -16,6 +16,7 @@ import (
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/model/modeltest"
 	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/weights"
 )
 
 // Note: gorgonia.org/cu's init exits the process (status 1, "Error in
@@ -204,7 +205,7 @@ func TestSmallKernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	cfg, err := model.Preset("1.8b")
 	require.NoError(t, err)
-	cfg.RopeScaling = &model.RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192}
+	cfg.RopeScaling = &weights.RopeScaling{RopeType: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192}
 	const n, pos0 = 5, 30000
 	rope := model.NewRopeTable(&cfg, pos0+n)
 	cos, sin := rope.Cos, rope.Sin

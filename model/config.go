@@ -24,8 +24,13 @@ type Config struct {
 	NormEps   float32 // RMSNorm epsilon (rms_norm_eps)
 	RopeTheta float64 // RoPE base (rope_theta)
 	// RopeScaling, when non-nil, rescales the RoPE frequencies the way
-	// Llama 3.1 (and CWM) do: rope_scaling {"rope_type": "llama3", ...}.
-	RopeScaling *RopeScaling
+	// Llama 3.1 (and CWM) do: config.json's rope_scaling, whose rope type
+	// must be "llama3" (Llama 3's piecewise rescaling, transformers'
+	// _compute_llama3_parameters: wavelengths longer than
+	// OriginalMaxPositionEmbeddings/LowFreqFactor are divided by Factor,
+	// those shorter than OriginalMaxPositionEmbeddings/HighFreqFactor are
+	// kept, and the band between is blended).
+	RopeScaling *weights.RopeScaling
 	Context     int // longest sequence (max_position_embeddings)
 
 	// Windows holds, per layer, the sliding attention window: 0 for a global
@@ -37,17 +42,6 @@ type Config struct {
 	// TiedEmbeddings reuses model.embed_tokens.weight as the output head
 	// (tie_word_embeddings); otherwise lm_head.weight is required.
 	TiedEmbeddings bool
-}
-
-// RopeScaling is Llama 3's piecewise RoPE frequency rescaling
-// (transformers' _compute_llama3_parameters): wavelengths longer than
-// OriginalContext/LowFreqFactor are divided by Factor, those shorter than
-// OriginalContext/HighFreqFactor are kept, and the band between is blended.
-type RopeScaling struct {
-	Factor          float64
-	LowFreqFactor   float64
-	HighFreqFactor  float64
-	OriginalContext int
 }
 
 // QDim is the width of all query heads together.
@@ -100,8 +94,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("model config: rope theta must be > 1, got %g", c.RopeTheta)
 	}
 	if s := c.RopeScaling; s != nil {
-		if !(s.Factor >= 1) || !(s.LowFreqFactor > 0) || !(s.HighFreqFactor > s.LowFreqFactor) || s.OriginalContext <= 0 {
-			return fmt.Errorf("model config: invalid llama3 rope scaling %+v", *s)
+		if s.RopeType != "llama3" {
+			return fmt.Errorf("model config: rope type %q not supported (default, llama3)", s.RopeType)
+		}
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("model config: %w", err)
+		}
+		if !(s.Factor >= 1) {
+			return fmt.Errorf("model config: llama3 rope scaling factor %g is below 1", s.Factor)
 		}
 	}
 	if c.Windows != nil && len(c.Windows) != c.Layers {
@@ -164,7 +164,7 @@ var presets = map[string]func() Config{
 	"32b": func() Config {
 		return Config{Hidden: 6144, Layers: 64, Heads: 48, KVHeads: 8, HeadDim: 128, FFN: 21504, Vocab: 128256,
 			NormEps: 1e-5, RopeTheta: 1e6,
-			RopeScaling: &RopeScaling{Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 8192},
+			RopeScaling: &weights.RopeScaling{RopeType: "llama3", Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192},
 			Context:     131072, Windows: cwmWindows(64, 8192)}
 	},
 }
@@ -213,8 +213,8 @@ func FromWeights(h *weights.Config) (Config, error) {
 		switch r.RopeType {
 		case "", "default":
 		case "llama3":
-			c.RopeScaling = &RopeScaling{Factor: r.Factor, LowFreqFactor: r.LowFreqFactor,
-				HighFreqFactor: r.HighFreqFactor, OriginalContext: r.OriginalMaxPositionEmbeddings}
+			rs := *r
+			c.RopeScaling = &rs
 		default:
 			return Config{}, fmt.Errorf("model config: rope type %q not supported (default, llama3)", r.RopeType)
 		}

@@ -72,6 +72,15 @@ func Load(ctx context.Context, dir string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, opts.failed(fmt.Errorf("model: load %s: %w", dir, err))
 	}
+	return FromCheckpoint(ctx, ck, opts)
+}
+
+// FromCheckpoint binds the weights of an opened checkpoint (weights.Open,
+// or weights.OpenFS for one embedded in the binary), refusing one that
+// holds tensors this architecture does not use. The model owns ck: its
+// Close closes it, and so does FromCheckpoint when it fails.
+func FromCheckpoint(ctx context.Context, ck *weights.Checkpoint, opts Options) (*Model, error) {
+	dir := ck.Dir
 	cfg, err := FromWeights(ck.Config)
 	if err != nil {
 		ck.Close()

@@ -1,6 +1,10 @@
 package model
 
-import "math"
+import (
+	"math"
+
+	"github.com/ndbg/ndbg/weights"
+)
 
 // RopeTable holds cos and sin of position·inv_freq for every position up to
 // the context, so the forward pass never calls math.Cos or math.Sin: row p
@@ -18,7 +22,7 @@ type RopeTable struct {
 
 // ropeInvFreq returns the per-pair inverse frequencies
 // 1/theta^(2i/d), optionally rescaled by llama3 scaling, in float32.
-func ropeInvFreq(headDim int, theta float64, s *RopeScaling) []float32 {
+func ropeInvFreq(headDim int, theta float64, s *weights.RopeScaling) []float32 {
 	half := headDim / 2
 	inv := make([]float32, half)
 	for i := range inv {
@@ -30,8 +34,8 @@ func ropeInvFreq(headDim int, theta float64, s *RopeScaling) []float32 {
 		return inv
 	}
 	factor := float32(s.Factor)
-	lowWavelen := float32(float64(s.OriginalContext) / s.LowFreqFactor)
-	highWavelen := float32(float64(s.OriginalContext) / s.HighFreqFactor)
+	lowWavelen := float32(float64(s.OriginalMaxPositionEmbeddings) / s.LowFreqFactor)
+	highWavelen := float32(float64(s.OriginalMaxPositionEmbeddings) / s.HighFreqFactor)
 	for i, f := range inv {
 		wavelen := float32(2*math.Pi) / f
 		switch {
@@ -39,7 +43,7 @@ func ropeInvFreq(headDim int, theta float64, s *RopeScaling) []float32 {
 		case wavelen > lowWavelen: // low frequency: interpolated by factor
 			inv[i] = f / factor
 		default: // the band between: blend the two
-			smooth := (float32(s.OriginalContext)/wavelen - float32(s.LowFreqFactor)) /
+			smooth := (float32(s.OriginalMaxPositionEmbeddings)/wavelen - float32(s.LowFreqFactor)) /
 				float32(s.HighFreqFactor-s.LowFreqFactor)
 			inv[i] = (1-smooth)*f/factor + smooth*f
 		}

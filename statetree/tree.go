@@ -219,6 +219,25 @@ func (t *Tree) Event(i int) trace.Event { return t.events[i] }
 // Depth returns the call depth of state i.
 func (t *Tree) Depth(i int) int { return int(t.depth[i]) }
 
+// Stack returns the call-event lines of the frames on the call stack at
+// state i, outermost first, its own frame last (walking back from i to the
+// call event of each enclosing frame); nil when i is End (finished).
+func (t *Tree) Stack(i int) []int {
+	if i < 0 || i >= t.End() {
+		return nil
+	}
+	var lines []int
+	d := t.Depth(i)
+	for j := i; j >= 0 && d >= 0; j-- {
+		if ev := &t.events[j]; ev.Depth == d && ev.Kind == dsl.Call {
+			lines = append(lines, ev.Line)
+			d--
+		}
+	}
+	slices.Reverse(lines)
+	return lines
+}
+
 // State returns state i as the DSL writes it: Source is the line's frame
 // text (Program.Text), return and exception states carry no locals. The Locals slice is shared with the trace: do not modify.
 func (t *Tree) State(i int) dsl.State {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,12 +41,21 @@ type Checkpoint struct {
 // Every shard name must be a plain file name inside dir, every tensor the
 // index lists must be in the shard it names, and every tensor of a shard
 // must be listed. Close the checkpoint to unmap the files.
-func Open(dir string) (*Checkpoint, error) {
-	cfg, err := LoadConfig(dir)
+func Open(dir string) (*Checkpoint, error) { return openSource(dirSource(dir)) }
+
+// OpenFS is Open for a checkpoint in a file system (e.g. one embedded in
+// the binary), name saying which in messages: the same files, the same
+// checks. Tensors alias the bytes fs.ReadFile returns (an embed.FS's are
+// the binary's own, not copied).
+func OpenFS(fsys fs.FS, name string) (*Checkpoint, error) { return openSource(fsSource(fsys, name)) }
+
+// openSource opens the checkpoint that src reads, config and tensors.
+func openSource(src source) (*Checkpoint, error) {
+	cfg, err := loadConfig(src)
 	if err != nil {
 		return nil, err
 	}
-	ck, err := OpenTensors(dir)
+	ck, err := openTensors(src)
 	if err != nil {
 		return nil, err
 	}
@@ -54,11 +64,16 @@ func Open(dir string) (*Checkpoint, error) {
 }
 
 // OpenTensors is Open without config.json: Config is left nil.
-func OpenTensors(dir string) (*Checkpoint, error) {
-	ck := &Checkpoint{Dir: dir, owner: map[string]*File{}, used: map[string]bool{}}
-	single := filepath.Join(dir, SingleFileName)
-	if _, err := os.Stat(single); err == nil {
-		f, err := OpenFile(single)
+func OpenTensors(dir string) (*Checkpoint, error) { return openTensors(dirSource(dir)) }
+
+func openTensors(src source) (*Checkpoint, error) {
+	ck := &Checkpoint{Dir: src.name, owner: map[string]*File{}, used: map[string]bool{}}
+	single, err := src.exists(SingleFileName)
+	if err != nil {
+		return nil, err
+	}
+	if single {
+		f, err := src.open(SingleFileName)
 		if err != nil {
 			return nil, err
 		}
@@ -67,18 +82,16 @@ func OpenTensors(dir string) (*Checkpoint, error) {
 			ck.owner[n] = f
 		}
 		return ck, nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("weights: %w", err)
 	}
-	if err := ck.openSharded(); err != nil {
+	if err := ck.openSharded(src); err != nil {
 		return nil, errors.Join(err, ck.Close())
 	}
 	return ck, nil
 }
 
-func (ck *Checkpoint) openSharded() error {
-	indexPath := filepath.Join(ck.Dir, IndexFileName)
-	weightMap, err := readIndex(indexPath)
+func (ck *Checkpoint) openSharded(src source) error {
+	indexPath := src.path(IndexFileName)
+	weightMap, err := readIndex(src)
 	if err != nil {
 		return err
 	}
@@ -93,7 +106,7 @@ func (ck *Checkpoint) openSharded() error {
 	}
 	slices.Sort(names)
 	for _, shard := range names {
-		f, err := OpenFile(filepath.Join(ck.Dir, shard))
+		f, err := src.open(shard)
 		if err != nil {
 			return err
 		}
@@ -117,11 +130,12 @@ func (ck *Checkpoint) openSharded() error {
 	return nil
 }
 
-// readIndex parses an index file and validates its shard names.
-func readIndex(path string) (map[string]string, error) {
-	data, err := readSmallFile(path, maxIndexSize)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("weights: %s: neither %s nor %s exists", filepath.Dir(path), SingleFileName, IndexFileName)
+// readIndex parses src's index file and validates its shard names.
+func readIndex(src source) (map[string]string, error) {
+	path := src.path(IndexFileName)
+	data, err := src.read(IndexFileName, maxIndexSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("weights: %s: neither %s nor %s exists", src.name, SingleFileName, IndexFileName)
 	}
 	if err != nil {
 		return nil, err
@@ -252,6 +266,75 @@ func (ck *Checkpoint) Close() error {
 		errs = append(errs, f.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// source reads the files of a checkpoint: a directory's (tensors
+// memory-mapped) or a file system's.
+type source struct {
+	name string                                       // the directory, or the file system's name
+	stat func(file string) (fs.FileInfo, error)       // a file's mode and size
+	read func(file string, max int64) ([]byte, error) // a JSON side file of at most max bytes
+	open func(file string) (*File, error)             // a safetensors file
+}
+
+// path names a file of the checkpoint in messages.
+func (s source) path(file string) string { return filepath.Join(s.name, file) }
+
+// exists reports whether the checkpoint has file.
+func (s source) exists(file string) (bool, error) {
+	_, err := s.stat(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("weights: %s: %w", s.name, err)
+	}
+	return true, nil
+}
+
+// dirSource reads the checkpoint in directory dir.
+func dirSource(dir string) source {
+	return source{
+		name: dir,
+		stat: func(file string) (fs.FileInfo, error) { return os.Stat(filepath.Join(dir, file)) },
+		read: func(file string, max int64) ([]byte, error) { return readSmallFile(filepath.Join(dir, file), max) },
+		open: func(file string) (*File, error) { return OpenFile(filepath.Join(dir, file)) },
+	}
+}
+
+// fsSource reads the checkpoint at the root of fsys, called name.
+func fsSource(fsys fs.FS, name string) source {
+	s := source{name: name, stat: func(file string) (fs.FileInfo, error) { return fs.Stat(fsys, file) }}
+	s.read = func(file string, max int64) ([]byte, error) {
+		st, err := s.stat(file)
+		if err != nil {
+			return nil, fmt.Errorf("weights: %s: %w", name, err)
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("weights: %s: not a regular file", s.path(file))
+		}
+		if st.Size() > max {
+			return nil, fmt.Errorf("weights: %s: %d bytes, more than the %d allowed", s.path(file), st.Size(), max)
+		}
+		return s.readAll(fsys, file)
+	}
+	s.open = func(file string) (*File, error) {
+		data, err := s.readAll(fsys, file)
+		if err != nil {
+			return nil, err
+		}
+		return ParseSafetensors(s.path(file), data)
+	}
+	return s
+}
+
+// readAll reads a file of fsys.
+func (s source) readAll(fsys fs.FS, file string) ([]byte, error) {
+	data, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		return nil, fmt.Errorf("weights: %s: %w", s.name, err)
+	}
+	return data, nil
 }
 
 // readSmallFile reads a JSON side file (config, index) of at most max

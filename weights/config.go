@@ -116,9 +116,12 @@ type rawRope struct {
 }
 
 // LoadConfig reads and validates dir/config.json.
-func LoadConfig(dir string) (*Config, error) {
-	path := filepath.Join(dir, ConfigName)
-	data, err := readSmallFile(path, maxConfigSize)
+func LoadConfig(dir string) (*Config, error) { return loadConfig(dirSource(dir)) }
+
+// loadConfig reads and validates src's config.json.
+func loadConfig(src source) (*Config, error) {
+	path := src.path(ConfigName)
+	data, err := src.read(ConfigName, maxConfigSize)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +375,7 @@ func (c *Config) Validate() error {
 	if !(c.RopeTheta > 0) || math.IsInf(c.RopeTheta, 0) {
 		return fmt.Errorf("config: rope_theta is %g, must be positive and finite", c.RopeTheta)
 	}
-	if err := c.RopeScaling.validate(); err != nil {
+	if err := c.RopeScaling.Validate(); err != nil {
 		return err
 	}
 	if c.SlidingWindow < 0 {
@@ -410,7 +413,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func (r *RopeScaling) validate() error {
+// Validate rejects impossible rope_scaling values for its rope type, naming
+// the field; a nil RopeScaling (none) is valid.
+func (r *RopeScaling) Validate() error {
 	if r == nil {
 		return nil
 	}

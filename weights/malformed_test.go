@@ -192,46 +192,64 @@ func TestShardedConsistency(t *testing.T) {
 		}
 		require.NoError(t, os.WriteFile(filepath.Join(dir, IndexFileName), []byte(index), 0o644))
 	}
+	// open opens dir's tensors from the directory and as a file system
+	// (OpenFS's path): both pass the same checks, or fail with errors that
+	// contain each of want.
+	open := func(t *testing.T, dir string, want ...string) {
+		t.Helper()
+		ck, err := OpenTensors(dir)
+		fck, ferr := openTensors(fsSource(os.DirFS(dir), dir))
+		if len(want) == 0 {
+			require.NoError(t, err)
+			require.NoError(t, ferr)
+			require.Equal(t, ck.Names(), fck.Names())
+			ck.Close()
+			fck.Close()
+			return
+		}
+		for _, w := range want {
+			assert.ErrorContains(t, err, w, "directory")
+			assert.ErrorContains(t, ferr, w, "file system")
+		}
+	}
 	a := Tensor{Name: "a", DType: F16, Shape: []int{1}, Data: []byte{0, 0x3c}}
 	b := Tensor{Name: "b", DType: F16, Shape: []int{1}, Data: []byte{0, 0x40}}
 	t.Run("listed tensor missing", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s1.safetensors"}}`, map[string][]Tensor{"s1.safetensors": {a}})
-		_, err := OpenTensors(dir)
-		assert.ErrorContains(t, err, `tensor "b" is mapped to s1.safetensors, which does not hold it`)
+		open(t, dir, `tensor "b" is mapped to s1.safetensors, which does not hold it`)
 	})
 	t.Run("unlisted tensor", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, `{"weight_map":{"a":"s1.safetensors"}}`, map[string][]Tensor{"s1.safetensors": {a, b}})
-		_, err := OpenTensors(dir)
-		assert.ErrorContains(t, err, `tensor "b" is not mapped to this shard`)
+		open(t, dir, `tensor "b" is not mapped to this shard`)
 	})
 	t.Run("same tensor in two shards", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}}`,
 			map[string][]Tensor{"s1.safetensors": {a}, "s2.safetensors": {a, b}})
-		_, err := OpenTensors(dir)
-		assert.ErrorContains(t, err, `tensor "a" is not mapped to this shard`)
+		open(t, dir, `tensor "a" is not mapped to this shard`)
 	})
 	t.Run("missing shard file", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}}`, map[string][]Tensor{"s1.safetensors": {a}})
-		_, err := OpenTensors(dir)
-		assert.ErrorContains(t, err, "s2.safetensors")
+		open(t, dir, "s2.safetensors")
 	})
 	t.Run("broken shard named in error", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, `{"weight_map":{"a":"s1.safetensors"}}`, nil)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "s1.safetensors"), rawFile(`{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,2]}}`, 2), 0o644))
-		_, err := OpenTensors(dir)
-		assert.ErrorContains(t, err, "s1.safetensors")
-		assert.ErrorContains(t, err, `tensor "a"`)
+		open(t, dir, "s1.safetensors", `tensor "a"`)
 	})
 	t.Run("valid", func(t *testing.T) {
 		dir := t.TempDir()
 		write(t, dir, `{"weight_map":{"a":"s1.safetensors","b":"s2.safetensors"}}`,
 			map[string][]Tensor{"s1.safetensors": {a}, "s2.safetensors": {b}})
-		ck, err := OpenTensors(dir)
+		open(t, dir)
+		ck, err := OpenFS(os.DirFS(dir), "valid")
+		require.ErrorContains(t, err, "config.json", "OpenFS wants a config")
+		require.Nil(t, ck)
+		ck, err = OpenTensors(dir)
 		require.NoError(t, err)
 		defer ck.Close()
 		bt, err := ck.Require("b", 1)

@@ -42,7 +42,7 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := bf.Check(); err != nil {
 		return err
 	}
-	data, err := readFile("the item", *itemPath)
+	data, err := cli.ReadFile("the item", *itemPath)
 	if err != nil {
 		return err
 	}

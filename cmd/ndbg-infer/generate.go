@@ -27,11 +27,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	prompt := fs.String("prompt", "", "prompt text")
 	ids := fs.String("tokens", "", "prompt as token ids, comma-separated (instead of --prompt)")
 	maxTokens := fs.Int("max-tokens", 128, "tokens to generate at most")
-	var p sample.Params
-	fs.Float64Var(&p.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
-	fs.IntVar(&p.TopK, "top-k", 0, "keep the k most likely tokens (0: all)")
-	fs.Float64Var(&p.TopP, "top-p", 1, "nucleus sampling threshold (1: off)")
-	fs.Uint64Var(&p.Seed, "seed", 0, "random seed")
+	p := sample.Params{TopP: 1}
+	cli.RegisterSampling(fs, &p)
 	noStop := fs.Bool("ignore-eos", false, "do not stop at the model's end-of-sequence tokens")
 	if err := cli.Parse(fs, args); err != nil {
 		return err

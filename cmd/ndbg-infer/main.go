@@ -5,7 +5,8 @@
 //	ndbg-infer [generate] --model DIR --prompt TEXT [--max-tokens N]
 //	           [--temperature T --top-k K --top-p P --seed S] [--threads N]
 //
-// predict and cruxeval use the default model embedded in the binary unless
+// predict is `ndbg predict` (package internal/predict, one implementation
+// for both commands). predict and cruxeval use the default model embedded in the binary unless
 // --model names another. generate (the mode without --program or
 // --cruxeval-o/-i) streams the continuation of a prompt by a checkpoint
 // (--model is required there) to stdout and a tokens/s line to stderr. Each
@@ -25,6 +26,7 @@ import (
 	"syscall"
 
 	"github.com/ndbg/ndbg/internal/cli"
+	"github.com/ndbg/ndbg/internal/predict"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
 )
@@ -38,7 +40,7 @@ type mode struct {
 func modes() []mode {
 	return []mode{
 		{"generate", "continue a prompt (default mode without --program)", runGenerate},
-		{"predict", "predict the debugger state after an action (default mode with --program)", runPredict},
+		{"predict", "predict the debugger state after an action (default mode with --program)", predict.Run},
 		{"cruxeval", "predict a CRUXEval item's output or input, scored by execution (default with --cruxeval-o/-i)", runCRUXEval},
 	}
 }

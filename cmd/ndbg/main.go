@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/ndbg/ndbg/internal/cli"
+	"github.com/ndbg/ndbg/internal/predict"
 )
 
 // command is one subcommand: it parses its own flags from args.
@@ -22,9 +23,11 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		// Each subcommand lives in its own file, named after it.
+		// Each subcommand lives in its own file, named after it (predict, in
+		// internal/predict, is shared with ndbg-infer).
 		{"logits", "print a model's logits at every position of a token sequence (JSON)", runLogits},
 		{"bench", "measure prefill/decode throughput against bandwidth and FMA peak", runBench},
+		{"predict", "predict the debugger state after an action (JSON; the job of ndbg-infer --program)", predict.Run},
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 		{"data", "generate programs, trace them and write DSL trajectory shards", runData},
 		{"tokenize", "turn data shards into token files for train/train.py", runTokenize},

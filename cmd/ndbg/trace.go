@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ndbg/ndbg"
@@ -61,16 +60,11 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var src []byte
-	if pos[0] == "-" {
-		src, err = io.ReadAll(os.Stdin)
-	} else {
-		src, err = os.ReadFile(pos[0])
-	}
+	src, err := cli.ReadFile("the program", pos[0])
 	if err != nil {
-		return fmt.Errorf("reading program: %w", err)
+		return err
 	}
-	prog, err := dsl.NewProgram(string(src), entry)
+	prog, err := dsl.NewProgram(src, entry)
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}

@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -258,4 +259,29 @@ func Version(w io.Writer, command string) error {
 	}
 	_, err := fmt.Fprintf(w, "%s %s%s, %s\ndefault model: %s\n", command, version, rev, goVersion, model)
 	return err
+}
+
+// ReadFile reads the file at path (- reads stdin); what names it in errors.
+func ReadFile(what, path string) (string, error) {
+	var data []byte
+	var err error
+	if path == "-" {
+		data, err = io.ReadAll(os.Stdin)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", what, err)
+	}
+	return string(data), nil
+}
+
+// RegisterSampling registers the sampling flags (--temperature, --top-k,
+// --top-p, --seed) into p, their defaults p's values: the zero Params with
+// TopP 1 is greedy decoding.
+func RegisterSampling(fs *flag.FlagSet, p *sample.Params) {
+	fs.Float64Var(&p.Temperature, "temperature", p.Temperature, "sampling temperature (0: greedy)")
+	fs.IntVar(&p.TopK, "top-k", p.TopK, "keep the k most likely tokens (0: all)")
+	fs.Float64Var(&p.TopP, "top-p", p.TopP, "nucleus sampling threshold (1: off)")
+	fs.Uint64Var(&p.Seed, "seed", p.Seed, "sampling seed")
 }

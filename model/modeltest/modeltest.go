@@ -22,6 +22,7 @@ import (
 	"github.com/ndbg/ndbg/kernels/kerneltest"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/weights"
 )
 
 // MaxNMSE is the largest normalised mean squared error of a device's
@@ -51,7 +52,7 @@ type Case struct {
 func Configs() []Case {
 	base := model.Config{Hidden: 256, Layers: 3, Heads: 8, KVHeads: 2, HeadDim: 32, FFN: 512, Vocab: 1000,
 		NormEps: 1e-5, RopeTheta: 500000, Context: 1024, Windows: []int{0, 40, 0},
-		RopeScaling: &model.RopeScaling{Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalContext: 64}}
+		RopeScaling: &weights.RopeScaling{RopeType: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}}
 	tied := base
 	tied.TiedEmbeddings = true
 	return []Case{{"bf16", base, kernels.BF16}, {"f32-tied", tied, kernels.F32}}

@@ -1,4 +1,8 @@
-package main
+// Package predict is the single-shot prediction, the job of `ndbg predict`
+// and of `ndbg-infer` with --program: one session, some actions, the state
+// after one more as JSON (with --compare, beside the real one). Both
+// commands call Run; neither has a copy.
+package predict
 
 import (
 	"context"
@@ -7,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ndbg/ndbg"
@@ -15,16 +18,16 @@ import (
 	"github.com/ndbg/ndbg/sample"
 )
 
-// runPredict is the single-shot prediction:
+// Run is the single-shot prediction (args are its flags):
 //
-//	ndbg-infer --program FILE --call EXPR --action ACTION
+//	ndbg predict --program FILE --call EXPR --action ACTION
 //	           [--actions A1,A2,...] [--state JSON] [--compare]
 //	           [--model DIR | --backend real] [sampling flags]
 //
 // It starts a session at the call (or at --state), applies --actions, then
 // predicts the state after ACTION and prints it as JSON. --compare runs the
 // real debugger along and adds its state and what matches.
-func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	program := fs.String("program", "", "the Python file (required; - reads stdin)")
@@ -36,11 +39,8 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var bf cli.BackendFlags
 	bf.Register(fs, cli.Neural, cli.CWM, cli.Real)
 	bf.RegisterVerify(fs)
-	var sp sample.Params
-	fs.Float64Var(&sp.Temperature, "temperature", 0, "sampling temperature (0: greedy)")
-	fs.IntVar(&sp.TopK, "top-k", 0, "top-k (0: off)")
-	fs.Float64Var(&sp.TopP, "top-p", 1, "top-p (1: off)")
-	fs.Uint64Var(&sp.Seed, "seed", 1, "sampling seed")
+	sp := sample.Params{TopP: 1, Seed: 1}
+	cli.RegisterSampling(fs, &sp)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := bf.Check(); err != nil {
 		return err
 	}
-	src, err := readFile("the program", *program)
+	src, err := cli.ReadFile("the program", *program)
 	if err != nil {
 		return err
 	}
@@ -167,18 +167,3 @@ func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, er
 // stateJSON prints a state, or {"event":"end"} for the end of the program,
 // with how it was predicted where it was (ndbg.MarshalOutcome).
 func stateJSON(o outcome) string { return string(ndbg.MarshalOutcome(o.st, o.pred)) }
-
-// readFile reads the file at path (- reads stdin); what names it in errors.
-func readFile(what, path string) (string, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", what, err)
-	}
-	return string(data), nil
-}

@@ -1,4 +1,4 @@
-package ndbg
+package neural
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
 )
 
 // programView is the program text a model session reads before its first
@@ -30,26 +31,26 @@ func (v *programView) holds(n int) bool {
 // endRoom is the least room a prompt leaves after its first frame: for the
 // action, the next frame's event and braces, and the room closeMask keeps to
 // end the frame in any case.
-func (e *neuralEngine) endRoom() int { return contextReserve + e.pc.lineRoom + 4 }
+func (e *Engine) endRoom() int { return contextReserve + e.pc.lineRoom + 4 }
 
 // frameCap is the most tokens a frame may take (closeMask): as the first
 // frame of a restart with the current view of the program, it leaves
 // endRoom.
-func (e *neuralEngine) frameCap() int {
+func (e *Engine) frameCap() int {
 	return e.m.eng.Config().Context - len(e.src.tokens) - 2*e.endRoom()
 }
 
 // prompt builds what a fresh model session reads to start at st, the call
 // stack being e.calls (nil: unknown): the program, then st's frame in full,
 // as every training trajectory starts. Both a session's start and the
-// restart after its history outgrew the context (apply) read this.
+// restart after its history outgrew the context (Apply) read this.
 //
 // The whole program is shown when it, the frame and room for the next
 // action and frame (a frame as long again, plus endRoom) fit the
 // model's context, within half of it. Otherwise the model reads only some
 // of the program's top-level statements (dsl.Program.TopLevel), in source
 // order: the one that holds st's line (required: when even it leaves less
-// than endRoom after the frame, the error, ErrContextFull, says how
+// than endRoom after the frame, the error, engine.ErrContextFull, says how
 // large each part is); the callers' on the stack, innermost first, while
 // they fit (the outermost frames of a stack too deep lose theirs); then,
 // while there is that room, the entry function's, the module's statements
@@ -60,7 +61,7 @@ func (e *neuralEngine) frameCap() int {
 //
 // It returns the view and the trajectory text that follows it (st's frame,
 // with no end token).
-func (e *neuralEngine) prompt(prog *dsl.Program, st dsl.State) (*programView, string, error) {
+func (e *Engine) prompt(prog *dsl.Program, st dsl.State) (*programView, string, error) {
 	full, err := (&dsl.Trajectory{Program: prog, Start: st}).Encode()
 	if err != nil {
 		return nil, "", fmt.Errorf("ndbg: %w", err)
@@ -114,7 +115,7 @@ func (e *neuralEngine) prompt(prog *dsl.Program, st dsl.State) (*programView, st
 	if len(v.tokens) > least {
 		return nil, "", fmt.Errorf("%w: the code the session is in (lines %d-%d) needs %d tokens (the whole program %d), "+
 			"the current frame %d and the next action and frame at least %d more, over the %d the context holds",
-			ErrContextFull, stmts[here].First, stmts[here].Last, len(v.tokens), len(e.pc.tokens),
+			engine.ErrContextFull, stmts[here].First, stmts[here].Last, len(v.tokens), len(e.pc.tokens),
 			frameTokens, e.endRoom(), n)
 	}
 	// try adds statement i when the view still fits within limit with it.

@@ -1,0 +1,595 @@
+package neural
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ndbg/ndbg/constrain"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// Params say how an engine decodes.
+type Params struct {
+	// Sample is the sampling (the zero Params is greedy decoding).
+	Sample sample.Params
+	// NoExec builds the first state from the program's text
+	// (trace.CallEvent), running nothing of it.
+	NoExec bool
+	// Literals: call arguments and return values must be Python literals
+	// (constrain.Context.Literals).
+	Literals bool
+}
+
+// Start makes the entry's call event, the first state, and feeds the
+// program and that state to the model. The call event comes from a real
+// run (the program's module code and the call's arguments run, the entry
+// function does not: the trace stops at its call event), or, with Params.NoExec,
+// from the program's text, running nothing.
+func Start(ctx context.Context, m *Model, prog *dsl.Program, call string, p Params) (*Engine, dsl.State, error) {
+	lim := trace.Limits{MaxEvents: 1, Python: m.python, Unsandboxed: m.unsandboxed}
+	var ev trace.Event
+	if p.NoExec {
+		var err error
+		if ev, err = trace.CallEvent(ctx, prog, call, lim); err != nil {
+			return nil, dsl.State{}, fmt.Errorf("ndbg: building %s from the program's text (no-exec): %w", call, err)
+		}
+	} else {
+		res, err := trace.Run(ctx, prog, call, lim)
+		if err != nil {
+			return nil, dsl.State{}, fmt.Errorf("ndbg: evaluating %s: %w", call, err)
+		}
+		if len(res.Events) == 0 || res.Events[0].Kind != dsl.Call {
+			return nil, dsl.State{}, fmt.Errorf("ndbg: %s did not call a function of the program", call)
+		}
+		ev = res.Events[0]
+	}
+	first := dsl.State{Event: dsl.Call, Line: ev.Line, Source: prog.Text(ev.Line), Locals: ev.Locals}
+	e, err := StartAt(ctx, m, prog, first, p)
+	if err != nil {
+		return nil, dsl.State{}, err
+	}
+	return e, first, nil
+}
+
+// StartAt feeds the program and a first state to the model.
+func StartAt(ctx context.Context, m *Model, prog *dsl.Program, first dsl.State, p Params) (*Engine, error) {
+	pc, err := m.program(ctx, prog)
+	if err != nil {
+		return nil, err
+	}
+	smp, err := sample.New(p.Sample)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	e := &Engine{m: m, pc: pc, smp: smp, mask: sample.NewMask(m.eng.Config().Vocab), literals: p.Literals}
+	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
+		e.calls = []int{first.Line} // the entry's call: the stack is known
+	}
+	e.first = slices.Clone(e.calls)
+	if err := e.restart(ctx, prog, first); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// restart gives the engine a fresh model session that has read the program
+// (prompt: all of it, or the part the session needs) and then st as its
+// first frame, as a session that starts at st reads them.
+func (e *Engine) restart(ctx context.Context, prog *dsl.Program, st dsl.State) error {
+	src, frame, err := e.prompt(prog, st)
+	if err != nil {
+		return err
+	}
+	sess, err := e.m.prefixes.Fork(ctx, src.tokens)
+	if err != nil {
+		return fmt.Errorf("ndbg: reading the program: %w", err)
+	}
+	e.sess, e.src, e.text, e.pending = sess, src, src.text, nil
+	e.frameAt, e.frameTextAt = len(src.tokens), len(src.text)
+	return e.feedText(ctx, src.text+frame)
+}
+
+// restartAt restarts the engine at the session's current state: the model
+// reads the program and that frame afresh (the state the training data's
+// trajectories start from) and the history before it no longer. On error
+// the engine is as it was.
+func (e *Engine) restartAt(ctx context.Context, traj *dsl.Trajectory) error {
+	saved := *e
+	if err := e.restart(ctx, traj.Program, *lastState(traj)); err != nil {
+		*e = saved
+		return err
+	}
+	e.base = len(traj.Steps)
+	return nil
+}
+
+// Engine predicts one session's states. Its model session holds the
+// text of the trajectory so far (text), except pending tokens not yet fed.
+type Engine struct {
+	m       *Model
+	pc      *programCache
+	src     *programView // the program as the model read it
+	smp     *sample.Sampler
+	sess    *model.Session
+	text    string // the trajectory text the model has read (with pending)
+	pending []int  // tokens of text not yet fed to sess
+	// Where the current state's frame starts, in the model's tokens and in
+	// text. The model reads its frames as it wrote them (a full value where
+	// the DSL would write ".." included); Set rewrites the current one.
+	frameAt, frameTextAt int
+	calls                []int // call lines of the frames on the stack; nil when unknown
+	first                []int // calls at the session's first state
+	mask                 *sample.Mask
+	// The model's text starts at the session's state after base steps (0:
+	// at its first state): older history is dropped when the context fills.
+	base int
+	last *engine.Confidence // how sure the model was of the last Apply's state; nil after an error
+	// literals: call arguments and return values must be Python literals
+	// (Params.Literals).
+	literals bool
+}
+
+// maxFrameTokens guards against a grammar bug looping forever.
+const maxFrameTokens = 8192
+
+// feedText makes the model read text, which must extend e.text.
+func (e *Engine) feedText(ctx context.Context, text string) error {
+	if !strings.HasPrefix(text, e.text) {
+		return errors.New("ndbg: internal: trajectory text diverged from the model's")
+	}
+	if add := text[len(e.text):]; add != "" {
+		e.pending = append(e.pending, e.m.encode(add)...)
+		e.text = text
+	}
+	return e.flush(ctx)
+}
+
+// flush feeds the pending tokens; it returns the last token's logits.
+func (e *Engine) flush(ctx context.Context) error {
+	if len(e.pending) == 0 {
+		return nil
+	}
+	if e.sess.Len()+len(e.pending) > e.m.eng.Config().Context {
+		return fmt.Errorf("%w: %d tokens needed, the context holds %d",
+			engine.ErrContextFull, e.sess.Len()+len(e.pending), e.m.eng.Config().Context)
+	}
+	if _, err := e.sess.Forward(ctx, e.pending, false); err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	e.pending = e.pending[:0]
+	return nil
+}
+
+// snapshot is where an engine's text stood: restoring it undoes whatever
+// a failed action had fed the model.
+type snapshot struct {
+	tokens, text, frameAt, frameTextAt int
+	calls                              []int
+}
+
+func (e *Engine) snapshot() snapshot {
+	return snapshot{tokens: e.sess.Len() + len(e.pending), text: len(e.text), frameAt: e.frameAt,
+		frameTextAt: e.frameTextAt, calls: slices.Clone(e.calls)}
+}
+
+// restore goes back to a snapshot. The model keeps the snapshot's last
+// token pending, so that the next step has the logits after it.
+func (e *Engine) restore(ctx context.Context, s snapshot) error {
+	if s.tokens <= e.sess.Len() {
+		last := e.sess.Tokens()[s.tokens-1]
+		if err := e.sess.Truncate(s.tokens - 1); err != nil {
+			return fmt.Errorf("ndbg: %w", err)
+		}
+		e.pending = append(e.pending[:0], last)
+	} else {
+		e.pending = e.pending[:s.tokens-e.sess.Len()]
+	}
+	e.text = e.text[:s.text]
+	e.frameAt, e.frameTextAt = s.frameAt, s.frameTextAt
+	e.calls = s.calls
+	return nil
+}
+
+// Apply predicts the state after a. When the history no longer fits the
+// model's context, the model goes on from the current state alone
+// (restartAt), so a long session never stops at engine.ErrContextFull; the
+// Session still keeps the whole history. So it does, before predicting,
+// when the model read only part of the program and the current state or
+// its stack is in code that part left out.
+func (e *Engine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, _ []int) (*dsl.State, error) {
+	e.last = nil
+	if cur := lastState(traj); cur != nil && !e.reads(*cur) {
+		if err := e.restartAt(ctx, traj); err != nil {
+			return nil, err
+		}
+	}
+	full := e.base == len(traj.Steps) // nothing older than the current frame to drop
+	st, err := e.predict(ctx, traj, a, full)
+	if !errors.Is(err, engine.ErrContextFull) || full {
+		return st, err
+	}
+	saved := *e // predict restored e; restartAt replaces sess, text and pending
+	if err := e.restartAt(ctx, traj); err != nil {
+		return nil, err
+	}
+	if st, err = e.predict(ctx, traj, a, true); err != nil {
+		*e = saved
+	}
+	return st, err
+}
+
+// reads reports whether the program's text the model read holds st's line
+// and the calls on the stack (but those it was read without: prompt).
+func (e *Engine) reads(st dsl.State) bool {
+	if !e.src.holds(st.Line) {
+		return false
+	}
+	for _, c := range e.calls {
+		if !e.src.holds(c) && !slices.Contains(e.src.omitted, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// view is the part of the session's history that the model has read.
+func (e *Engine) view(traj *dsl.Trajectory) *dsl.Trajectory {
+	if e.base == 0 {
+		return traj
+	}
+	return &dsl.Trajectory{Program: traj.Program, Start: *traj.Steps[e.base-1].State, Steps: traj.Steps[e.base:]}
+}
+
+// predict is Apply within the current context: on any error, e is as it
+// was. cutAtContext lets a return value be cut where the context ends
+// (decodeFrame) rather than fail with engine.ErrContextFull, which Apply answers
+// by dropping older history when there is some.
+func (e *Engine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, cutAtContext bool) (st *dsl.State, err error) {
+	before := e.snapshot()
+	defer func() {
+		if err != nil {
+			if rerr := e.restore(context.WithoutCancel(ctx), before); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}()
+	if len(traj.Steps) > 0 && traj.Steps[len(traj.Steps)-1].State == nil {
+		return nil, fmt.Errorf("%w: stepping back after the end (the model's text ends there)", engine.ErrUnsupported)
+	}
+	if _, err := traj.EncodePrompt(a); err != nil { // validates the action against the history
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	from, seen := *lastState(traj), e.view(traj)
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen), Literals: e.literals})
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
+	}
+	// Queue the action's text after what the model has read (its own frames,
+	// as it wrote them), then decode the frame.
+	seg := actionText(traj.Program, a)
+	e.text += seg
+	e.pending = append(e.pending, e.m.encode(seg)...)
+	frameAt, frameTextAt := e.sess.Len()+len(e.pending), len(e.text)
+	out, conf, err := e.decodeFrame(ctx, m, cutAtContext)
+	if err != nil {
+		return nil, err
+	}
+	frame := e.m.tok.Decode(out)
+	e.text += frame
+	e.frameAt, e.frameTextAt = frameAt, frameTextAt
+	st, err = seen.ParseFrameLenient(frame)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
+	}
+	e.last = conf.finish(st)
+	if st != nil {
+		e.track(from, a, st)
+	}
+	return st, nil
+}
+
+// Confidence describes the state the last Apply predicted.
+func (e *Engine) Confidence() *engine.Confidence { return e.last }
+
+// actionText is an action as the DSL writes it: its token, then each
+// breakpoint line's text and newline.
+func actionText(p *dsl.Program, a dsl.Action) string {
+	var b strings.Builder
+	b.WriteString(a.Kind.Token())
+	for _, l := range a.Lines {
+		b.WriteString(p.Text(l))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// decodeFrame decodes one frame under the matcher: a special token the
+// grammar forces is queued without the model; everywhere else (forced text
+// included, so that the model keeps its own tokenization) the sampler draws
+// a token among those the grammar allows. Each drawn token's probability
+// under the constrained distribution goes into the frame's confidence
+// (Confidence). A value the model runs away with is cut (runaway): by the
+// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where the
+// frame would not end within the context (closeMask). The frame's tokens
+// are queued in pending.
+func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
+	var out []int
+	conf := newFrameConf()
+	cutting := false // the value under way was cut: its remaining tokens count for nothing
+	for !m.Done() {
+		if len(out) > maxFrameTokens {
+			return nil, nil, errors.New("ndbg: internal: frame did not end")
+		}
+		if text, sp := m.Forced(); len(text) == 0 && sp >= 0 {
+			if !m.Accept(sp) {
+				return nil, nil, fmt.Errorf("ndbg: internal: forced token %d rejected", sp)
+			}
+			out = append(out, sp)
+			e.pending = append(e.pending, sp)
+			continue
+		}
+		if err := e.flush(ctx); err != nil {
+			return nil, nil, err
+		}
+		pos := m.Position()
+		if !pos.InString {
+			cutting = false
+		}
+		logits := e.sess.Last()
+		e.mask.Reset()
+		closing, brace := false, false
+		if cutAtContext {
+			closing, brace = e.closeMask(m, pos, len(out))
+		}
+		if !closing {
+			m.FillMask(e.mask.Words())
+		}
+		tok, err := e.smp.SampleMasked(logits, e.mask)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
+		}
+		p, allowed, err := e.smp.Prob(logits, e.mask, tok)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
+		}
+		switch {
+		case cutting: // the rest of a value already cut counts for nothing
+		case brace && allowed < 0.5: // the model meant more locals
+			conf.cutLocals()
+		case runaway(pos, allowed) || closing && allowed < 0.5:
+			conf.cut(pos)
+			cutting = true
+		default:
+			conf.add(pos, p)
+		}
+		if !m.Accept(tok) {
+			return nil, nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
+		}
+		out = append(out, tok)
+		e.pending = append(e.pending, tok)
+	}
+	return out, conf, nil
+}
+
+// closeMask fills e.mask for a frame that must end within the context
+// (the state is then marked uncertain where the model meant more): a
+// return value closes when less than contextReserve tokens are left; a
+// local's value closes, and the locals end ('}'), when less than that and
+// the room for the line that follows them (programCache.lineRoom) are
+// left. Either does when the frame, n tokens so far, reaches frameCap, so
+// that a restart from it (Apply) still fits. closing reports whether it
+// filled the mask, brace whether with the tokens that end the locals.
+func (e *Engine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
+	left := e.m.eng.Config().Context - e.sess.Len()
+	long := n >= e.frameCap()
+	switch {
+	case pos.Part == constrain.PartValue && pos.InString:
+		return (left < contextReserve || long) && m.FillCloseMask(e.mask.Words()), false
+	case pos.Part != constrain.PartLocal || left >= contextReserve+e.pc.lineRoom && !long:
+		return false, false
+	case pos.InString:
+		return m.FillCloseMask(e.mask.Words()), false
+	}
+	w := e.mask.Words()
+	m.FillMask(w)
+	any := false
+	for i := range w {
+		any = any || w[i]&e.m.braces[i] != 0
+	}
+	if !any { // the grammar does not allow '}' here (a name, a colon)
+		return false, false
+	}
+	for i := range w {
+		w[i] &= e.m.braces[i]
+	}
+	return true, true
+}
+
+// track follows the call stack to the predicted state st. Single steps,
+// forward or backward, follow it exactly from the event sequence
+// (statetree's depth rules: a call is one level deeper than the state
+// before it unless that is a return, a sibling; any other state after a
+// return is one level shallower). An inverse jump that reaches a call has
+// gone back to the session's first state (breakpoints stop at lines only).
+// Otherwise, after a jump the stack is unknown (nil): the text does not say
+// how deep a stop at a line is (a recursive function stops at the same
+// line with the same locals at several depths).
+func (e *Engine) track(from dsl.State, a dsl.Action, st *dsl.State) {
+	calls := slices.Clone(e.calls)
+	caller := func() []int { return calls[:max(len(calls)-1, 0)] }
+	switch {
+	case a.Kind == dsl.InvBreakpoint || a.Kind == dsl.InvContinue:
+		calls = nil
+		if st.Event == dsl.Call {
+			calls = slices.Clone(e.first)
+		}
+	case calls == nil:
+	case a.Kind == dsl.StepInto || a.Kind == dsl.StepOver || a.Kind == dsl.StepReturn:
+		leaving := from.Event == dsl.Return
+		if leaving {
+			calls = caller()
+		}
+		if st.Event == dsl.Call && (leaving || a.Kind == dsl.StepInto) {
+			calls = append(calls, st.Line)
+		}
+	case a.Kind == dsl.InvStepInto || a.Kind == dsl.InvStepOver:
+		// Backwards from a call, the state before it is in the caller, or
+		// a sibling's return; from any other state, in the same frame, or
+		// (stepping into) a callee's return.
+		if from.Event == dsl.Call {
+			calls = caller()
+		} else if st.Event == dsl.Return && a.Kind == dsl.InvStepOver {
+			calls = nil // inv_step_over stays in the frame: a bad prediction
+		}
+		if st.Event == dsl.Return && calls != nil {
+			if l, ok := e.callLineOf(st.Line); ok {
+				calls = append(calls, l)
+			} else {
+				calls = nil
+			}
+		}
+	case a.Kind == dsl.InvStepReturn:
+		if from.Event == dsl.Call { // up to the caller's call
+			calls = caller()
+		}
+	default:
+		calls = nil
+	}
+	if len(calls) == 0 {
+		calls = nil
+	}
+	e.calls = calls
+	st.Depth = len(calls) - 1 // -1: unknown
+}
+
+// callLineOf returns the call-event line of the frame that returns at line
+// l: the first line of the one code object holding l; not ok when several
+// do (a lambda or comprehension inside its function's line) or it is a
+// generator (whose resumes start at their yield).
+func (e *Engine) callLineOf(l int) (int, bool) {
+	first, n := 0, 0
+	for _, c := range e.pc.codes {
+		if slices.Contains(c.Lines, l) {
+			if c.Generator {
+				return 0, false
+			}
+			first, n = c.First, n+1
+		}
+	}
+	return first, n == 1
+}
+
+func lastState(traj *dsl.Trajectory) *dsl.State {
+	if n := len(traj.Steps); n > 0 {
+		return traj.Steps[n-1].State
+	}
+	return &traj.Start
+}
+
+// dots gives the names the ".." rule may write at each line after traj:
+// those of the reference frame of the line's function, computed in one pass.
+func dots(traj *dsl.Trajectory) func(int) []string {
+	refs := traj.References()
+	return func(l int) []string {
+		r := refs[traj.Program.FuncOf(l)]
+		if r == nil {
+			return nil
+		}
+		names := make([]string, len(r.Locals))
+		for i, loc := range r.Locals {
+			names[i] = loc.Name
+		}
+		return names
+	}
+}
+
+// Edited rewrites the current frame in the model's context: the text
+// before it stays, the frame is written anew (canonically) from the edited
+// state.
+func (e *Engine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
+	full, err := e.view(traj).Encode()
+	if err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	return e.rewrite(ctx, lastFrameText(strings.TrimSuffix(full, dsl.EndOfText)))
+}
+
+// Replace rewrites the frame the model has just written for action a
+// after traj as st instead (nil: the end of the program), the state the
+// session shows (ndbg.Verify), whose call stack is calls.
+func (e *Engine) Replace(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, st *dsl.State, calls []int) error {
+	frame := dsl.EndOfText
+	if st != nil {
+		seen := *e.view(traj)
+		seen.Steps = append(slices.Clone(seen.Steps), dsl.Step{Action: a, State: st})
+		full, err := seen.Encode()
+		if err != nil {
+			return fmt.Errorf("ndbg: writing the real state for the model: %w", err)
+		}
+		frame = lastFrameText(strings.TrimSuffix(full, dsl.EndOfText))
+	}
+	if err := e.rewrite(ctx, frame); err != nil {
+		return err
+	}
+	e.calls = slices.Clone(calls)
+	if len(e.calls) == 0 {
+		e.calls = nil
+	}
+	return nil
+}
+
+// rewrite replaces the current frame's text (from frameAt) by frame,
+// queued for the model to read.
+func (e *Engine) rewrite(_ context.Context, frame string) error {
+	if n := e.sess.Len(); n > e.frameAt {
+		if err := e.sess.Truncate(e.frameAt); err != nil {
+			return fmt.Errorf("ndbg: %w", err)
+		}
+		e.pending = e.pending[:0]
+	} else {
+		e.pending = e.pending[:e.frameAt-n]
+	}
+	e.text = e.text[:e.frameTextAt] + frame
+	e.pending = append(e.pending, e.m.encode(frame)...)
+	return nil
+}
+
+// lastFrameText returns the last frame of a trajectory text: from its
+// event token to the end.
+func lastFrameText(text string) string {
+	at := -1
+	for _, tok := range []string{dsl.CallSep, dsl.LineSep, dsl.ReturnSep, dsl.ExceptionSep} {
+		at = max(at, strings.LastIndex(text, tok))
+	}
+	if at < 0 {
+		return ""
+	}
+	return text[at:]
+}
+
+// Fork returns an independent copy, sharing the model session's cache.
+func (e *Engine) Fork() engine.Engine {
+	f := *e
+	f.sess = e.sess.Fork()
+	f.pending = append([]int(nil), e.pending...)
+	f.calls = slices.Clone(e.calls)
+	f.mask = sample.NewMask(e.m.eng.Config().Vocab)
+	smp, err := sample.New(e.smp.Params())
+	if err == nil {
+		f.smp = smp
+	}
+	return &f
+}
+
+// Close releases nothing: the model session's memory is garbage.
+func (e *Engine) Close() {}
+
+// Stack returns the call lines of the frames on the stack; nil when unknown.
+func (e *Engine) Stack() []int { return e.calls }

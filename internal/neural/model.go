@@ -1,0 +1,147 @@
+package neural
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/ndbg/ndbg/constrain"
+	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/model"
+	"github.com/ndbg/ndbg/tokenizer"
+	"github.com/ndbg/ndbg/trace"
+)
+
+// Model is a loaded neural debugger: the inference engine, its tokenizer
+// and the constrained decoder's view of the vocabulary. It is safe for concurrent
+// use by many sessions, which share each program's analysis and the model
+// state of its source (computed once, then forked).
+type Model struct {
+	eng    *model.Model
+	tok    *tokenizer.Tokenizer
+	vocab  *constrain.Vocab
+	python string
+	// unsandboxed: run the module code and entry arguments without the
+	// operating-system sandbox (trace.Limits.Unsandboxed).
+	unsandboxed bool
+
+	prefixes *model.PrefixCache // the model after each program's prefix text, computed once
+	braces   []uint64           // mask of the tokens whose text starts with '}' (closeMask)
+
+	mu    sync.Mutex
+	progs map[string]*programCache // by prepared source
+}
+
+// programCache is what every session of one program shares besides the
+// model's prefix: the compiled grammar.
+type programCache struct {
+	once   sync.Once
+	err    error
+	cp     *constrain.Program
+	codes  []constrain.Code // the program's code objects (call lines, lines)
+	text   string           // <|begin_of_text|><|trace_context_start|>source<|frame_sep|>
+	tokens []int            // text, tokenized (the key of the model's prefix cache)
+	// lineRoom is the most tokens a frame takes after its locals: the
+	// longest line's, its newline and the special tokens around it.
+	lineRoom int
+}
+
+// maxCachedPrograms bounds the per-model program cache.
+const maxCachedPrograms = 64
+
+// NewModel makes the neural debugger of an inference engine and its
+// tokenizer. python is the interpreter that analyses programs and evaluates
+// entry arguments (empty: python3 on PATH); unsandboxed runs those without
+// the operating-system sandbox.
+func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandboxed bool) (*Model, error) {
+	if tok.VocabSize() > eng.Config().Vocab {
+		return nil, fmt.Errorf("ndbg: tokenizer has %d tokens, the model %d", tok.VocabSize(), eng.Config().Vocab)
+	}
+	vocab, err := constrain.VocabOf(tok)
+	if err != nil {
+		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
+	}
+	braces := make([]uint64, (eng.Config().Vocab+63)/64)
+	for id := range tok.VocabSize() {
+		if b := tok.TokenBytes(id); len(b) > 0 && b[0] == '}' && !tok.IsSpecial(id) {
+			braces[id/64] |= 1 << (id % 64)
+		}
+	}
+	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, unsandboxed: unsandboxed, progs: map[string]*programCache{},
+		prefixes: model.NewPrefixCache(eng, maxCachedPrograms), braces: braces}, nil
+}
+
+// Engine returns the underlying inference engine.
+func (m *Model) Engine() *model.Model { return m.eng }
+
+// Tokenizer returns the model's tokenizer.
+func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
+
+// Close releases the model (mapped weights, worker threads).
+func (m *Model) Close() error { return m.eng.Close() }
+
+// program returns the shared, lazily built state of one program.
+func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, error) {
+	m.mu.Lock()
+	pc, ok := m.progs[prog.Source]
+	if !ok {
+		if len(m.progs) >= maxCachedPrograms {
+			clear(m.progs) // simple and bounded; sessions keep their forks
+		}
+		pc = &programCache{}
+		m.progs[prog.Source] = pc
+	}
+	m.mu.Unlock()
+	pc.once.Do(func() {
+		codes, err := constrain.Analyze(ctx, trace.Limits{Python: m.python, Unsandboxed: m.unsandboxed}, prog.Source)
+		if err != nil {
+			pc.err = err
+			return
+		}
+		pc.cp, pc.err = constrain.Compile(m.vocab, prog, codes)
+		pc.codes = codes
+		pc.text = dsl.BeginOfText + dsl.TraceContextStart + prog.Source + dsl.FrameSep
+		pc.tokens = m.encode(pc.text)
+		for l := range prog.Lines {
+			pc.lineRoom = max(pc.lineRoom, len(m.encode(prog.Text(l+1)+"\n"))+3)
+		}
+	})
+	if pc.err != nil {
+		m.mu.Lock()
+		delete(m.progs, prog.Source) // let a later session retry (e.g. after a cancelled ctx)
+		m.mu.Unlock()
+		return nil, pc.err
+	}
+	return pc, nil
+}
+
+// encode tokenizes DSL text: special tokens by the constrained decoder's
+// ids (CWM's, in a Llama-3 vocabulary), the text between them with BPE.
+func (m *Model) encode(text string) []int {
+	var ids []int
+	for len(text) > 0 {
+		at, size, id := len(text), 0, -1
+		if i := strings.Index(text, "<|"); i >= 0 {
+			for _, s := range dsl.SpecialTokens() {
+				if strings.HasPrefix(text[i:], s.Text) {
+					if sid, ok := m.vocab.Special(s.Text); ok {
+						at, size, id = i, len(s.Text), sid
+					}
+					break
+				}
+			}
+			if id < 0 { // "<|" that starts no special token: ordinary text
+				ids = m.tok.AppendEncode(ids, text[:i+2])
+				text = text[i+2:]
+				continue
+			}
+		}
+		ids = m.tok.AppendEncode(ids, text[:at])
+		if id >= 0 {
+			ids = append(ids, id)
+		}
+		text = text[at+size:]
+	}
+	return ids
+}
