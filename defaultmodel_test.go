@@ -30,7 +30,7 @@ func checkAgainstTorch(t *testing.T, eng *model.Model, path string, limit float6
 	var ref referenceLogits
 	require.NoError(t, json.Unmarshal(data, &ref))
 	require.NotEmpty(t, ref.Sequences)
-	vocab := eng.Config().Vocab
+	vocab := eng.Config().VocabSize
 	for i, seq := range ref.Sequences {
 		s := eng.NewSession()
 		all, err := s.Forward(context.Background(), seq, true)

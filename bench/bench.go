@@ -169,7 +169,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	cfg := m.Config()
 	prompt := make([]int, o.Prefill)
 	for i := range prompt {
-		prompt[i] = (i*7919 + 1) % cfg.Vocab
+		prompt[i] = (i*7919 + 1) % cfg.VocabSize
 	}
 	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
@@ -206,9 +206,9 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	// Prefill FLOPs: every layer matrix for every prompt token, the head for
 	// the last token only (attention's O(n²) work is left out: under 2% at
 	// these lengths).
-	headBytes := int64(cfg.Vocab) * int64(cfg.Hidden) * int64(dtypeSize(m))
+	headBytes := int64(cfg.VocabSize) * int64(cfg.HiddenSize) * int64(dtypeSize(m))
 	layerElems := (r.WeightBytes - headBytes) / int64(dtypeSize(m))
-	flops := 2 * (float64(layerElems)*float64(o.Prefill) + float64(cfg.Vocab)*float64(cfg.Hidden))
+	flops := 2 * (float64(layerElems)*float64(o.Prefill) + float64(cfg.VocabSize)*float64(cfg.HiddenSize))
 	r.PrefillGF = flops / bestPrefill.Seconds() / 1e9
 	r.DecodeGBs = float64(r.WeightBytes) * r.DecodeTokS / 1e9
 	return r, nil

@@ -45,10 +45,10 @@ func BenchmarkDecode(b *testing.B) {
 					require.NoError(b, err)
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
-						if s.Len() == m.Config().Context {
+						if s.Len() == m.Config().MaxPositionEmbeddings {
 							require.NoError(b, s.Truncate(4))
 						}
-						_, err := s.Forward(context.Background(), []int{i % m.Config().Vocab}, false)
+						_, err := s.Forward(context.Background(), []int{i % m.Config().VocabSize}, false)
 						require.NoError(b, err)
 					}
 					sec := b.Elapsed().Seconds()
@@ -70,7 +70,7 @@ func BenchmarkPrefill(b *testing.B) {
 					m := benchModel(b, name, dt, threads, n)
 					prompt := make([]int, n)
 					for i := range prompt {
-						prompt[i] = i * 31 % m.Config().Vocab
+						prompt[i] = i * 31 % m.Config().VocabSize
 					}
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {

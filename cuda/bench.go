@@ -133,7 +133,7 @@ func (g *GPU) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float64) 
 		}
 		bufs = bufs[:0]
 
-		H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+		H, Q, KV, F, V := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize, cfg.VocabSize
 		mats := []struct {
 			name       string
 			rows, cols int
@@ -192,7 +192,7 @@ func (g *GPU) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float64) 
 			return err
 		}
 		us, err = timeit("rmsnorm_1", func() error {
-			return g.d.launch("rmsnorm_1", grid1(n), [3]int{256, 1, 1}, 0, yp, xp, wp, H, cfg.NormEps)
+			return g.d.launch("rmsnorm_1", grid1(n), [3]int{256, 1, 1}, 0, yp, xp, wp, H, float32(cfg.RMSNormEps))
 		})
 		if err != nil {
 			return err
@@ -224,12 +224,12 @@ func (g *GPU) BenchKernels(cfg model.Config, n, ctxLen int, peakTFLOPs float64) 
 			return err
 		}
 		for _, tokens := range []int{1, n} {
-			a := model.AttentionSpec{N: tokens, Pos0: ctxLen - tokens, Heads: cfg.Heads, KVHeads: cfg.KVHeads, HeadDim: cfg.HeadDim}
+			a := model.AttentionSpec{N: tokens, Pos0: ctxLen - tokens, Heads: cfg.NumAttentionHeads, KVHeads: cfg.NumKeyValueHeads, HeadDim: cfg.HeadDim}
 			us, err := timeit("attention", func() error { return g.d.attention(&part, op, qp, kp, vp, a, 0) })
 			if err != nil {
 				return err
 			}
-			r := bwResult("attn_partial_1+combine", fmt.Sprintf("n=%d ctx=%d h=%d kv=%d hd=%d", tokens, ctxLen, cfg.Heads, cfg.KVHeads, cfg.HeadDim),
+			r := bwResult("attn_partial_1+combine", fmt.Sprintf("n=%d ctx=%d h=%d kv=%d hd=%d", tokens, ctxLen, cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim),
 				us, float64(8*ctxLen*KV+8*tokens*Q), rep.CopyBWGBs)
 			r.TFLOPs = 4 * float64(tokens) * float64(ctxLen) * float64(Q) / us / 1e6
 			results = append(results, r)

@@ -209,11 +209,11 @@ func TestSmallKernels(t *testing.T) {
 	const n, pos0 = 5, 30000
 	rope := model.NewRopeTable(&cfg, pos0+n)
 	cos, sin := rope.Cos, rope.Sin
-	x := randF32(r, n*cfg.Heads*cfg.HeadDim, 1)
+	x := randF32(r, n*cfg.NumAttentionHeads*cfg.HeadDim, 1)
 	want := make([]float32, len(x))
 	for i := range n {
-		row := i * cfg.Heads * cfg.HeadDim
-		rope.Rotate(want[row:], x[row:], cfg.Heads, pos0+i)
+		row := i * cfg.NumAttentionHeads * cfg.HeadDim
+		rope.Rotate(want[row:], x[row:], cfg.NumAttentionHeads, pos0+i)
 	}
 
 	const vocab, d = 50000, 96
@@ -259,8 +259,8 @@ func TestSmallKernels(t *testing.T) {
 				return e
 			}
 		}
-		pairs := n * cfg.Heads * cfg.HeadDim / 2
-		if err := b.d.launch("rope_1", grid1(ceilDiv(pairs, 256)), [3]int{256, 1, 1}, 0, xp, cp, sp, n, cfg.Heads, cfg.HeadDim, pos0); err != nil {
+		pairs := n * cfg.NumAttentionHeads * cfg.HeadDim / 2
+		if err := b.d.launch("rope_1", grid1(ceilDiv(pairs, 256)), [3]int{256, 1, 1}, 0, xp, cp, sp, n, cfg.NumAttentionHeads, cfg.HeadDim, pos0); err != nil {
 			return err
 		}
 		if err := b.d.launch("embed_bf16_1", grid1(len(ids)), [3]int{128, 1, 1}, 0, ep, tp, ip, d); err != nil {

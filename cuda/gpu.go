@@ -170,7 +170,7 @@ func (g *GPU) Load(cfg model.Config, w *model.Weights) (model.Resident, error) {
 	if cfg.HeadDim > 256 {
 		return nil, fmt.Errorf("cuda: head dim %d > 256 not supported by attn_partial_1", cfg.HeadDim)
 	}
-	r := &resident{g: g, cfg: cfg, layers: make([]devLayer, cfg.Layers)}
+	r := &resident{g: g, cfg: cfg, layers: make([]devLayer, cfg.NumHiddenLayers)}
 	err := g.d.do(func() error {
 		var err error
 		up := func(v []float32, what string) devPtr {
@@ -331,8 +331,8 @@ func (s *seq) growKV(need int) error {
 		return nil
 	}
 	c := &s.r.cfg
-	capacity := min(max(need, 2*s.kvCap, 64), c.Context)
-	kv, err := alloc(int64(c.Layers)*2*int64(capacity)*int64(c.KVDim())*4, "KV cache")
+	capacity := min(max(need, 2*s.kvCap, 64), c.MaxPositionEmbeddings)
+	kv, err := alloc(int64(c.NumHiddenLayers)*2*int64(capacity)*int64(c.KVDim())*4, "KV cache")
 	if err != nil {
 		return err
 	}
@@ -340,7 +340,7 @@ func (s *seq) growKV(need int) error {
 	s.mem.kv, s.kvCap = kv, capacity
 	if s.n > 0 {
 		rowBytes := int64(c.KVDim()) * 4
-		for l := 0; l < c.Layers; l++ {
+		for l := 0; l < c.NumHiddenLayers; l++ {
 			for h := int64(0); h < 2; h++ {
 				src := old.ptr + devPtr((int64(2*l)+h)*int64(oldCap)*rowBytes)
 				dst := kv.ptr + devPtr((int64(2*l)+h)*int64(capacity)*rowBytes)
@@ -392,7 +392,7 @@ func (s *seq) Embed(tokens []int) {
 		if s.r.embed.dt == kernels.F32 {
 			kernel = "embed_f32_1"
 		}
-		return s.r.g.d.launch(kernel, grid1(len(tokens)), [3]int{256, 1, 1}, 0, s.ptr(model.ActX), s.r.embed.ptr, s.mem.ids.ptr, s.r.cfg.Hidden)
+		return s.r.g.d.launch(kernel, grid1(len(tokens)), [3]int{256, 1, 1}, 0, s.ptr(model.ActX), s.r.embed.ptr, s.mem.ids.ptr, s.r.cfg.HiddenSize)
 	})
 }
 
@@ -402,7 +402,7 @@ func (s *seq) RMSNorm(dst, src model.Act, n, layer int, p model.Param) {
 		w = s.r.layers[layer].ffnNorm
 	}
 	s.do("rmsnorm", func() error {
-		return s.r.g.d.launch("rmsnorm_1", grid1(n), [3]int{256, 1, 1}, 0, s.ptr(dst), s.ptr(src), w, s.r.cfg.Hidden, s.r.cfg.NormEps)
+		return s.r.g.d.launch("rmsnorm_1", grid1(n), [3]int{256, 1, 1}, 0, s.ptr(dst), s.ptr(src), w, s.r.cfg.HiddenSize, float32(s.r.cfg.RMSNormEps))
 	})
 }
 
@@ -428,13 +428,13 @@ func (s *seq) RoPE(layer, pos0, n int) {
 	s.do("rope", func() error {
 		kc, vc := s.layerKV(layer)
 		return s.r.g.d.launch("qkv_rope_1", grid1(ceilDiv(n*slots, 256)), [3]int{256, 1, 1}, 0,
-			s.ptr(model.ActQ), kc, vc, s.ptr(model.ActQKV), s.r.cos, s.r.sin, n, c.Heads, c.KVHeads, c.HeadDim, pos0)
+			s.ptr(model.ActQ), kc, vc, s.ptr(model.ActQKV), s.r.cos, s.r.sin, n, c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim, pos0)
 	})
 }
 
 func (s *seq) Attention(layer, pos0, n int) {
 	c := &s.r.cfg
-	a := model.AttentionSpec{Layer: layer, N: n, Pos0: pos0, Heads: c.Heads, KVHeads: c.KVHeads,
+	a := model.AttentionSpec{Layer: layer, N: n, Pos0: pos0, Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads,
 		HeadDim: c.HeadDim, Window: c.Window(layer)}
 	s.do(fmt.Sprintf("layer %d attention (n=%d, pos0=%d)", layer, n, pos0), func() error {
 		kc, vc := s.layerKV(layer)
@@ -450,7 +450,7 @@ func (s *seq) Add(dst, src model.Act, n int) {
 }
 
 func (s *seq) SwiGLU(n int) {
-	f := s.r.cfg.FFN
+	f := s.r.cfg.IntermediateSize
 	s.do("swiglu", func() error {
 		return s.r.g.d.launch("swiglu_rows_1", grid1(ceilDiv(n*f, 256)), [3]int{256, 1, 1}, 0, s.ptr(model.ActFFN), s.ptr(model.ActGU), n, f)
 	})
@@ -459,19 +459,19 @@ func (s *seq) SwiGLU(n int) {
 func (s *seq) Logits(dst []float32, n, rows int) {
 	c, r := &s.r.cfg, s.r
 	s.do("output head", func() error {
-		lp, err := s.mem.logits.need(int64(4 * rows * c.Vocab))
+		lp, err := s.mem.logits.need(int64(4 * rows * c.VocabSize))
 		if err != nil {
 			return err
 		}
-		x := s.ptr(model.ActX) + devPtr(4*(n-rows)*c.Hidden)
+		x := s.ptr(model.ActX) + devPtr(4*(n-rows)*c.HiddenSize)
 		xb := s.ptr(model.ActXB)
-		if err := r.g.d.launch("rmsnorm_1", grid1(rows), [3]int{256, 1, 1}, 0, xb, x, r.norm, c.Hidden, c.NormEps); err != nil {
+		if err := r.g.d.launch("rmsnorm_1", grid1(rows), [3]int{256, 1, 1}, 0, xb, x, r.norm, c.HiddenSize, float32(c.RMSNormEps)); err != nil {
 			return err
 		}
 		if err := r.g.d.launchMatMul(r.g.pickMatMul(rows, r.head.dt), lp, xb, r.head.ptr, rows, r.head.rows, r.head.cols); err != nil {
 			return err
 		}
-		return download(dst[:rows*c.Vocab], lp, "logits")
+		return download(dst[:rows*c.VocabSize], lp, "logits")
 	})
 }
 
@@ -498,7 +498,7 @@ func (s *seq) Fork() model.Seq {
 			return err
 		}
 		rowBytes := int64(s.r.cfg.KVDim()) * 4
-		for l := 0; l < s.r.cfg.Layers && s.n > 0; l++ {
+		for l := 0; l < s.r.cfg.NumHiddenLayers && s.n > 0; l++ {
 			sk, sv := s.layerKV(l)
 			fk, fv := f.layerKV(l)
 			if err := cu.MemcpyDtoD(fk, sk, int64(s.n)*rowBytes); err != nil {

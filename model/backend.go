@@ -98,11 +98,11 @@ func (a Act) Width(c *Config) int {
 	case ActQ, ActAtt:
 		return c.QDim()
 	case ActGU:
-		return 2 * c.FFN
+		return 2 * c.IntermediateSize
 	case ActFFN:
-		return c.FFN
+		return c.IntermediateSize
 	}
-	return c.Hidden
+	return c.HiddenSize
 }
 
 // Seq is one sequence on a device: its KV cache (positions 0 … Len()-1)

@@ -59,7 +59,7 @@ type cpuResident struct {
 }
 
 func (r *cpuResident) NewSeq() Seq {
-	return &cpuSeq{r: r, cache: newCache(r.cfg.Layers, r.cfg.KVDim())}
+	return &cpuSeq{r: r, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim())}
 }
 
 func (r *cpuResident) Close() error { return nil }
@@ -90,7 +90,7 @@ func (s *cpuSeq) Reserve(n int) {
 func (s *cpuSeq) rowsOf(a Act, n int) []float32 { return s.act[a][:n*a.Width(&s.r.cfg)] }
 
 func (s *cpuSeq) Embed(tokens []int) {
-	x, h := s.act[ActX], s.r.cfg.Hidden
+	x, h := s.act[ActX], s.r.cfg.HiddenSize
 	for i, t := range tokens {
 		s.r.w.Embed.Row(x[i*h:(i+1)*h], t)
 	}
@@ -118,7 +118,7 @@ func (s *cpuSeq) RMSNorm(dst, src Act, n, layer int, p Param) {
 }
 
 func (s *cpuSeq) rmsNorm(dst, x []float32, n int, w []float32) {
-	d, eps := len(w), s.r.cfg.NormEps
+	d, eps := len(w), float32(s.r.cfg.RMSNormEps)
 	for i := 0; i < n; i++ {
 		s.r.c.k.RMSNorm(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
 	}
@@ -139,8 +139,8 @@ func (s *cpuSeq) RoPE(layer, pos0, n int) {
 	for i := 0; i < n; i++ {
 		row := qkv[i*W : (i+1)*W]
 		p := pos0 + i
-		rope.Rotate(q[i*Q:(i+1)*Q], row[:Q], c.Heads, p)
-		rope.Rotate(s.cache.row(layer, 0, p), row[Q:Q+KV], c.KVHeads, p)
+		rope.Rotate(q[i*Q:(i+1)*Q], row[:Q], c.NumAttentionHeads, p)
+		rope.Rotate(s.cache.row(layer, 0, p), row[Q:Q+KV], c.NumKeyValueHeads, p)
 		copy(s.cache.row(layer, 1, p), row[Q+KV:])
 	}
 }
@@ -148,7 +148,7 @@ func (s *cpuSeq) RoPE(layer, pos0, n int) {
 func (s *cpuSeq) Attention(layer, pos0, n int) {
 	c := &s.r.cfg
 	s.r.c.attention(s.act[ActAtt], s.act[ActQ], AttentionSpec{Layer: layer, N: n, Pos0: pos0,
-		Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim, Window: c.Window(layer)}, s.cache)
+		Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDim, Window: c.Window(layer)}, s.cache)
 }
 
 func (s *cpuSeq) Add(dst, src Act, n int) {
@@ -156,7 +156,7 @@ func (s *cpuSeq) Add(dst, src Act, n int) {
 }
 
 func (s *cpuSeq) SwiGLU(n int) {
-	ffn := s.r.cfg.FFN
+	ffn := s.r.cfg.IntermediateSize
 	gu, dst := s.act[ActGU], s.act[ActFFN]
 	for i := 0; i < n; i++ {
 		row := gu[i*2*ffn : (i+1)*2*ffn]
@@ -168,7 +168,7 @@ func (s *cpuSeq) Logits(dst []float32, n, rows int) {
 	if s.err != nil {
 		return
 	}
-	h := s.r.cfg.Hidden
+	h := s.r.cfg.HiddenSize
 	xb := s.act[ActXB]
 	s.rmsNorm(xb, s.act[ActX][(n-rows)*h:], rows, s.r.w.Norm)
 	s.err = s.r.c.k.MatMul(s.r.c.pool, dst, xb, rows, s.r.w.Head)

@@ -59,7 +59,7 @@ func Generate(ctx context.Context, s *Session, prompt []int, smp TokenSampler, o
 	}
 	t1 := time.Now()
 	g.Prefill = t1.Sub(t0)
-	ctxLen := s.m.cfg.Context
+	ctxLen := s.m.cfg.MaxPositionEmbeddings
 	for opt.MaxTokens <= 0 || len(g.Tokens) < opt.MaxTokens {
 		if err := ctx.Err(); err != nil {
 			g.Decode = time.Since(t1)

@@ -95,7 +95,7 @@ func FromCheckpoint(ctx context.Context, ck *weights.Checkpoint, opts Options) (
 	// not the architecture computed here: refuse rather than run it wrongly.
 	var extra []string
 	for _, n := range ck.Unused() {
-		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == weights.LMHead && cfg.TiedEmbeddings {
+		if strings.HasSuffix(n, "rotary_emb.inv_freq") || n == weights.LMHead && cfg.TieWordEmbeddings {
 			continue
 		}
 		extra = append(extra, n)
@@ -217,21 +217,21 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 			err = opts.failed(err)
 		}
 	}()
-	if opts.Context > 0 && opts.Context < cfg.Context {
-		cfg.Context = opts.Context
+	if opts.Context > 0 && opts.Context < cfg.MaxPositionEmbeddings {
+		cfg.MaxPositionEmbeddings = opts.Context
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	b := &binder{src: src}
-	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	H, Q, KV, F, V := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize, cfg.VocabSize
 	embed := b.mat(weights.EmbedTokens, V, H)
 	head := embed
-	if !cfg.TiedEmbeddings {
+	if !cfg.TieWordEmbeddings {
 		head = b.mat(weights.LMHead, V, H)
 	}
 	norm := b.vec(weights.FinalNorm, H)
-	layers := make([]LayerWeights, cfg.Layers)
+	layers := make([]LayerWeights, cfg.NumHiddenLayers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("model: binding weights: %w", err)
@@ -268,7 +268,7 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 
 // newModel makes w resident on opts' device (a CPU of its own when none).
 func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
-	w.Rope = NewRopeTable(&cfg, cfg.Context)
+	w.Rope = NewRopeTable(&cfg, cfg.MaxPositionEmbeddings)
 	m := &Model{cfg: cfg, w: w, dev: opts.Device, owned: opts.CloseDevice}
 	if m.dev == nil {
 		if opts.FastBF16 {
@@ -298,8 +298,8 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 			err = opts.failed(err)
 		}
 	}()
-	if opts.Context > 0 && opts.Context < cfg.Context {
-		cfg.Context = opts.Context
+	if opts.Context > 0 && opts.Context < cfg.MaxPositionEmbeddings {
+		cfg.MaxPositionEmbeddings = opts.Context
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -345,13 +345,13 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		}
 		return v
 	}
-	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	H, Q, KV, F, V := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize, cfg.VocabSize
 	embed := mat(V, H)
 	head := embed
-	if !cfg.TiedEmbeddings {
+	if !cfg.TieWordEmbeddings {
 		head = mat(V, H)
 	}
-	layers := make([]LayerWeights, cfg.Layers)
+	layers := make([]LayerWeights, cfg.NumHiddenLayers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("model: random weights: %w", err)

@@ -103,7 +103,7 @@ func checkReference(t *testing.T, dir string, opts Options, tol float64) {
 	m, err := Load(context.Background(), dir, opts)
 	require.NoError(t, err)
 	defer m.Close()
-	V := m.Config().Vocab
+	V := m.Config().VocabSize
 	require.Equal(t, len(ref.tokens)*V, len(ref.logits))
 	s := m.NewSession()
 	var worst float64

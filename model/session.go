@@ -97,32 +97,32 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 		return nil, errors.New("model: forward of no tokens")
 	}
 	for i, t := range tokens {
-		if t < 0 || t >= c.Vocab {
-			return nil, fmt.Errorf("%w: token %d at index %d, vocabulary %d", ErrToken, t, i, c.Vocab)
+		if t < 0 || t >= c.VocabSize {
+			return nil, fmt.Errorf("%w: token %d at index %d, vocabulary %d", ErrToken, t, i, c.VocabSize)
 		}
 	}
 	start := s.seq.Len()
-	if start+len(tokens) > c.Context {
-		return nil, fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContext, start, len(tokens), c.Context)
+	if start+len(tokens) > c.MaxPositionEmbeddings {
+		return nil, fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContext, start, len(tokens), c.MaxPositionEmbeddings)
 	}
 	var out []float32
 	if all {
-		if need := len(tokens) * c.Vocab; cap(s.logits) < need {
+		if need := len(tokens) * c.VocabSize; cap(s.logits) < need {
 			s.logits = make([]float32, need)
 		}
-		out = s.logits[:len(tokens)*c.Vocab]
+		out = s.logits[:len(tokens)*c.VocabSize]
 	} else {
-		if cap(s.logits) < c.Vocab {
-			s.logits = make([]float32, c.Vocab)
+		if cap(s.logits) < c.VocabSize {
+			s.logits = make([]float32, c.VocabSize)
 		}
-		out = s.logits[:c.Vocab]
+		out = s.logits[:c.VocabSize]
 	}
 	for done := 0; done < len(tokens); {
 		n := min(maxChunk, len(tokens)-done)
 		var dst []float32
 		switch {
 		case all:
-			dst = out[done*c.Vocab : (done+n)*c.Vocab]
+			dst = out[done*c.VocabSize : (done+n)*c.VocabSize]
 		case done+n == len(tokens):
 			dst = out
 		}
@@ -134,7 +134,7 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 		done += n
 	}
 	s.tokens = append(s.tokens[:start], tokens...)
-	s.last = out[len(out)-c.Vocab:]
+	s.last = out[len(out)-c.VocabSize:]
 	return out, nil
 }
 
@@ -147,7 +147,7 @@ func (s *Session) step(ctx context.Context, tokens []int, dst []float32, all boo
 	pos0 := q.Len()
 	q.Reserve(n)
 	q.Embed(tokens)
-	for l := range s.m.cfg.Layers {
+	for l := range s.m.cfg.NumHiddenLayers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("model: forward: %w", err)
 		}

@@ -21,7 +21,7 @@ func tinyModel(t *testing.T, dt kernels.DType, ctxLen int) *Model {
 	cfg, err := Preset("tiny")
 	require.NoError(t, err)
 	if ctxLen > 0 {
-		cfg.Context = ctxLen
+		cfg.MaxPositionEmbeddings = ctxLen
 	}
 	m, err := NewRandom(context.Background(), cfg, dt, 7, Options{Threads: 2})
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func decodeAll(t *testing.T, s *Session, tokens []int) [][]float32 {
 // block boundaries and the sliding layer of the tiny preset).
 func TestPrefillMatchesDecode(t *testing.T) {
 	m := tinyModel(t, kernels.BF16, 600)
-	V := m.Config().Vocab
+	V := m.Config().VocabSize
 	toks := seq(maxChunk+70, V)
 	all, err := m.NewSession().Forward(context.Background(), toks, true)
 	require.NoError(t, err)
@@ -66,7 +66,7 @@ func TestPrefillMatchesDecode(t *testing.T) {
 
 func TestForkSharesPrefixAndDiverges(t *testing.T) {
 	m := tinyModel(t, kernels.F32, 0)
-	V := m.Config().Vocab
+	V := m.Config().VocabSize
 	prefix := seq(45, V) // ends inside a block, so forks copy-on-write it
 	a, b := []int{1, 2, 3, 4, 5}, []int{9, 8, 7}
 
@@ -103,7 +103,7 @@ func TestForkSharesPrefixAndDiverges(t *testing.T) {
 
 func TestTruncateRollsBack(t *testing.T) {
 	m := tinyModel(t, kernels.F32, 0)
-	V := m.Config().Vocab
+	V := m.Config().VocabSize
 	toks := seq(70, V)
 	s := m.NewSession()
 	first := decodeAll(t, s, toks)
@@ -172,8 +172,8 @@ func (m mapSource) Tensor(name string) (*weights.Tensor, error) {
 func TestNewReportsMissingAndMisshapenTensors(t *testing.T) {
 	cfg, err := Preset("tiny")
 	require.NoError(t, err)
-	cfg.Layers = 1
-	cfg.Windows = nil
+	cfg.NumHiddenLayers = 1
+	cfg.LayerTypes = nil // every layer global
 	src := mapSource{}
 	add := func(name string, shape ...int) {
 		n := 1
@@ -184,7 +184,7 @@ func TestNewReportsMissingAndMisshapenTensors(t *testing.T) {
 		require.NoError(t, err)
 		src[name] = &tn
 	}
-	H, Q, KV, F, V := cfg.Hidden, cfg.QDim(), cfg.KVDim(), cfg.FFN, cfg.Vocab
+	H, Q, KV, F, V := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize, cfg.VocabSize
 	layer := func(suffix string) string { return weights.LayerTensor(0, suffix) }
 	add(weights.EmbedTokens, V, H)
 	add(weights.LMHead, V, H)

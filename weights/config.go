@@ -468,6 +468,18 @@ func (c *Config) Window(i int) int {
 	return 0
 }
 
+// Params returns the number of parameters of the LLaMA decoder c describes
+// (the output head counted once when tied).
+func (c *Config) Params() int64 {
+	h, q, kv, f := int64(c.HiddenSize), int64(c.QDim()), int64(c.KVDim()), int64(c.IntermediateSize)
+	perLayer := h*q + 2*h*kv + q*h + 3*h*f + 2*h
+	n := int64(c.NumHiddenLayers)*perLayer + int64(c.VocabSize)*h + h
+	if !c.TieWordEmbeddings {
+		n += int64(c.VocabSize) * h
+	}
+	return n
+}
+
 // WriteConfig writes c as dir/config.json after validating it. An empty
 // model_type is written as "llama" and empty architectures as
 // ["LlamaForCausalLM"], so that transformers' AutoConfig and

@@ -128,7 +128,7 @@ func endToEnd(g *cuda.GPU, name string, cfg model.Config, prefill, decode int) (
 	r := rand.New(rand.NewPCG(1, 1))
 	prompt := make([]int, prefill)
 	for i := range prompt {
-		prompt[i] = r.IntN(cfg.Vocab)
+		prompt[i] = r.IntN(cfg.VocabSize)
 	}
 	// Warm-up: the first launches (PTX was JIT-compiled at load).
 	warm := m.NewSession()

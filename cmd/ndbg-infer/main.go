@@ -155,9 +155,9 @@ func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokeni
 		m.Close()
 		return nil, nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	if tok.VocabSize() > m.Config().Vocab {
+	if tok.VocabSize() > m.Config().VocabSize {
 		m.Close()
-		return nil, nil, fmt.Errorf("tokenizer has %d tokens, model only %d", tok.VocabSize(), m.Config().Vocab)
+		return nil, nil, fmt.Errorf("tokenizer has %d tokens, model only %d", tok.VocabSize(), m.Config().VocabSize)
 	}
 	return m, tok, nil
 }

@@ -98,12 +98,12 @@ func writeShapes(w io.Writer, names []string) error {
 		if err != nil {
 			return err
 		}
-		if len(c.Windows) > 0 || c.RopeScaling != nil {
+		if c.SlidingWindow > 0 || c.RopeScaling != nil {
 			return fmt.Errorf("bench --shapes: preset %s has sliding windows or RoPE scaling, which the llama.cpp peer model would not share", name)
 		}
-		if err := enc.Encode(modelShape{Model: strings.TrimSpace(name), Hidden: c.Hidden, Layers: c.Layers, Heads: c.Heads,
-			KVHeads: c.KVHeads, HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, NormEps: c.NormEps,
-			RopeTheta: c.RopeTheta, Context: c.Context}); err != nil {
+		if err := enc.Encode(modelShape{Model: strings.TrimSpace(name), Hidden: c.HiddenSize, Layers: c.NumHiddenLayers, Heads: c.NumAttentionHeads,
+			KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDim, FFN: c.IntermediateSize, Vocab: c.VocabSize, NormEps: float32(c.RMSNormEps),
+			RopeTheta: c.RopeTheta, Context: c.MaxPositionEmbeddings}); err != nil {
 			return err
 		}
 	}

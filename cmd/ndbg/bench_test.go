@@ -25,8 +25,8 @@ func TestBenchShapes(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(lines[i]), &got))
 		c, err := model.Preset(name)
 		require.NoError(t, err)
-		require.Equal(t, modelShape{Model: name, Hidden: c.Hidden, Layers: c.Layers, Heads: c.Heads, KVHeads: c.KVHeads,
-			HeadDim: c.HeadDim, FFN: c.FFN, Vocab: c.Vocab, NormEps: c.NormEps, RopeTheta: c.RopeTheta, Context: c.Context}, got)
+		require.Equal(t, modelShape{Model: name, Hidden: c.HiddenSize, Layers: c.NumHiddenLayers, Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads,
+			HeadDim: c.HeadDim, FFN: c.IntermediateSize, Vocab: c.VocabSize, NormEps: float32(c.RMSNormEps), RopeTheta: c.RopeTheta, Context: c.MaxPositionEmbeddings}, got)
 	}
 
 	out.Reset()

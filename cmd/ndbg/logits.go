@@ -57,7 +57,7 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	V := m.Config().Vocab
+	V := m.Config().VocabSize
 	w := bufio.NewWriterSize(stdout, 1<<16)
 	fmt.Fprintf(w, "{\"vocab\": %d, \"tokens\": [", V)
 	for i, t := range tokens {

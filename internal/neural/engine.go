@@ -68,7 +68,7 @@ func StartAt(ctx context.Context, m *Model, prog *dsl.Program, first dsl.State, 
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	e := &Engine{m: m, pc: pc, smp: smp, mask: sample.NewMask(m.eng.Config().Vocab), literals: p.Literals}
+	e := &Engine{m: m, pc: pc, smp: smp, mask: sample.NewMask(m.eng.Config().VocabSize), literals: p.Literals}
 	if first.Event == dsl.Call && first.Line == prog.EntryLine() {
 		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
@@ -156,9 +156,9 @@ func (e *Engine) flush(ctx context.Context) error {
 	if len(e.pending) == 0 {
 		return nil
 	}
-	if e.sess.Len()+len(e.pending) > e.m.eng.Config().Context {
+	if e.sess.Len()+len(e.pending) > e.m.eng.Config().MaxPositionEmbeddings {
 		return fmt.Errorf("%w: %d tokens needed, the context holds %d",
-			engine.ErrContextFull, e.sess.Len()+len(e.pending), e.m.eng.Config().Context)
+			engine.ErrContextFull, e.sess.Len()+len(e.pending), e.m.eng.Config().MaxPositionEmbeddings)
 	}
 	if _, err := e.sess.Forward(ctx, e.pending, false); err != nil {
 		return fmt.Errorf("ndbg: %w", err)
@@ -387,7 +387,7 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 // that a restart from it (Apply) still fits. closing reports whether it
 // filled the mask, brace whether with the tokens that end the locals.
 func (e *Engine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
-	left := e.m.eng.Config().Context - e.sess.Len()
+	left := e.m.eng.Config().MaxPositionEmbeddings - e.sess.Len()
 	long := n >= e.frameCap()
 	switch {
 	case pos.Part == constrain.PartValue && pos.InString:
@@ -580,7 +580,7 @@ func (e *Engine) Fork() engine.Engine {
 	f.sess = e.sess.Fork()
 	f.pending = append([]int(nil), e.pending...)
 	f.calls = slices.Clone(e.calls)
-	f.mask = sample.NewMask(e.m.eng.Config().Vocab)
+	f.mask = sample.NewMask(e.m.eng.Config().VocabSize)
 	smp, err := sample.New(e.smp.Params())
 	if err == nil {
 		f.smp = smp

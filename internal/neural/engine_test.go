@@ -232,7 +232,7 @@ func TestPromptShowsTheStack(t *testing.T) {
 	pos := 0
 	pc, err := m.program(ctx, prog)
 	require.NoError(t, err)
-	n := m.eng.Config().Context
+	n := m.eng.Config().MaxPositionEmbeddings
 	require.Greater(t, len(pc.tokens), n, "the program must not fit the context")
 
 	checked, deepest := 0, 0
@@ -331,7 +331,7 @@ func TestConfidenceIsTheFramesProbability(t *testing.T) {
 		_, err = ref.Forward(ctx, prompt, false)
 		require.NoError(t, err)
 		want := 1.0
-		mask := sample.NewMask(m.eng.Config().Vocab)
+		mask := sample.NewMask(m.eng.Config().VocabSize)
 		for _, tok := range frame {
 			if text, sp := mt.Forced(); len(text) == 0 && sp == tok {
 				require.True(t, mt.Accept(tok))

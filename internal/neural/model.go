@@ -55,14 +55,14 @@ const maxCachedPrograms = 64
 // entry arguments (empty: python3 on PATH); unsandboxed runs those without
 // the operating-system sandbox.
 func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandboxed bool) (*Model, error) {
-	if tok.VocabSize() > eng.Config().Vocab {
-		return nil, fmt.Errorf("ndbg: tokenizer has %d tokens, the model %d", tok.VocabSize(), eng.Config().Vocab)
+	if tok.VocabSize() > eng.Config().VocabSize {
+		return nil, fmt.Errorf("ndbg: tokenizer has %d tokens, the model %d", tok.VocabSize(), eng.Config().VocabSize)
 	}
 	vocab, err := constrain.VocabOf(tok)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
 	}
-	braces := make([]uint64, (eng.Config().Vocab+63)/64)
+	braces := make([]uint64, (eng.Config().VocabSize+63)/64)
 	for id := range tok.VocabSize() {
 		if b := tok.TokenBytes(id); len(b) > 0 && b[0] == '}' && !tok.IsSpecial(id) {
 			braces[id/64] |= 1 << (id % 64)

@@ -37,7 +37,7 @@ func (e *Engine) endRoom() int { return contextReserve + e.pc.lineRoom + 4 }
 // frame of a restart with the current view of the program, it leaves
 // endRoom.
 func (e *Engine) frameCap() int {
-	return e.m.eng.Config().Context - len(e.src.tokens) - 2*e.endRoom()
+	return e.m.eng.Config().MaxPositionEmbeddings - len(e.src.tokens) - 2*e.endRoom()
 }
 
 // prompt builds what a fresh model session reads to start at st, the call
@@ -68,7 +68,7 @@ func (e *Engine) prompt(prog *dsl.Program, st dsl.State) (*programView, string, 
 	}
 	frame := strings.TrimSuffix(full[len(e.pc.text):], dsl.EndOfText)
 	frameTokens := len(e.m.encode(frame))
-	n := e.m.eng.Config().Context
+	n := e.m.eng.Config().MaxPositionEmbeddings
 	least := n - frameTokens - e.endRoom() // the most the program's text may take
 	// What it takes when the next frame may be as long, and at most half
 	// the context (a model trained on whole trajectories saw programs

@@ -65,9 +65,9 @@ func ModelContext(t testing.TB, seed uint64, n int) *ndbg.Model {
 	tok := Tokenizer(t)
 	cfg, err := model.Preset("tiny")
 	require.NoError(t, err)
-	cfg.Vocab = tok.VocabSize()
-	cfg.Context = n
-	cfg.Windows = nil
+	cfg.VocabSize = tok.VocabSize()
+	cfg.MaxPositionEmbeddings = n
+	cfg.LayerTypes = nil // every layer global
 	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
 	require.NoError(t, err)
 	m, err := ndbg.OpenModel(eng, tok, "", "random")

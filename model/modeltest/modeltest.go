@@ -50,11 +50,12 @@ type Case struct {
 // llama3 RoPE scaling, BF16 weights with an untied head and F32 weights
 // with a tied one.
 func Configs() []Case {
-	base := model.Config{Hidden: 256, Layers: 3, Heads: 8, KVHeads: 2, HeadDim: 32, FFN: 512, Vocab: 1000,
-		NormEps: 1e-5, RopeTheta: 500000, Context: 1024, Windows: []int{0, 40, 0},
+	base := model.Config{HiddenSize: 256, NumHiddenLayers: 3, NumAttentionHeads: 8, NumKeyValueHeads: 2, HeadDim: 32, IntermediateSize: 512, VocabSize: 1000,
+		RMSNormEps: 1e-5, RopeTheta: 500000, MaxPositionEmbeddings: 1024,
+		SlidingWindow: 40, LayerTypes: []string{weights.FullAttention, weights.SlidingAttention, weights.FullAttention},
 		RopeScaling: &weights.RopeScaling{RopeType: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}}
 	tied := base
-	tied.TiedEmbeddings = true
+	tied.TieWordEmbeddings = true
 	return []Case{{"bf16", base, kernels.BF16}, {"f32-tied", tied, kernels.F32}}
 }
 
@@ -95,7 +96,7 @@ func Sequence(t *testing.T, dev model.Device, c Case) {
 	r := rand.New(rand.NewPCG(12, 13))
 	prompt := make([]int, 300) // more than one 256-token chunk
 	for i := range prompt {
-		prompt[i] = r.IntN(c.Cfg.Vocab)
+		prompt[i] = r.IntN(c.Cfg.VocabSize)
 	}
 	rs, ds := ref.NewSession(), dut.NewSession()
 	defer func() { require.NoError(t, ds.Close()) }()
@@ -110,7 +111,7 @@ func Sequence(t *testing.T, dev model.Device, c Case) {
 		return want
 	}
 	l := step("prefill", rs, ds, prompt, true)
-	tok := sample.Argmax(l[len(l)-c.Cfg.Vocab:])
+	tok := sample.Argmax(l[len(l)-c.Cfg.VocabSize:])
 	for i := range 6 {
 		tok = sample.Argmax(step(fmt.Sprintf("decode %d", i), rs, ds, []int{tok}, false))
 	}
@@ -125,9 +126,9 @@ func Sequence(t *testing.T, dev model.Device, c Case) {
 	// A token outside the vocabulary fails before any work; a sequence
 	// past the context fails too; neither changes the session.
 	n := ds.Len()
-	_, err := ds.Forward(ctx, []int{1, c.Cfg.Vocab}, false)
+	_, err := ds.Forward(ctx, []int{1, c.Cfg.VocabSize}, false)
 	require.ErrorIs(t, err, model.ErrToken)
-	_, err = ds.Forward(ctx, make([]int, c.Cfg.Context), false)
+	_, err = ds.Forward(ctx, make([]int, c.Cfg.MaxPositionEmbeddings), false)
 	require.ErrorIs(t, err, model.ErrContext)
 	require.Equal(t, n, ds.Len())
 	step("after refused input", rs, ds, []int{tok}, false)
