@@ -4,7 +4,7 @@ GO ?= go
 PY ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 PKGS := ./...
 
-.PHONY: all build test bench lint fuzz cuda-check cuda-ptx
+.PHONY: all build test bench lint fuzz generate cuda-check cuda-ptx
 
 all: build
 
@@ -29,6 +29,12 @@ bench:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+
+# Rewrite the generated assembly kernels (kernels/gen_*.py, see
+# kernels/generate.go); kernels' TestGeneratedAssemblyIsUpToDate, which
+# `make test` and CI run, fails when a committed one has drifted.
+generate:
+	$(GO) generate ./kernels
 
 # Each fuzz target for FUZZTIME (default 1m).
 FUZZTIME ?= 1m
