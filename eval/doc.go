@@ -20,6 +20,14 @@
 //   - A Summary renders both as JSON and as a Markdown report with PNG
 //     charts drawn with the standard library (a hand-drawn 5x7 font).
 //
+// Files: nextstate.go drives the next-state evaluation and grade.go grades
+// one prediction and tallies the grades; cruxeval.go drives CRUXEval,
+// strategy.go answers one item (forward to the return, or inverse from it)
+// and score.go executes the official assert; items.go reads items and
+// signature.go the entry function's signature, return lines and call
+// arguments; backend.go holds the neural and real backends; report.go,
+// calibration.go, plot.go and font.go render the results.
+//
 // The Real backend grades the real debugger against itself: it must score
 // 100% on next states and CRUXEval-O, which checks the harness end to end.
 // Sessions of one model run concurrently, one item per worker.
