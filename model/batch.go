@@ -119,6 +119,8 @@ type Batcher struct {
 	queue   []*decodeCall
 	running bool // the batching goroutine is alive
 	last    int  // the sessions in the last batch
+	batches int64
+	steps   int64
 }
 
 // decodeCall is one Batcher.Forward waiting for its batch.
@@ -161,10 +163,7 @@ func (b *Batcher) Forward(ctx context.Context, s *Session, token int) ([]float32
 		go b.run()
 	}
 	b.mu.Unlock()
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
+	b.signal()
 	select {
 	case <-c.done:
 	case <-ctx.Done():
@@ -172,12 +171,29 @@ func (b *Batcher) Forward(ctx context.Context, s *Session, token int) ([]float32
 		if i := slices.Index(b.queue, c); i >= 0 {
 			b.queue = slices.Delete(b.queue, i, i+1)
 			b.mu.Unlock()
+			b.signal() // the goroutine may be waiting for nothing now
 			return nil, fmt.Errorf("model: batcher: %w", ctx.Err())
 		}
 		b.mu.Unlock()
 		<-c.done // in a batch already: one step
 	}
 	return c.logits, c.err
+}
+
+// signal wakes the batching goroutine if it is waiting for calls.
+func (b *Batcher) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns the batches run so far and the session steps they held
+// (steps/batches is the mean batch size).
+func (b *Batcher) Stats() (batches, steps int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.batches, b.steps
 }
 
 // run decodes batches until no call is waiting.
@@ -247,5 +263,7 @@ func (b *Batcher) collect() []*decodeCall {
 	clear(b.queue[len(rest):])
 	b.queue = rest
 	b.last = len(batch)
+	b.batches++
+	b.steps += int64(len(batch))
 	return batch
 }
