@@ -103,11 +103,12 @@ func DecodeBatch(ctx context.Context, sessions []*Session, tokens []int) ([][]fl
 // together become one DecodeBatch. Safe for concurrent use.
 //
 // Calls queue while a batch runs, so load forms batches by itself. To
-// catch the sessions of the last batch that come back a moment apart
-// (each samples its token first), a batch is started once as many calls
-// are waiting as the last batch had, or when window has passed since
-// collecting began, whichever is first; a lone session (last batch of
-// one) never waits. The batches run on a goroutine that exists only while
+// catch the sessions that come back a moment apart (each samples its
+// token first), a batch is started once as many calls are waiting as
+// there were distinct sessions in the last two batches (two, so that
+// sessions split over alternating batches join up), or when window has
+// passed since collecting began, whichever is first; a lone session never
+// waits. The batches run on a goroutine that exists only while
 // calls are waiting or running: there is nothing to close.
 type Batcher struct {
 	m      *Model
@@ -117,8 +118,9 @@ type Batcher struct {
 
 	mu      sync.Mutex
 	queue   []*decodeCall
-	running bool // the batching goroutine is alive
-	last    int  // the sessions in the last batch
+	running bool       // the batching goroutine is alive
+	last    int        // distinct sessions in the last two batches: how many to wait for
+	prev    []*Session // the sessions of the last batch
 	batches int64
 	steps   int64
 }
@@ -262,7 +264,17 @@ func (b *Batcher) collect() []*decodeCall {
 	}
 	clear(b.queue[len(rest):])
 	b.queue = rest
-	b.last = len(batch)
+	cur := make([]*Session, len(batch))
+	for i, c := range batch {
+		cur[i] = c.s
+	}
+	b.last = len(cur)
+	for _, s := range b.prev {
+		if !slices.Contains(cur, s) {
+			b.last++
+		}
+	}
+	b.prev = cur
 	b.batches++
 	b.steps += int64(len(batch))
 	return batch
