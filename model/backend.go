@@ -6,7 +6,8 @@ import (
 
 // Device is where the forward pass computes: this machine's cores (CPU)
 // or a GPU (package cuda, build tag cuda). The forward pass itself is
-// written once, in Session.step, as a sequence of ops on a Seq; a device
+// written once, in forward, as a sequence of ops on a Pass (a Seq, or a
+// Batch of several sequences' next positions); a device
 // owns what those ops read and write:
 //
 //   - the weights: Load makes a model's weights resident on the device
