@@ -291,6 +291,10 @@ type SessionResult struct {
 	SeparateTokS float64
 	// MeanBatch is the mean batch size the Batcher formed (best run).
 	MeanBatch float64
+	// BatchedTokCPU and SeparateTokCPU are the same tokens per second of
+	// the process's CPU time (best run): what the work costs, whatever
+	// share of the cores other processes took during the run.
+	BatchedTokCPU, SeparateTokCPU float64
 }
 
 // batchWindow is how long the benchmark's Batcher waits for the sessions
@@ -366,17 +370,25 @@ func measureSessions(ctx context.Context, m *model.Model, o Options, counts []in
 				if batched {
 					b = model.NewBatcher(m, n, batchWindow)
 				}
+				cpu0 := processCPU()
 				d, err := decodeConcurrently(ctx, base, n, o.Decode, b)
 				if err != nil {
 					return nil, err
 				}
-				tokS := float64(n*o.Decode) / d.Seconds()
-				if batched && tokS > rs[i].BatchedTokS {
-					batches, steps := b.Stats()
-					rs[i].BatchedTokS, rs[i].MeanBatch = tokS, float64(steps)/float64(max(1, batches))
+				tokens := float64(n * o.Decode)
+				tokS, tokCPU := tokens/d.Seconds(), 0.0
+				if cpu := processCPU() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
+					tokCPU = tokens / cpu.Seconds()
 				}
-				if !batched {
+				if batched {
+					if tokS > rs[i].BatchedTokS {
+						batches, steps := b.Stats()
+						rs[i].BatchedTokS, rs[i].MeanBatch = tokS, float64(steps)/float64(max(1, batches))
+					}
+					rs[i].BatchedTokCPU = max(rs[i].BatchedTokCPU, tokCPU)
+				} else {
 					rs[i].SeparateTokS = max(rs[i].SeparateTokS, tokS)
+					rs[i].SeparateTokCPU = max(rs[i].SeparateTokCPU, tokCPU)
 				}
 			}
 		}
@@ -429,26 +441,29 @@ func decodeConcurrently(ctx context.Context, base *model.Session, n, steps int, 
 }
 
 func (r SessionResult) line() string {
-	return fmt.Sprintf("%s %v %s t%d, %d sessions: batched %.1f tok/s (mean batch %.1f), separate %.1f tok/s",
-		r.Model, r.DType, r.Device, r.Threads, r.Sessions, r.BatchedTokS, r.MeanBatch, r.SeparateTokS)
+	return fmt.Sprintf("%s %v %s t%d, %d sessions: batched %.1f tok/s, %.1f tok/CPU-s (mean batch %.1f); separate %.1f tok/s, %.1f tok/CPU-s",
+		r.Model, r.DType, r.Device, r.Threads, r.Sessions, r.BatchedTokS, r.BatchedTokCPU, r.MeanBatch, r.SeparateTokS, r.SeparateTokCPU)
 }
 
 // WriteSessionsTable prints session results as a Markdown table, with
-// each row's batched throughput relative to one session's (the row of the
-// same model, dtype and threads with Sessions 1, when measured).
+// each row's batched throughput relative to one session's: the best of the
+// batched and separate figures of the row of the same model, dtype and
+// threads with Sessions 1, when measured (one session runs the same code
+// either way).
 func WriteSessionsTable(w io.Writer, rs []SessionResult) error {
 	var b strings.Builder
-	b.WriteString("| model | weights | kernels | threads | sessions | batched tok/s | × one session | mean batch | separate tok/s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| model | weights | kernels | threads | sessions | batched tok/s | × one session | batched tok/CPU-s | × one session | mean batch | separate tok/s | separate tok/CPU-s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		ratio := "-"
+		ratio, ratioCPU := "-", "-"
 		for _, one := range rs {
 			if one.Sessions == 1 && one.Model == r.Model && one.DType == r.DType && one.Threads == r.Threads {
-				ratio = fmt.Sprintf("%.2f", r.BatchedTokS/one.BatchedTokS)
+				ratio = fmt.Sprintf("%.2f", r.BatchedTokS/max(one.BatchedTokS, one.SeparateTokS))
+				ratioCPU = fmt.Sprintf("%.2f", r.BatchedTokCPU/max(one.BatchedTokCPU, one.SeparateTokCPU))
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %v | %s | %d | %d | %.1f | %s | %.1f | %.1f |\n", r.Model, r.DType, r.Device, r.Threads,
-			r.Sessions, r.BatchedTokS, ratio, r.MeanBatch, r.SeparateTokS)
+		fmt.Fprintf(&b, "| %s | %v | %s | %d | %d | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f |\n", r.Model, r.DType, r.Device, r.Threads,
+			r.Sessions, r.BatchedTokS, ratio, r.BatchedTokCPU, ratioCPU, r.MeanBatch, r.SeparateTokS, r.SeparateTokCPU)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
