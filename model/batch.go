@@ -136,7 +136,7 @@ type decodeCall struct {
 
 // NewBatcher returns a batcher of m's sessions, batching at most maxBatch
 // sessions per step (≤ 0: 8) and waiting at most window for the sessions
-// of the last batch to come back (≤ 0: no waiting; a millisecond is ample
+// of the last batches to come back (≤ 0: no waiting; a millisecond is ample
 // where each session only samples between steps).
 func NewBatcher(m *Model, maxBatch int, window time.Duration) *Batcher {
 	if maxBatch <= 0 {
@@ -151,8 +151,8 @@ func NewBatcher(m *Model, maxBatch int, window time.Duration) *Batcher {
 // session; a cancelled ctx ends a call still waiting for its batch, while a
 // batch that has started runs to the end (one decode step).
 func (b *Batcher) Forward(ctx context.Context, s *Session, token int) ([]float32, error) {
-	if s.m != b.m {
-		return nil, errors.New("model: batcher: the session is of another model")
+	if s == nil || s.m != b.m {
+		return nil, errors.New("model: batcher: no session, or a session of another model")
 	}
 	if err := s.check([]int{token}); err != nil {
 		return nil, err
