@@ -273,3 +273,198 @@ func WriteJSON(w io.Writer, _ []Machine, rs []Result) error {
 	}
 	return nil
 }
+
+// SessionResult is the aggregate decode throughput of concurrent sessions
+// of one model: Sessions goroutines, each decoding its own fork of one
+// prompt.
+type SessionResult struct {
+	Model    string
+	DType    kernels.DType
+	Threads  int
+	Device   string
+	Sessions int
+	// BatchedTokS is the tokens/s of all sessions together when each calls
+	// a shared model.Batcher (their steps run as model.DecodeBatch).
+	BatchedTokS float64
+	// SeparateTokS is the same with each session calling its own
+	// Session.Forward (one matrix-vector pass per session and step).
+	SeparateTokS float64
+	// MeanBatch is the mean batch size the Batcher formed (best run).
+	MeanBatch float64
+	// BatchedTokCPU and SeparateTokCPU are the same tokens per second of
+	// the process's CPU time (best run): what the work costs, whatever
+	// share of the cores other processes took during the run.
+	BatchedTokCPU, SeparateTokCPU float64
+}
+
+// batchWindow is how long the benchmark's Batcher waits for the sessions
+// of the last batch to come back.
+const batchWindow = 2 * time.Millisecond
+
+// RunSessions measures, for every model, dtype and thread count of o, the
+// aggregate decode tokens/s of each number of concurrent sessions in
+// counts, batched and separate. The counts are measured interleaved,
+// round after round (o.Reps rounds, the best kept), so that a busy
+// machine's load falls on all of them alike.
+func RunSessions(ctx context.Context, o Options, counts []int) ([]SessionResult, error) {
+	if len(counts) == 0 {
+		return nil, fmt.Errorf("bench: no session counts")
+	}
+	for _, n := range counts {
+		if n <= 0 {
+			return nil, fmt.Errorf("bench: %d sessions", n)
+		}
+	}
+	var out []SessionResult
+	for _, name := range o.Models {
+		cfg, err := model.Preset(name)
+		if err != nil {
+			return out, err
+		}
+		for _, dt := range o.DTypes {
+			for _, t := range o.Threads {
+				m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Threads: t, Context: o.Prefill + o.Decode + 1})
+				if err != nil {
+					return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
+				}
+				rs, err := measureSessions(ctx, m, o, counts)
+				m.Close()
+				if err != nil {
+					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
+				}
+				for i := range rs {
+					rs[i].Model, rs[i].DType, rs[i].Threads = name, dt, t
+					if o.Progress != nil {
+						fmt.Fprintln(o.Progress, rs[i].line())
+					}
+				}
+				out = append(out, rs...)
+				runtime.GC()
+				debug.FreeOSMemory()
+			}
+		}
+	}
+	return out, nil
+}
+
+// measureSessions prefills one prompt and times, for each count, that many
+// forks of it decoding o.Decode tokens each on their own goroutines.
+func measureSessions(ctx context.Context, m *model.Model, o Options, counts []int) ([]SessionResult, error) {
+	cfg := m.Config()
+	prompt := make([]int, max(1, o.Prefill))
+	for i := range prompt {
+		prompt[i] = (i*7919 + 1) % cfg.VocabSize
+	}
+	base := m.NewSession()
+	if _, err := base.Forward(ctx, prompt, false); err != nil {
+		return nil, err
+	}
+	rs := make([]SessionResult, len(counts))
+	for i, n := range counts {
+		rs[i] = SessionResult{Device: m.Device().Name(), Sessions: n}
+	}
+	for rep := 0; rep < max(1, o.Reps); rep++ {
+		for i, n := range counts {
+			for _, batched := range []bool{true, false} {
+				var b *model.Batcher
+				if batched {
+					b = model.NewBatcher(m, n, batchWindow)
+				}
+				cpu0 := processCPU()
+				d, err := decodeConcurrently(ctx, base, n, o.Decode, b)
+				if err != nil {
+					return nil, err
+				}
+				tokens := float64(n * o.Decode)
+				tokS, tokCPU := tokens/d.Seconds(), 0.0
+				if cpu := processCPU() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
+					tokCPU = tokens / cpu.Seconds()
+				}
+				if batched {
+					if tokS > rs[i].BatchedTokS {
+						batches, steps := b.Stats()
+						rs[i].BatchedTokS, rs[i].MeanBatch = tokS, float64(steps)/float64(max(1, batches))
+					}
+					rs[i].BatchedTokCPU = max(rs[i].BatchedTokCPU, tokCPU)
+				} else {
+					rs[i].SeparateTokS = max(rs[i].SeparateTokS, tokS)
+					rs[i].SeparateTokCPU = max(rs[i].SeparateTokCPU, tokCPU)
+				}
+			}
+		}
+	}
+	return rs, nil
+}
+
+// decodeConcurrently forks n sessions from base and decodes steps greedy
+// tokens in each on its own goroutine, through b when not nil, returning
+// the wall time from the start of the first to the end of the last.
+func decodeConcurrently(ctx context.Context, base *model.Session, n, steps int, b *model.Batcher) (time.Duration, error) {
+	vocab := base.Model().Config().VocabSize
+	sessions := make([]*model.Session, n)
+	for i := range sessions {
+		sessions[i] = base.Fork()
+	}
+	errs := make(chan error, n)
+	t0 := time.Now()
+	for i, s := range sessions {
+		go func() {
+			tok := (i*31 + 5) % vocab // each session its own continuation
+			for range steps {
+				var logits []float32
+				var err error
+				if b != nil {
+					logits, err = b.Forward(ctx, s, tok)
+				} else {
+					logits, err = s.Forward(ctx, []int{tok}, false)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				tok = sample.Argmax(logits)
+			}
+			errs <- nil
+		}()
+	}
+	var err error
+	for range sessions {
+		if e := <-errs; e != nil && err == nil {
+			err = e
+		}
+	}
+	d := time.Since(t0)
+	for _, s := range sessions {
+		s.Close()
+	}
+	return d, err
+}
+
+func (r SessionResult) line() string {
+	return fmt.Sprintf("%s %v %s t%d, %d sessions: batched %.1f tok/s, %.1f tok/CPU-s (mean batch %.1f); separate %.1f tok/s, %.1f tok/CPU-s",
+		r.Model, r.DType, r.Device, r.Threads, r.Sessions, r.BatchedTokS, r.BatchedTokCPU, r.MeanBatch, r.SeparateTokS, r.SeparateTokCPU)
+}
+
+// WriteSessionsTable prints session results as a Markdown table, with
+// each row's batched throughput relative to one session's: the best of the
+// batched and separate figures of the row of the same model, dtype and
+// threads with Sessions 1, when measured (one session runs the same code
+// either way).
+func WriteSessionsTable(w io.Writer, rs []SessionResult) error {
+	var b strings.Builder
+	b.WriteString("| model | weights | kernels | threads | sessions | batched tok/s | × one session | batched tok/CPU-s | × one session | mean batch | separate tok/s | separate tok/CPU-s |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		ratio, ratioCPU := "-", "-"
+		for _, one := range rs {
+			if one.Sessions == 1 && one.Model == r.Model && one.DType == r.DType && one.Threads == r.Threads {
+				ratio = fmt.Sprintf("%.2f", r.BatchedTokS/max(one.BatchedTokS, one.SeparateTokS))
+				ratioCPU = fmt.Sprintf("%.2f", r.BatchedTokCPU/max(one.BatchedTokCPU, one.SeparateTokCPU))
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %v | %s | %d | %d | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f |\n", r.Model, r.DType, r.Device, r.Threads,
+			r.Sessions, r.BatchedTokS, ratio, r.BatchedTokCPU, ratioCPU, r.MeanBatch, r.SeparateTokS, r.SeparateTokCPU)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -102,3 +102,26 @@ func TestRunTable(t *testing.T) {
 	require.NoError(t, WriteTable(&sb, machines, rs))
 	assert.Contains(t, sb.String(), "| tiny |")
 }
+
+func TestRunSessionsTable(t *testing.T) {
+	o := Options{Models: []string{"tiny"}, DTypes: []kernels.DType{kernels.F32}, Threads: []int{1},
+		Prefill: 8, Decode: 3, Reps: 1}
+	rs, err := RunSessions(context.Background(), o, []int{1, 3})
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	for i, r := range rs {
+		assert.Equal(t, []int{1, 3}[i], r.Sessions)
+		assert.Greater(t, r.BatchedTokS, 0.0)
+		assert.Greater(t, r.SeparateTokS, 0.0)
+		assert.GreaterOrEqual(t, r.MeanBatch, 1.0)
+		assert.LessOrEqual(t, r.MeanBatch, float64(r.Sessions))
+	}
+	var sb strings.Builder
+	require.NoError(t, WriteSessionsTable(&sb, rs))
+	assert.Contains(t, sb.String(), "| tiny | F32 |")
+
+	_, err = RunSessions(context.Background(), o, []int{0})
+	require.Error(t, err)
+	_, err = RunSessions(context.Background(), o, nil)
+	require.Error(t, err)
+}

@@ -40,7 +40,7 @@ func TestAttentionAgainstNaive(t *testing.T) {
 				q[i] = float32(r.NormFloat64())
 			}
 			got := make([]float32, len(q))
-			be.attention(got, q, a, c)
+			be.attention(got, q, a, func(t int) (*Cache, int) { return c, a.Pos0 + t })
 			want := kerneltest.RefAttention(q, keys, vals, n, heads, kvHeads, hd, a.Pos0, 0, window)
 			for i := range want {
 				require.InDelta(t, want[i], got[i], 1e-4, "window %d n %d element %d", window, n, i)

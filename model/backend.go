@@ -6,7 +6,8 @@ import (
 
 // Device is where the forward pass computes: this machine's cores (CPU)
 // or a GPU (package cuda, build tag cuda). The forward pass itself is
-// written once, in Session.step, as a sequence of ops on a Seq; a device
+// written once, in forward, as a sequence of ops on a Pass (a Seq, or a
+// Batch of several sequences' next positions); a device
 // owns what those ops read and write:
 //
 //   - the weights: Load makes a model's weights resident on the device
@@ -105,17 +106,12 @@ func (a Act) Width(c *Config) int {
 	return c.HiddenSize
 }
 
-// Seq is one sequence on a device: its KV cache (positions 0 … Len()-1)
-// and its activations. The ops queue work in order; an op that fails
-// records the error, later ops do nothing, and Err returns it. A Seq is
-// not safe for concurrent use; sequences of one Resident may run
-// concurrently.
-type Seq interface {
-	// Len returns the number of cached positions.
-	Len() int
-	// Reserve makes room for n more positions (counted in Len from now
-	// on) and sizes the activations for n rows.
-	Reserve(n int)
+// Pass is the ops of one forward pass over rows of activations, in the
+// order Session's forward pass queues them: a Seq's new positions, or a
+// Batch's one new position of each of several sequences. The ops queue
+// work in order; an op that fails records the error, later ops do nothing,
+// and Err returns it.
+type Pass interface {
 	// Embed writes the embedding rows of tokens (already checked against
 	// the vocabulary) into the first len(tokens) rows of ActX.
 	Embed(tokens []int)
@@ -141,9 +137,21 @@ type Seq interface {
 	// of the first n rows of ActX and copies the rows × Vocab logits into
 	// dst, waiting for the queued work.
 	Logits(dst []float32, n, rows int)
-	// Err returns the first error of an op since the sequence began (or
-	// since the last Truncate).
+	// Err returns the first error of an op since the pass began (for a
+	// Seq: since the sequence began or was last truncated).
 	Err() error
+}
+
+// Seq is one sequence on a device: its KV cache (positions 0 … Len()-1)
+// and its activations, computed on by the ops of Pass. A Seq is not safe
+// for concurrent use; sequences of one Resident may run concurrently.
+type Seq interface {
+	Pass
+	// Len returns the number of cached positions.
+	Len() int
+	// Reserve makes room for n more positions (counted in Len from now
+	// on) and sizes the activations for n rows.
+	Reserve(n int)
 	// Truncate drops every position ≥ n and clears the recorded error.
 	Truncate(n int) error
 	// Fork returns a sequence holding the same positions that neither
@@ -152,4 +160,29 @@ type Seq interface {
 	// Close releases the sequence's device memory now rather than when it
 	// is garbage collected; the sequence must not be used afterwards.
 	Close() error
+}
+
+// Batch is one decode step of several sequences of one Resident as one
+// Pass over a matrix of activations, a row per sequence: each weight is
+// read once for all rows, which is what makes decoding many sessions
+// cheaper than decoding them in turn. Row i is the last position of the
+// i-th sequence, which reserved it (Seq.Reserve(1)) before the batch was
+// made; RoPE and Attention therefore ignore pos0 and use each row's own
+// position and KV cache, and n is always the number of sequences. The
+// batch has activations of its own; the sequences' are not touched. A
+// Batch is for one step: it is not safe for concurrent use, and its
+// sequences must not be used by anything else until it is done.
+type Batch interface {
+	Pass
+}
+
+// BatchResident is a Resident whose device can run a Batch (the CPU).
+// DecodeBatch falls back to one step per sequence on a Resident that is
+// not one (a GPU today).
+type BatchResident interface {
+	Resident
+	// NewBatch returns a batch over seqs, which are distinct sequences of
+	// this Resident that have each reserved their next position. A
+	// sequence of another Resident is an error reported by the batch's Err.
+	NewBatch(seqs []Seq) Batch
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ndbg/ndbg/kernels"
@@ -59,44 +60,75 @@ type cpuResident struct {
 }
 
 func (r *cpuResident) NewSeq() Seq {
-	return &cpuSeq{r: r, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim())}
+	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim())}
 }
 
 func (r *cpuResident) Close() error { return nil }
 
-// cpuSeq is a sequence on the CPU: a block KV cache and host activations,
-// grown to the largest chunk seen.
-type cpuSeq struct {
-	r     *cpuResident
-	cache *Cache
-	rows  int // activation capacity in rows
-	act   [NumActs][]float32
-	err   error
+// NewBatch implements BatchResident.
+func (r *cpuResident) NewBatch(seqs []Seq) Batch {
+	b := &cpuBatch{cpuRows: cpuRows{r: r}, seqs: make([]*cpuSeq, len(seqs))}
+	for i, q := range seqs {
+		cs, ok := q.(*cpuSeq)
+		if !ok || cs.r != r {
+			b.err = fmt.Errorf("model: batch row %d: a sequence of another model or device", i)
+			return b
+		}
+		b.seqs[i] = cs
+	}
+	b.size(len(seqs))
+	return b
 }
 
-func (s *cpuSeq) Len() int { return s.cache.Len() }
+// rope splits one row of the fused q, k, v projection at position p: the
+// queries, rotated, into q; the key, rotated, and the value into kv's row
+// p of layer.
+func (r *cpuResident) rope(q, qkv []float32, kv *Cache, layer, p int) {
+	c := &r.cfg
+	Q, KV := c.QDim(), c.KVDim()
+	r.w.Rope.Rotate(q, qkv[:Q], c.NumAttentionHeads, p)
+	r.w.Rope.Rotate(kv.row(layer, 0, p), qkv[Q:Q+KV], c.NumKeyValueHeads, p)
+	copy(kv.row(layer, 1, p), qkv[Q+KV:Q+2*KV])
+}
 
-func (s *cpuSeq) Reserve(n int) {
+// attentionSpec returns the attention call of n rows of layer from pos0.
+func (r *cpuResident) attentionSpec(layer, pos0, n int) AttentionSpec {
+	c := &r.cfg
+	return AttentionSpec{Layer: layer, N: n, Pos0: pos0,
+		Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDim, Window: c.Window(layer)}
+}
+
+// cpuRows are the host activations of a CPU pass (a sequence's or a
+// batch's), grown to the most rows seen, and the ops that work row by row
+// on them alone.
+type cpuRows struct {
+	r    *cpuResident
+	rows int // activation capacity in rows
+	act  [NumActs][]float32
+	err  error
+}
+
+// size makes room for n rows of every activation.
+func (s *cpuRows) size(n int) {
 	if n > s.rows {
 		s.rows = n
 		for a := range s.act {
 			s.act[a] = make([]float32, n*Act(a).Width(&s.r.cfg))
 		}
 	}
-	s.cache.grow(n)
 }
 
 // rowsOf returns the first n rows of activation a.
-func (s *cpuSeq) rowsOf(a Act, n int) []float32 { return s.act[a][:n*a.Width(&s.r.cfg)] }
+func (s *cpuRows) rowsOf(a Act, n int) []float32 { return s.act[a][:n*a.Width(&s.r.cfg)] }
 
-func (s *cpuSeq) Embed(tokens []int) {
+func (s *cpuRows) Embed(tokens []int) {
 	x, h := s.act[ActX], s.r.cfg.HiddenSize
 	for i, t := range tokens {
 		s.r.w.Embed.Row(x[i*h:(i+1)*h], t)
 	}
 }
 
-func (s *cpuSeq) layerMat(l int, p Param) *kernels.Mat {
+func (s *cpuRows) layerMat(l int, p Param) *kernels.Mat {
 	lw := &s.r.w.Layers[l]
 	switch p {
 	case QKV:
@@ -109,7 +141,7 @@ func (s *cpuSeq) layerMat(l int, p Param) *kernels.Mat {
 	return lw.Down
 }
 
-func (s *cpuSeq) RMSNorm(dst, src Act, n, layer int, p Param) {
+func (s *cpuRows) RMSNorm(dst, src Act, n, layer int, p Param) {
 	w := s.r.w.Layers[layer].AttnNorm
 	if p == FFNNorm {
 		w = s.r.w.Layers[layer].FFNNorm
@@ -117,45 +149,25 @@ func (s *cpuSeq) RMSNorm(dst, src Act, n, layer int, p Param) {
 	s.rmsNorm(s.act[dst], s.act[src], n, w)
 }
 
-func (s *cpuSeq) rmsNorm(dst, x []float32, n int, w []float32) {
+func (s *cpuRows) rmsNorm(dst, x []float32, n int, w []float32) {
 	d, eps := len(w), float32(s.r.cfg.RMSNormEps)
 	for i := 0; i < n; i++ {
 		s.r.c.k.RMSNorm(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
 	}
 }
 
-func (s *cpuSeq) MatMul(dst, src Act, n, layer int, p Param) {
+func (s *cpuRows) MatMul(dst, src Act, n, layer int, p Param) {
 	if s.err != nil {
 		return
 	}
 	s.err = s.r.c.k.MatMul(s.r.c.pool, s.act[dst], s.act[src], n, s.layerMat(layer, p))
 }
 
-func (s *cpuSeq) RoPE(layer, pos0, n int) {
-	c := &s.r.cfg
-	Q, KV := c.QDim(), c.KVDim()
-	W := Q + 2*KV
-	qkv, q, rope := s.act[ActQKV], s.act[ActQ], s.r.w.Rope
-	for i := 0; i < n; i++ {
-		row := qkv[i*W : (i+1)*W]
-		p := pos0 + i
-		rope.Rotate(q[i*Q:(i+1)*Q], row[:Q], c.NumAttentionHeads, p)
-		rope.Rotate(s.cache.row(layer, 0, p), row[Q:Q+KV], c.NumKeyValueHeads, p)
-		copy(s.cache.row(layer, 1, p), row[Q+KV:])
-	}
-}
-
-func (s *cpuSeq) Attention(layer, pos0, n int) {
-	c := &s.r.cfg
-	s.r.c.attention(s.act[ActAtt], s.act[ActQ], AttentionSpec{Layer: layer, N: n, Pos0: pos0,
-		Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, HeadDim: c.HeadDim, Window: c.Window(layer)}, s.cache)
-}
-
-func (s *cpuSeq) Add(dst, src Act, n int) {
+func (s *cpuRows) Add(dst, src Act, n int) {
 	kernels.Add(s.rowsOf(dst, n), s.rowsOf(dst, n), s.rowsOf(src, n))
 }
 
-func (s *cpuSeq) SwiGLU(n int) {
+func (s *cpuRows) SwiGLU(n int) {
 	ffn := s.r.cfg.IntermediateSize
 	gu, dst := s.act[ActGU], s.act[ActFFN]
 	for i := 0; i < n; i++ {
@@ -164,7 +176,7 @@ func (s *cpuSeq) SwiGLU(n int) {
 	}
 }
 
-func (s *cpuSeq) Logits(dst []float32, n, rows int) {
+func (s *cpuRows) Logits(dst []float32, n, rows int) {
 	if s.err != nil {
 		return
 	}
@@ -174,7 +186,34 @@ func (s *cpuSeq) Logits(dst []float32, n, rows int) {
 	s.err = s.r.c.k.MatMul(s.r.c.pool, dst, xb, rows, s.r.w.Head)
 }
 
-func (s *cpuSeq) Err() error { return s.err }
+func (s *cpuRows) Err() error { return s.err }
+
+// cpuSeq is a sequence on the CPU: a block KV cache and host activations.
+type cpuSeq struct {
+	cpuRows
+	cache *Cache
+}
+
+func (s *cpuSeq) Len() int { return s.cache.Len() }
+
+func (s *cpuSeq) Reserve(n int) {
+	s.size(n)
+	s.cache.grow(n)
+}
+
+func (s *cpuSeq) RoPE(layer, pos0, n int) {
+	c := &s.r.cfg
+	Q, W := c.QDim(), c.QDim()+2*c.KVDim()
+	qkv, q := s.act[ActQKV], s.act[ActQ]
+	for i := 0; i < n; i++ {
+		s.r.rope(q[i*Q:(i+1)*Q], qkv[i*W:(i+1)*W], s.cache, layer, pos0+i)
+	}
+}
+
+func (s *cpuSeq) Attention(layer, pos0, n int) {
+	s.r.c.attention(s.act[ActAtt], s.act[ActQ], s.r.attentionSpec(layer, pos0, n),
+		func(t int) (*Cache, int) { return s.cache, pos0 + t })
+}
 
 func (s *cpuSeq) Truncate(n int) error {
 	if err := s.cache.Truncate(n); err != nil {
@@ -184,9 +223,30 @@ func (s *cpuSeq) Truncate(n int) error {
 	return nil
 }
 
-func (s *cpuSeq) Fork() Seq { return &cpuSeq{r: s.r, cache: s.cache.Fork()} }
+func (s *cpuSeq) Fork() Seq { return &cpuSeq{cpuRows: cpuRows{r: s.r}, cache: s.cache.Fork()} }
 
 func (s *cpuSeq) Close() error { return nil }
+
+// cpuBatch is a Batch on the CPU: row i is the last reserved position of
+// seqs[i], whose KV cache RoPE writes and Attention reads.
+type cpuBatch struct {
+	cpuRows
+	seqs []*cpuSeq
+}
+
+func (b *cpuBatch) RoPE(layer, _, n int) {
+	c := &b.r.cfg
+	Q, W := c.QDim(), c.QDim()+2*c.KVDim()
+	qkv, q := b.act[ActQKV], b.act[ActQ]
+	for i, s := range b.seqs[:n] {
+		b.r.rope(q[i*Q:(i+1)*Q], qkv[i*W:(i+1)*W], s.cache, layer, s.Len()-1)
+	}
+}
+
+func (b *cpuBatch) Attention(layer, _, n int) {
+	b.r.c.attention(b.act[ActAtt], b.act[ActQ], b.r.attentionSpec(layer, 0, n),
+		func(t int) (*Cache, int) { s := b.seqs[t]; return s.cache, s.Len() - 1 })
+}
 
 // AttentionSpec describes one attention call.
 type AttentionSpec struct {
@@ -196,32 +256,40 @@ type AttentionSpec struct {
 	Window         int // 0: full causal; W: keys at positions > p-W only
 }
 
-// attention computes causal (optionally sliding-window) attention for n
-// queries at positions pos0 … pos0+n-1 over layer's keys and values in
-// kv, which already hold those positions. q and dst are n × Heads ×
-// HeadDim; query head h reads KV head h / (Heads/KVHeads).
+// attention computes causal (optionally sliding-window) attention for the
+// a.N query rows of q: row t is at position pos and reads layer a.Layer of
+// the cache kv, as row(t) gives them (a sequence's rows are consecutive
+// positions of one cache, a Batch's rows each the last of its own), and
+// that cache already holds the row's key and value. q and dst are a.N ×
+// Heads × HeadDim; query head h reads KV head h / (Heads/KVHeads); a.Pos0
+// is not used.
 //
 // Work is split over (query, KV head) pairs; each pair walks its visible
 // keys block by block for the query heads that share that KV head (GQA):
 // scores of a block's keys in one strided DotRows call per head, a
 // numerically stable softmax per head, and the weighted sum of values in
 // one AxpyRows call per block and head.
-func (c *CPU) attention(dst, q []float32, a AttentionSpec, kv *Cache) {
+func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
 	kvDim := a.KVHeads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	total := a.N * a.KVHeads
 	grain := max(1, total/(4*c.pool.Threads()))
-	if work := a.N * a.Heads * (a.Pos0 + a.N) * hd; work < 1<<16 {
+	width, keys := 0, 0 // the longest span of keys, and the keys of all rows
+	for t := range a.N {
+		_, pos := row(t)
+		width = max(width, pos+1)
+		keys += pos + 1
+	}
+	if work := a.Heads * keys * hd; work < 1<<16 {
 		grain = total // too little to pay for waking another thread
 	}
 	c.pool.For(total, grain, func(lo, hi int) {
-		width := a.Pos0 + a.N
 		scores := make([]float32, group*width)
 		for i := lo; i < hi; i++ {
 			t, g := i/a.KVHeads, i%a.KVHeads
-			pos := a.Pos0 + t
+			kv, pos := row(t)
 			first := 0
 			if a.Window > 0 {
 				first = max(0, pos-a.Window+1)

@@ -12,7 +12,13 @@
 // once and every debugging step continues from it, and they roll back with
 // Truncate.
 //
-// The forward pass is written once (Session.step) as ops on a Seq, and a
+// DecodeBatch runs one decode step of several sessions (any lengths, forks
+// among them) as one pass that reads each weight once for all of them, and
+// a Batcher batches the single-token steps of sessions decoding on
+// separate goroutines without their coordinating.
+//
+// The forward pass is written once (forward) as ops on a Pass, a Seq's
+// new positions or a Batch's one new position per sequence, and a
 // Device runs them: it holds the weights (Device.Load makes them resident),
 // each sequence's KV cache and activations, and the kernels. CPU implements
 // it with package kernels (the KV cache above); package cuda, under the

@@ -93,30 +93,15 @@ func (s *Session) Truncate(n int) error {
 // cancelled ctx, checked between layers.
 func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float32, error) {
 	c := &s.m.cfg
-	if len(tokens) == 0 {
-		return nil, errors.New("model: forward of no tokens")
-	}
-	for i, t := range tokens {
-		if t < 0 || t >= c.VocabSize {
-			return nil, fmt.Errorf("%w: token %d at index %d, vocabulary %d", ErrToken, t, i, c.VocabSize)
-		}
+	if err := s.check(tokens); err != nil {
+		return nil, err
 	}
 	start := s.seq.Len()
-	if start+len(tokens) > c.MaxPositionEmbeddings {
-		return nil, fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContext, start, len(tokens), c.MaxPositionEmbeddings)
-	}
-	var out []float32
+	rows := 1
 	if all {
-		if need := len(tokens) * c.VocabSize; cap(s.logits) < need {
-			s.logits = make([]float32, need)
-		}
-		out = s.logits[:len(tokens)*c.VocabSize]
-	} else {
-		if cap(s.logits) < c.VocabSize {
-			s.logits = make([]float32, c.VocabSize)
-		}
-		out = s.logits[:c.VocabSize]
+		rows = len(tokens)
 	}
+	out := s.buffer(rows)
 	for done := 0; done < len(tokens); {
 		n := min(maxChunk, len(tokens)-done)
 		var dst []float32
@@ -138,16 +123,59 @@ func (s *Session) Forward(ctx context.Context, tokens []int, all bool) ([]float3
 	return out, nil
 }
 
-// step runs one chunk of n ≤ maxChunk tokens through every layer: the
-// forward pass, written once for every device. When dst is non-nil it
-// receives the logits of every row (all) or of the last row.
+// check returns the error of appending tokens to s, before any work: none,
+// an id outside the vocabulary (ErrToken) or more than the context
+// (ErrContext).
+func (s *Session) check(tokens []int) error {
+	c := &s.m.cfg
+	if len(tokens) == 0 {
+		return errors.New("model: forward of no tokens")
+	}
+	for i, t := range tokens {
+		if t < 0 || t >= c.VocabSize {
+			return fmt.Errorf("%w: token %d at index %d, vocabulary %d", ErrToken, t, i, c.VocabSize)
+		}
+	}
+	if n := s.seq.Len(); n+len(tokens) > c.MaxPositionEmbeddings {
+		return fmt.Errorf("%w: %d cached + %d new tokens > %d", ErrContext, n, len(tokens), c.MaxPositionEmbeddings)
+	}
+	return nil
+}
+
+// buffer returns the session's logits buffer sized for rows rows.
+func (s *Session) buffer(rows int) []float32 {
+	need := rows * s.m.cfg.VocabSize
+	if cap(s.logits) < need {
+		s.logits = make([]float32, need)
+	}
+	return s.logits[:need]
+}
+
+// step runs one chunk of n ≤ maxChunk tokens of s through the forward
+// pass. When dst is non-nil it receives the logits of every row (all) or
+// of the last row.
 func (s *Session) step(ctx context.Context, tokens []int, dst []float32, all bool) error {
-	q := s.seq
+	pos0 := s.seq.Len()
+	s.seq.Reserve(len(tokens))
+	rows := 0
+	switch {
+	case dst == nil:
+	case all:
+		rows = len(tokens)
+	default:
+		rows = 1
+	}
+	return forward(ctx, &s.m.cfg, s.seq, tokens, pos0, dst, rows)
+}
+
+// forward runs the rows of tokens, at positions pos0 … (a Batch's rows at
+// their own), through every layer and, when rows > 0, the logits of the
+// last rows rows into dst: the forward pass, written once for every device
+// and for a sequence and a batch alike.
+func forward(ctx context.Context, c *Config, q Pass, tokens []int, pos0 int, dst []float32, rows int) error {
 	n := len(tokens)
-	pos0 := q.Len()
-	q.Reserve(n)
 	q.Embed(tokens)
-	for l := range s.m.cfg.NumHiddenLayers {
+	for l := range c.NumHiddenLayers {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("model: forward: %w", err)
 		}
@@ -166,11 +194,7 @@ func (s *Session) step(ctx context.Context, tokens []int, dst []float32, all boo
 			return fmt.Errorf("model: layer %d: %w", l, err)
 		}
 	}
-	if dst != nil {
-		rows := 1
-		if all {
-			rows = n
-		}
+	if rows > 0 {
 		q.Logits(dst, n, rows)
 	}
 	if err := q.Err(); err != nil {

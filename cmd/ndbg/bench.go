@@ -32,6 +32,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&o.Fast, "fast", false, "also measure BF16 models with BF16 activations in the products (kernels.Fast)")
 	shapes := fs.Bool("shapes", false, "print each model's shape as a JSON line and measure nothing (bench/llamacpp.sh writes the same shapes for llama.cpp)")
 	asJSON := fs.Bool("json", false, "print the results as JSON lines instead of a Markdown table")
+	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved; --prefill is each session's shared prompt")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -59,6 +60,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.Threads = append(o.Threads, n)
 	}
 	o.Progress = stderr
+	if *sessions != "" {
+		if *asJSON {
+			return fmt.Errorf("bench: --json is not supported with --sessions")
+		}
+		var counts []int
+		for _, c := range strings.Split(*sessions, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(c))
+			if err != nil || n <= 0 {
+				return fmt.Errorf("bad session count %q", c)
+			}
+			counts = append(counts, n)
+		}
+		rs, err := bench.RunSessions(ctx, o, counts)
+		if werr := bench.WriteSessionsTable(stdout, rs); werr != nil && err == nil {
+			err = werr
+		}
+		return err
+	}
 	fmt.Fprintln(stderr, "measuring memory bandwidth and FMA peak...")
 	machines := bench.MeasureMachine(o.Threads)
 	rs, err := bench.Run(ctx, o, machines)

@@ -50,3 +50,20 @@ func TestBenchJSON(t *testing.T) {
 	require.Greater(t, r["prefill_tok_s"], 0.0)
 	require.Greater(t, r["decode_tok_s"], 0.0)
 }
+
+// --sessions prints the sessions table; bad counts and --json with it are
+// errors.
+func TestBenchSessions(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--sessions", "1,2", "--models", "tiny", "--dtypes", "f32", "--threads", "1",
+		"--prefill", "4", "--decode", "2", "--reps", "1"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	require.Contains(t, out.String(), "| sessions |")
+	require.Contains(t, out.String(), "| tiny | F32 | ")
+	for _, args := range [][]string{{"--sessions", "0"}, {"--sessions", "x"}, {"--sessions", "2", "--json"}} {
+		errb.Reset()
+		code = run(context.Background(), append([]string{"bench", "--models", "tiny"}, args...), &out, &errb)
+		require.NotEqual(t, 0, code, args)
+		require.Contains(t, errb.String(), "session", args)
+	}
+}

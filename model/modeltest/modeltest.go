@@ -35,6 +35,7 @@ const MaxNMSE = 1e-3
 func Run(t *testing.T, dev model.Device) {
 	for _, c := range Configs() {
 		t.Run(c.Name, func(t *testing.T) { Sequence(t, dev, c) })
+		t.Run("batch-"+c.Name, func(t *testing.T) { Batch(t, dev, c) })
 	}
 	t.Run("concurrent", func(t *testing.T) { Concurrent(t, dev) })
 }
@@ -132,6 +133,68 @@ func Sequence(t *testing.T, dev model.Device, c Case) {
 	require.ErrorIs(t, err, model.ErrContext)
 	require.Equal(t, n, ds.Len())
 	step("after refused input", rs, ds, []int{tok}, false)
+}
+
+// Batch decodes sessions of different lengths together with
+// model.DecodeBatch on the device under test (a device without batches
+// steps them in turn): a fresh session, one shorter than a cache block,
+// one past the sliding window, a fork of it and a fork rolled back into
+// the window, each against the same session decoding alone on the
+// reference.
+func Batch(t *testing.T, dev model.Device, c Case) {
+	ctx := context.Background()
+	ref, dut := pair(t, dev, c, 21)
+	r := rand.New(rand.NewPCG(22, 23))
+	tokens := func(n int) []int {
+		p := make([]int, n)
+		for i := range p {
+			p[i] = r.IntN(c.Cfg.VocabSize)
+		}
+		return p
+	}
+	type pairSession struct{ ref, dut *model.Session }
+	var ss []pairSession
+	for _, n := range []int{0, 5, 70} {
+		p := pairSession{ref.NewSession(), dut.NewSession()}
+		if n > 0 {
+			prompt := tokens(n)
+			_, err := p.ref.Forward(ctx, prompt, false)
+			require.NoError(t, err)
+			_, err = p.dut.Forward(ctx, prompt, false)
+			require.NoError(t, err)
+		}
+		ss = append(ss, p)
+	}
+	long := ss[2]
+	ss = append(ss, pairSession{long.ref.Fork(), long.dut.Fork()})
+	back := pairSession{long.ref.Fork(), long.dut.Fork()}
+	require.NoError(t, back.ref.Truncate(50))
+	require.NoError(t, back.dut.Truncate(50))
+	ss = append(ss, back)
+	t.Cleanup(func() {
+		for _, p := range ss {
+			require.NoError(t, p.dut.Close())
+		}
+	})
+	next := tokens(len(ss))
+	for step := range 4 {
+		sessions := make([]*model.Session, len(ss))
+		for i, p := range ss {
+			sessions[i] = p.dut
+		}
+		got, err := model.DecodeBatch(ctx, sessions, next)
+		require.NoError(t, err)
+		require.Len(t, got, len(ss))
+		for i, p := range ss {
+			want, err := p.ref.Forward(ctx, next[i:i+1], false)
+			require.NoError(t, err)
+			what := fmt.Sprintf("step %d session %d", step, i)
+			compare(t, what, got[i], want)
+			require.Equal(t, p.ref.Tokens(), p.dut.Tokens(), what)
+			require.Equal(t, got[i], p.dut.Last(), what)
+			next[i] = sample.Argmax(want)
+		}
+	}
 }
 
 // Concurrent runs sessions of one model from several goroutines (a Device
