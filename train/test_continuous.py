@@ -162,6 +162,41 @@ class ResumeTest(unittest.TestCase):
         self.assertEqual(len(lines), 1 + 1 + 4)
 
 
+@unittest.skipIf(MISSING, MISSING)
+class MixTest(unittest.TestCase):
+    """The data mix per chunk: a run records when each mix starts, so a chunk
+    is made again with the families it was trained on."""
+
+    def setUp(self):
+        import continuous as C
+        self.C = C
+
+    def test_mix_at(self):
+        mixes = [[0, "a"], [5, "a,b"], [9, "c"]]
+        self.assertEqual([self.C.mix_at(mixes, k) for k in (0, 4, 5, 8, 9, 100)], ["a", "a", "a,b", "a,b", "c", "c"])
+
+    def test_resumed_run_follows_the_new_mix_from_its_first_unmade_chunk(self):
+        C = self.C
+        with tempfile.TemporaryDirectory() as tmp:
+            run = C.Run.__new__(C.Run)
+            run.s = {"block": 2048}  # settings of a run from before mixes were recorded
+            run.chunk = 3
+            for k in (3, 4):  # the current chunk and one made ahead, both with the old mix
+                os.makedirs(os.path.join(tmp, f"chunk-{k:06d}"))
+            self.assertEqual(run.follow_mix(tmp), 5)
+            self.assertEqual(run.s["mixes"], [[0, C.SHORT_FAMILIES], [5, C.FAMILIES]])
+            self.assertEqual(C.mix_at(run.s["mixes"], 4), C.SHORT_FAMILIES)
+            self.assertEqual(C.mix_at(run.s["mixes"], 5), C.FAMILIES)
+            self.assertIsNone(run.follow_mix(tmp), "a run already on the mix keeps its record")
+            self.assertEqual(len(run.s["mixes"]), 2)
+
+    def test_mix_has_long_programs_and_the_held_out_families(self):
+        fams = self.C.FAMILIES.split(",")
+        self.assertEqual(fams.count("long") / len(fams), 0.3)
+        self.assertNotIn("mixed", fams)
+        self.assertEqual(set(fams) - {"long"}, set(self.C.SHORT_FAMILIES.split(",")))
+
+
 class GateTest(unittest.TestCase):
     """promote.decide: the issue's rule, on made-up `ndbg eval` summaries."""
 
@@ -169,6 +204,15 @@ class GateTest(unittest.TestCase):
     def result(all_state, by_action):
         tally = lambda k: {"n": 100, "state": k}  # noqa: E731
         return {"next_state": {"all": tally(all_state), "by_action": {a: tally(k) for a, k in by_action.items()}}}
+
+    def test_frozen_set_draws_the_default_families(self):
+        """The frozen set names no families: progen's default mix, which leaves
+        out long (drawn only by name) and whose programs progen's
+        TestExistingFamiliesPinned pins (seed 99, 240 programs)."""
+        sys.path.insert(0, HERE)
+        import promote as P
+        self.assertNotIn("--families", P.FROZEN)
+        self.assertEqual(P.FROZEN[:4], ["--seed", "99", "--n", "240"])
 
     def test_decide(self):
         sys.path.insert(0, HERE)
