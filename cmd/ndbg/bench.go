@@ -28,6 +28,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&o.LargeDecode, "large-decode", o.LargeDecode, "decode steps for models over 1B parameters")
 	fs.IntVar(&o.Reps, "reps", o.Reps, "repetitions (best kept)")
 	fs.BoolVar(&o.Fast, "fast", false, "also measure BF16 models with BF16 activations in the products (kernels.Fast)")
+	machineOnly := fs.Bool("machine", false, "measure only the machine (read bandwidth, F32 FMA peak) at each thread count")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -54,6 +55,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	o.Progress = stderr
 	fmt.Fprintln(stderr, "measuring memory bandwidth and FMA peak...")
 	machines := bench.MeasureMachine(o.Threads)
+	if *machineOnly {
+		return bench.WriteTable(stdout, machines, nil)
+	}
 	rs, err := bench.Run(ctx, o, machines)
 	if werr := bench.WriteTable(stdout, machines, rs); werr != nil && err == nil {
 		err = werr
