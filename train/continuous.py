@@ -291,6 +291,7 @@ def lr_at(step, s):
 def train(args):
     os.makedirs(args.run_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
+    T.tune_malloc()
     stop = {"signal": None}
 
     def on_signal(signum, _frame):
@@ -347,7 +348,7 @@ def train(args):
             for g in run.opt.param_groups:
                 g["lr"] = lr_at(run.step - run.step0, s)
             x, y, m = split.rows(batches[run.batch], s["block"], pad_id)
-            loss = T.masked_loss(run.model(x), y, m)
+            loss = T.masked_loss(run.model, x, y, m)
             run.opt.zero_grad(set_to_none=True)
             loss.backward()
             norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), s["clip"])

@@ -68,6 +68,55 @@ class SafetensorsTest(unittest.TestCase):
 
 
 @unittest.skipIf(MISSING, MISSING)
+class ModelTest(unittest.TestCase):
+    def test_blocked_equals_plain(self):
+        """train.causal_attention (blocks of query rows against the keys up to
+        each block's end) gives the plain formula's values and gradients, for
+        lengths below, at and across the block size."""
+        mask = torch.ones(4, 4, dtype=torch.bool).tril()  # the plain formula is the masked softmax
+        q, k, v = (torch.randn(1, 1, 4, 8) for _ in range(3))
+        att = (q @ k.transpose(-1, -2) / 8 ** 0.5).masked_fill(~mask, float("-inf"))
+        self.assertTrue(torch.allclose(T.plain_causal_attention(q, k, v, torch.full((4, 4), float("-inf")).triu(1)),
+                                       torch.softmax(att, dim=-1) @ v, atol=1e-6))
+        torch.manual_seed(5)
+        for t in (1, 7, T.ATTENTION_BLOCK, T.ATTENTION_BLOCK + 45, 3 * T.ATTENTION_BLOCK - 1):
+            q, k, v = (torch.randn(2, 3, t, 8, requires_grad=True) for _ in range(3))
+            bias = torch.full((t, t), float("-inf")).triu(1)
+            got = T.causal_attention(q, k, v, bias)
+            want = T.plain_causal_attention(q, k, v, bias)
+            self.assertTrue(torch.allclose(got, want, atol=1e-5), t)
+            g = torch.randn_like(want)
+            ga = torch.autograd.grad(got, (q, k, v), g)
+            gb = torch.autograd.grad(want, (q, k, v), g)
+            for x, y in zip(ga, gb):
+                self.assertTrue(torch.allclose(x, y, atol=1e-4), t)
+
+
+    def test_loss_on_kept_positions(self):
+        """masked_loss computes logits at the masked positions only; its value
+        and gradients are those of the loss over every position's logits,
+        weighted by the mask; no position kept gives 0."""
+        torch.manual_seed(6)
+        cfg, sd = T.load_export(DEFAULT)
+        model = T.Llama(cfg)
+        model.load_state_dict(sd)
+        x = torch.randint(2, 4096, (3, 40))
+        y = torch.randint(2, 4096, (3, 40))
+        m = (torch.rand(3, 40) < 0.4).float()
+        got = T.masked_loss(model, x, y, m)
+        ga = torch.autograd.grad(got, list(model.parameters()))
+        want = T.masked_loss(model, x, y, m, all_logits=True)
+        logits = model(x)
+        full = torch.nn.functional.cross_entropy(logits.reshape(-1, 4096), y.reshape(-1), reduction="none")
+        self.assertAlmostEqual(want.item(), ((full * m.reshape(-1)).sum() / m.sum()).item(), places=5)
+        gb = torch.autograd.grad(want, list(model.parameters()))
+        self.assertAlmostEqual(got.item(), want.item(), places=5)
+        for a, b in zip(ga, gb):
+            self.assertTrue(torch.allclose(a, b, atol=1e-6))
+        self.assertEqual(T.masked_loss(model, x, y, torch.zeros(3, 40)).item(), 0.0)
+
+
+@unittest.skipIf(MISSING, MISSING)
 class ResumeTest(unittest.TestCase):
     """A run stopped by SIGTERM and resumed ends in exactly the state of a run
     that never stopped: weights, average, optimizer, data position, loss rows."""
