@@ -256,7 +256,7 @@ class Llama(nn.Module):
         """Logits at every position of idx (batch, t), or, given keep (a
         boolean mask of idx's shape), at the kept positions only, as (kept,
         vocab): training needs none at the program source's positions, and
-        lm_head is a fifth of the model's products."""
+        lm_head is a quarter of the default model's products."""
         t = idx.shape[1]
         cos, sin = rope_tables(self.cfg, t, idx.device)
         causal = torch.full((t, t), float("-inf"), device=idx.device).triu(1)
