@@ -222,12 +222,17 @@ func (r Result) line() string {
 		r.DecodeTokS, r.DecodeGBs, 100*r.BandwidthFraction(), r.Machine.Bandwidth, 100*r.CPUShare)
 }
 
-// WriteTable prints machines and results as a Markdown table.
+// WriteTable prints machines and results as Markdown tables (the machines
+// alone when there are no results: `ndbg bench --machine`).
 func WriteTable(w io.Writer, machines []Machine, rs []Result) error {
 	var b strings.Builder
 	b.WriteString("| threads | read bandwidth GB/s | F32 FMA peak GFLOP/s |\n|---|---|---|\n")
 	for _, m := range machines {
 		fmt.Fprintf(&b, "| %d | %.1f | %.1f |\n", m.Threads, m.Bandwidth, m.FMAPeak)
+	}
+	if len(rs) == 0 {
+		_, err := io.WriteString(w, b.String())
+		return err
 	}
 	b.WriteString("\n| model | params | weights | kernels | threads | prefill tok/s | prefill GFLOP/s | % FMA peak | decode tok/s | decode GB/s | % bandwidth | CPU share |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")

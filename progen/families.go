@@ -35,6 +35,18 @@ type family struct {
 	helpers   [2]int // plain helpers f calls
 	raising   float64
 	recursive bool // one bounded recursive helper
+	// helperStmts is the range of a plain helper's body statements, and
+	// helperDepth its block nesting limit; zero values mean [1,2] and 1
+	// (straight-line helpers), as every family but long has them.
+	helperStmts [2]int
+	helperDepth int
+	// named: drawn only when asked for by name, never in the default mix
+	// (Generate with no names), so that adding it changed no existing
+	// data set nor the frozen evaluation sets.
+	named bool
+	// srcBytes, when set, bounds the source's length in bytes: a program
+	// outside it is drawn again from a seed derived from the first.
+	srcBytes [2]int
 }
 
 func (f *family) pickLocal(g *gen) string { return pickWeighted(g, f.locals) }
@@ -105,6 +117,14 @@ func families() []*family {
 			rets:   []wt{{tInt, 4}, {tStr, 2}, {tLI, 2}, {tBool, 1}},
 			locals: []wt{{tInt, 4}, {tStr, 2}, {tLI, 2}, {tDSI, 1}},
 			stmts:  exc, nstmts: [2]int{2, 5}, helpers: [2]int{0, 1}, raising: 0.6,
+		},
+		{
+			name: "long", doc: "long programs, drawn only by name: f calls six to eight helpers with loops of their own, 4.4-5.1 KB of source",
+			params: []wt{{tStr, 3}, {tLI, 3}, {tInt, 2}, {tLS, 2}, {tDSI, 1}}, nparams: [2]int{2, 3},
+			rets:   []wt{{tStr, 3}, {tLI, 3}, {tInt, 3}, {tBool, 1}, {tDSI, 1}, {tTIS, 1}},
+			locals: []wt{{tStr, 3}, {tLI, 3}, {tInt, 4}, {tLS, 2}, {tDSI, 2}, {tBool, 1}},
+			stmts:  baseStmts, nstmts: [2]int{24, 30}, helpers: [2]int{6, 8}, raising: 0.1,
+			helperStmts: [2]int{5, 8}, helperDepth: 2, named: true, srcBytes: [2]int{4400, 5100},
 		},
 		{
 			name: "mixed", doc: "all types and statements together",

@@ -47,8 +47,11 @@ func FamilyDoc(name string) string {
 	return ""
 }
 
-// Generate returns the program for seed, from one of the named families
-// (all of them when names is empty), chosen by the seed.
+// Generate returns the program for seed, from one of the named families,
+// chosen by the seed: a family named twice is drawn twice as often. With no
+// names it draws from every family but those marked named-only (long),
+// whose programs are for training the model's long context and must not
+// change the default mix that evaluation sets were drawn from.
 func Generate(seed uint64, names []string) (p *Program, err error) {
 	defer func() {
 		// The generator has no known failure; should one appear, it is
@@ -58,7 +61,12 @@ func Generate(seed uint64, names []string) (p *Program, err error) {
 		}
 	}()
 	all := families()
-	fams := all
+	var fams []*family
+	for _, f := range all {
+		if !f.named {
+			fams = append(fams, f)
+		}
+	}
 	if len(names) > 0 {
 		fams = nil
 		for _, n := range names {
@@ -72,7 +80,23 @@ func Generate(seed uint64, names []string) (p *Program, err error) {
 	// The family is picked by a hash of the seed, independent of the
 	// program's own random stream.
 	fam := fams[splitmix(seed)%uint64(len(fams))]
-	return generate(seed, fam), nil
+	return sized(seed, fam), nil
+}
+
+// maxRedraws bounds sized's redraws; past it, the last program is kept.
+const maxRedraws = 64
+
+// sized is generate, redrawn from derived seeds (the same ones for the same
+// seed) until the source's length is within the family's srcBytes, when
+// the family sets them.
+func sized(seed uint64, fam *family) *Program {
+	p := generate(seed, fam)
+	lo, hi := fam.srcBytes[0], fam.srcBytes[1]
+	for try := uint64(1); hi > 0 && try <= maxRedraws && (len(p.Source) < lo || len(p.Source) > hi); try++ {
+		p = generate(splitmix(seed^try*0x2545f4914f6cdd1d), fam)
+		p.Seed = seed
+	}
+	return p
 }
 
 func splitmix(x uint64) uint64 {
@@ -263,9 +287,13 @@ func (g *gen) helper(name string, raises bool) *sig {
 			s.raises = exc
 			g.use("raise")
 		}
-		g.budget = g.between(1, 2)
+		hs, depth := g.fam.helperStmts, g.fam.helperDepth
+		if hs[1] == 0 {
+			hs = [2]int{1, 2}
+		}
+		g.budget = g.between(hs[0], hs[1])
 		savedDepth := g.maxDepth
-		g.maxDepth = 1
+		g.maxDepth = max(depth, 1)
 		g.stmts(g.budget)
 		g.maxDepth = savedDepth
 		g.emit("return %s", g.returnExpr())

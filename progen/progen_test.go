@@ -132,7 +132,48 @@ func TestProgramsRunAsIntended(t *testing.T) {
 	assert.GreaterOrEqual(t, len(keys), 100, "constructs")
 	assert.Positive(t, raised, "some programs raise as declared")
 	assert.Less(t, raised, n/4)
-	assert.Len(t, fams, len(Families()))
+	assert.Len(t, fams, len(Families())-1, "every family but long, which is drawn only by name")
+	assert.Zero(t, fams["long"])
 	assert.GreaterOrEqual(t, events[n/2], 15, "median trace length")
 	assert.LessOrEqual(t, events[n/2], 300, "median trace length")
+}
+
+// TestLongPrograms runs long programs with real CPython: each returns or
+// raises only what its generator declared, within the event limit of `ndbg
+// data` (5,000), and its source is within the family's length bounds.
+func TestLongPrograms(t *testing.T) {
+	const n = 120
+	var progs []*Program
+	lines := 0
+	for i := range n {
+		p, err := Generate(uint64(i)+5000, []string{"long"})
+		require.NoError(t, err)
+		require.Equal(t, "long", p.Family)
+		require.Equal(t, uint64(i)+5000, p.Seed)
+		assert.GreaterOrEqual(t, len(p.Source), 4400, p.Source)
+		assert.LessOrEqual(t, len(p.Source), 5100, p.Source)
+		assert.GreaterOrEqual(t, strings.Count(p.Source, "\ndef "), 6, "helpers f calls: %s", p.Source)
+		lines += strings.Count(p.Source, "\n")
+		progs = append(progs, p)
+	}
+	t.Logf("mean %d lines", lines/n)
+	for i, r := range runAll(t, progs) {
+		p := progs[i]
+		ctx := fmt.Sprintf("seed %d\n%s# %s\n%+v", p.Seed, p.Source, p.Call, r)
+		if !r.OK {
+			assert.Contains(t, p.Raises, r.Exc, "unintended exception: "+ctx)
+		}
+		assert.LessOrEqual(t, r.Events, 5000, ctx)
+	}
+}
+
+// TestFamilyWeights: a family named twice is drawn about twice as often.
+func TestFamilyWeights(t *testing.T) {
+	n := map[string]int{}
+	for seed := range uint64(3000) {
+		p, err := Generate(seed, []string{"strings", "lists", "lists"})
+		require.NoError(t, err)
+		n[p.Family]++
+	}
+	assert.InDelta(t, 2.0, float64(n["lists"])/float64(n["strings"]), 0.25, "%v", n)
 }

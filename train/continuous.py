@@ -12,8 +12,12 @@ optimizer; the vocabulary stays that model's tokenizer.json, copied into DIR.
 train/continue.sh starts it in the background; see train/README.md.
 
 Data is a rolling corpus of chunks in DIR/chunks: chunk k is
-`ndbg data --n PROGRAMS --seed 1000+k --families <training families>` (never
+`ndbg data --n PROGRAMS --seed 1000+k --families <the run's mix at k>` (never
 the held-out seeds 2 and 99 nor the family mixed) tokenized by `ndbg tokenize`.
+The mix is FAMILIES; a run records in its settings ("mixes") from which chunk
+on each mix applies, and a run resumed by code whose FAMILIES differ switches
+from the first chunk not yet made, so every chunk can still be made again
+exactly as it was trained on.
 A child process makes the next chunks while the current one trains, and a
 chunk is deleted once trained on. Each chunk is trained on once, in
 length-bucketed batches (train.bucket) whose order is a function of the run's
@@ -48,8 +52,17 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import train as T  # noqa: E402
 
-# The families make_default.sh trains on; "mixed" is held out (ndbg eval).
-FAMILIES = "dicts,exceptions,helpers,lists,numeric,recursion,strings"
+# The families make_default.sh trains on; "mixed" is held out (ndbg eval). The
+# held-out loss split is drawn from these, so its curve continues the card's.
+SHORT_FAMILIES = "dicts,exceptions,helpers,lists,numeric,recursion,strings"
+# The training mix: the seven named twice, plus progen's long family once
+# (1 program in 15), whose trajectories of 1,300-2,000 tokens train the
+# positions of the 2048 context that the others (50-900 tokens) never reach.
+# A long program costs about seven short ones in tokens, mostly source
+# without loss: at 3 in 10 they took three quarters of the compute and cut
+# loss tokens per CPU-second 3.7x (train/RESULTS.md); at 1 in 15 they take
+# about a third.
+FAMILIES = SHORT_FAMILIES + "," + SHORT_FAMILIES + ",long"
 CHUNK_SEED_BASE = 1000  # chunk k uses seed 1000+k: never 1 (the shipped data), 2 or 99 (held out)
 HELDOUT_SEED, HELDOUT_PROGRAMS = 2, 400
 # CPU-seconds of the shipped model's own run when its export records none: 110.6 minutes
@@ -86,6 +99,15 @@ def shipped_history(model_dir):
     return rows, info
 
 
+def mix_at(mixes, k):
+    """The families of chunk k under a run's mixes ([first chunk, families], ascending)."""
+    fams = mixes[0][1]
+    for first, f in mixes:
+        if first <= k:
+            fams = f
+    return fams
+
+
 def chunk_batches(split, seed, k, budget, block):
     """All documents of chunk k once, in length-bucketed batches whose order
     depends only on (seed, k)."""
@@ -97,12 +119,13 @@ def chunk_batches(split, seed, k, budget, block):
 class Chunks:
     """The rolling corpus in DIR/chunks, made ahead by one child process at a time."""
 
-    def __init__(self, run_dir, ndbg, programs, ahead):
+    def __init__(self, run_dir, ndbg, programs, ahead, families):
         self.dir = os.path.join(run_dir, "chunks")
         self.tokenizer = os.path.join(run_dir, "tokenizer.json")
         self.heldout_raw = os.path.join(run_dir, "heldout", "raw")
         self.log = os.path.join(run_dir, "generate.log")
         self.ndbg, self.programs, self.ahead = ndbg, programs, ahead
+        self.families = families  # chunk k -> its families
         self.proc, self.proc_k = None, None
         os.makedirs(self.dir, exist_ok=True)
 
@@ -116,13 +139,13 @@ class Chunks:
         shutil.rmtree(tmp, ignore_errors=True)
         q = lambda s: "'" + s.replace("'", "'\\''") + "'"  # noqa: E731
         script = (f"set -e; mkdir -p {q(tmp)}; "
-                  f"{q(self.ndbg)} data --n {self.programs} --seed {CHUNK_SEED_BASE + k} --families {FAMILIES} "
+                  f"{q(self.ndbg)} data --n {self.programs} --seed {CHUNK_SEED_BASE + k} --families {self.families(k)} "
                   f"--workers 1 --out {q(tmp)}/raw >/dev/null; "
                   f"{q(self.ndbg)} tokenize --tokenizer {q(self.tokenizer)} --train {q(tmp)}/raw "
                   f"--val {q(self.heldout_raw)} --out {q(tmp)}/tok >/dev/null; "
                   f"rm -rf {q(tmp)}/raw {q(tmp)}/tok/val.*; mv {q(tmp)}/tok {q(self.path(k))}; rmdir {q(tmp)}")
         log = open(self.log, "a")
-        log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} chunk {k} (seed {CHUNK_SEED_BASE + k})\n")
+        log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} chunk {k} (seed {CHUNK_SEED_BASE + k}, {self.families(k)})\n")
         log.flush()
         self.proc = subprocess.Popen(["bash", "-c", script], stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         self.proc_k = k
@@ -178,8 +201,9 @@ def prepare(run_dir, ndbg, source):
     if not ndbg:
         raise RuntimeError(f"{held}/tok is missing and no --ndbg was given to make it")
     shutil.rmtree(held, ignore_errors=True)
-    subprocess.run([ndbg, "data", "--n", str(HELDOUT_PROGRAMS), "--seed", str(HELDOUT_SEED), "--families", FAMILIES,
-                    "--workers", "1", "--out", os.path.join(held, "raw")], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([ndbg, "data", "--n", str(HELDOUT_PROGRAMS), "--seed", str(HELDOUT_SEED),
+                    "--families", SHORT_FAMILIES, "--workers", "1", "--out", os.path.join(held, "raw")],
+                   check=True, stdout=subprocess.DEVNULL)
     raw = os.path.join(held, "raw")
     subprocess.run([ndbg, "tokenize", "--tokenizer", os.path.join(run_dir, "tokenizer.json"), "--train", raw,
                     "--val", raw, "--out", os.path.join(held, "tok")], check=True, stdout=subprocess.DEVNULL)
@@ -241,6 +265,20 @@ class Run:
         r.chunk = r.batch = 0
         return r
 
+    def follow_mix(self, chunks_dir):
+        """Makes FAMILIES the run's mix from the first chunk after the current
+        one that is not on disk (chunks made ahead keep the mix they were
+        made with); a run from before mixes were recorded had SHORT_FAMILIES.
+        Returns the chunk the new mix starts at, or None when it is the run's."""
+        mixes = self.s.setdefault("mixes", [[0, SHORT_FAMILIES]])
+        if mixes[-1][1] == FAMILIES:
+            return None
+        k = self.chunk + 1
+        while os.path.exists(os.path.join(chunks_dir, f"chunk-{k:06d}")):
+            k += 1
+        mixes.append([k, FAMILIES])
+        return k
+
     def best(self):
         """The weights export should write: the average when its last held-out loss is lower."""
         last = next((row for row in reversed(self.rows) if row[3] is not None and row[0] > self.step0), None)
@@ -257,6 +295,7 @@ def lr_at(step, s):
 def train(args):
     os.makedirs(args.run_dir, exist_ok=True)
     torch.set_num_threads(args.threads)
+    T.tune_malloc()
     stop = {"signal": None}
 
     def on_signal(signum, _frame):
@@ -277,6 +316,7 @@ def train(args):
     else:
         settings = {k: getattr(args, k) for k in ("block", "lr", "warmup", "weight_decay", "clip", "batch_tokens",
                                                   "programs", "seed", "ema", "eval_every")}
+        settings["mixes"] = [[0, FAMILIES]]
         torch.manual_seed(settings["seed"])
         run = Run.start(args.run_dir, settings, args.source)
         print(f"new run from {args.source} at step {run.step}, {run.tokens:,} tokens; settings {json.dumps(settings)}",
@@ -286,7 +326,10 @@ def train(args):
         pad_id = json.load(f)["pad_id"]
     heldout = T.Split(os.path.join(args.run_dir, "heldout", "tok"), "val")
     eval_args = argparse.Namespace(eval_batches=8, batch_size=16, block=s["block"])
-    chunks = Chunks(args.run_dir, args.ndbg, s["programs"], args.ahead)
+    first = run.follow_mix(os.path.join(args.run_dir, "chunks"))
+    if first is not None:
+        print(f"data mix from chunk {first} on: {FAMILIES}", flush=True)
+    chunks = Chunks(args.run_dir, args.ndbg, s["programs"], args.ahead, lambda k: mix_at(s["mixes"], k))
     try:
         split = T.Split(chunks.get(run.chunk), "train")
         batches = chunk_batches(split, s["seed"], run.chunk, s["batch_tokens"], s["block"])
@@ -309,7 +352,7 @@ def train(args):
             for g in run.opt.param_groups:
                 g["lr"] = lr_at(run.step - run.step0, s)
             x, y, m = split.rows(batches[run.batch], s["block"], pad_id)
-            loss = T.masked_loss(run.model(x), y, m)
+            loss = T.masked_loss(run.model, x, y, m)
             run.opt.zero_grad(set_to_none=True)
             loss.backward()
             norm = torch.nn.utils.clip_grad_norm_(run.model.parameters(), s["clip"])

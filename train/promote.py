@@ -6,8 +6,9 @@ model replaced only when the checkpoint is better. Run through train/promote.sh:
   train/promote.sh [--check] [RUN_DIR]
 
 The frozen set (FROZEN below; `ndbg eval`): next-state exact match on
-generated programs of every family, mixed included, from seed 99 (held out
-from training), pairs of every action kind along the training policy's
+generated programs of every default family (mixed included; long, drawn only
+by name, is not: progen pins these programs) from seed 99 (held out from
+training), pairs of every action kind along the training policy's
 trajectories, plus the whole CRUXEval development split (next-state
 pairs and CRUXEval-O/-I pass@1). Both models run the same binary with the same
 arguments; the shipped model's figures are kept in RUN_DIR/gate, keyed by a

@@ -68,6 +68,55 @@ class SafetensorsTest(unittest.TestCase):
 
 
 @unittest.skipIf(MISSING, MISSING)
+class ModelTest(unittest.TestCase):
+    def test_blocked_equals_plain(self):
+        """train.causal_attention (blocks of query rows against the keys up to
+        each block's end) gives the plain formula's values and gradients, for
+        lengths below, at and across the block size."""
+        mask = torch.ones(4, 4, dtype=torch.bool).tril()  # the plain formula is the masked softmax
+        q, k, v = (torch.randn(1, 1, 4, 8) for _ in range(3))
+        att = (q @ k.transpose(-1, -2) / 8 ** 0.5).masked_fill(~mask, float("-inf"))
+        self.assertTrue(torch.allclose(T.plain_causal_attention(q, k, v, torch.full((4, 4), float("-inf")).triu(1)),
+                                       torch.softmax(att, dim=-1) @ v, atol=1e-6))
+        torch.manual_seed(5)
+        for t in (1, 7, T.ATTENTION_BLOCK, T.ATTENTION_BLOCK + 45, 3 * T.ATTENTION_BLOCK - 1):
+            q, k, v = (torch.randn(2, 3, t, 8, requires_grad=True) for _ in range(3))
+            bias = torch.full((t, t), float("-inf")).triu(1)
+            got = T.causal_attention(q, k, v, bias)
+            want = T.plain_causal_attention(q, k, v, bias)
+            self.assertTrue(torch.allclose(got, want, atol=1e-5), t)
+            g = torch.randn_like(want)
+            ga = torch.autograd.grad(got, (q, k, v), g)
+            gb = torch.autograd.grad(want, (q, k, v), g)
+            for x, y in zip(ga, gb):
+                self.assertTrue(torch.allclose(x, y, atol=1e-4), t)
+
+
+    def test_loss_on_kept_positions(self):
+        """masked_loss computes logits at the masked positions only; its value
+        and gradients are those of the loss over every position's logits,
+        weighted by the mask; no position kept gives 0."""
+        torch.manual_seed(6)
+        cfg, sd = T.load_export(DEFAULT)
+        model = T.Llama(cfg)
+        model.load_state_dict(sd)
+        x = torch.randint(2, 4096, (3, 40))
+        y = torch.randint(2, 4096, (3, 40))
+        m = (torch.rand(3, 40) < 0.4).float()
+        got = T.masked_loss(model, x, y, m)
+        ga = torch.autograd.grad(got, list(model.parameters()))
+        want = T.masked_loss(model, x, y, m, all_logits=True)
+        logits = model(x)
+        full = torch.nn.functional.cross_entropy(logits.reshape(-1, 4096), y.reshape(-1), reduction="none")
+        self.assertAlmostEqual(want.item(), ((full * m.reshape(-1)).sum() / m.sum()).item(), places=5)
+        gb = torch.autograd.grad(want, list(model.parameters()))
+        self.assertAlmostEqual(got.item(), want.item(), places=5)
+        for a, b in zip(ga, gb):
+            self.assertTrue(torch.allclose(a, b, atol=1e-6))
+        self.assertEqual(T.masked_loss(model, x, y, torch.zeros(3, 40)).item(), 0.0)
+
+
+@unittest.skipIf(MISSING, MISSING)
 class ResumeTest(unittest.TestCase):
     """A run stopped by SIGTERM and resumed ends in exactly the state of a run
     that never stopped: weights, average, optimizer, data position, loss rows."""
@@ -162,6 +211,43 @@ class ResumeTest(unittest.TestCase):
         self.assertEqual(len(lines), 1 + 1 + 4)
 
 
+@unittest.skipIf(MISSING, MISSING)
+class MixTest(unittest.TestCase):
+    """The data mix per chunk: a run records when each mix starts, so a chunk
+    is made again with the families it was trained on."""
+
+    def setUp(self):
+        import continuous as C
+        self.C = C
+
+    def test_mix_at(self):
+        mixes = [[0, "a"], [5, "a,b"], [9, "c"]]
+        self.assertEqual([self.C.mix_at(mixes, k) for k in (0, 4, 5, 8, 9, 100)], ["a", "a", "a,b", "a,b", "c", "c"])
+
+    def test_resumed_run_follows_the_new_mix_from_its_first_unmade_chunk(self):
+        C = self.C
+        with tempfile.TemporaryDirectory() as tmp:
+            run = C.Run.__new__(C.Run)
+            run.s = {"block": 2048}  # settings of a run from before mixes were recorded
+            run.chunk = 3
+            for k in (3, 4):  # the current chunk and one made ahead, both with the old mix
+                os.makedirs(os.path.join(tmp, f"chunk-{k:06d}"))
+            self.assertEqual(run.follow_mix(tmp), 5)
+            self.assertEqual(run.s["mixes"], [[0, C.SHORT_FAMILIES], [5, C.FAMILIES]])
+            self.assertEqual(C.mix_at(run.s["mixes"], 4), C.SHORT_FAMILIES)
+            self.assertEqual(C.mix_at(run.s["mixes"], 5), C.FAMILIES)
+            self.assertIsNone(run.follow_mix(tmp), "a run already on the mix keeps its record")
+            self.assertEqual(len(run.s["mixes"]), 2)
+
+    def test_mix_has_long_programs_and_the_held_out_families(self):
+        fams = self.C.FAMILIES.split(",")
+        self.assertGreater(fams.count("long"), 0, "long programs train the context's far positions")
+        short = self.C.SHORT_FAMILIES.split(",")
+        self.assertEqual({fams.count(f) for f in short}, {fams.count(short[0])}, "the short families drawn equally")
+        self.assertNotIn("mixed", fams)
+        self.assertEqual(set(fams) - {"long"}, set(self.C.SHORT_FAMILIES.split(",")))
+
+
 class GateTest(unittest.TestCase):
     """promote.decide: the issue's rule, on made-up `ndbg eval` summaries."""
 
@@ -169,6 +255,15 @@ class GateTest(unittest.TestCase):
     def result(all_state, by_action):
         tally = lambda k: {"n": 100, "state": k}  # noqa: E731
         return {"next_state": {"all": tally(all_state), "by_action": {a: tally(k) for a, k in by_action.items()}}}
+
+    def test_frozen_set_draws_the_default_families(self):
+        """The frozen set names no families: progen's default mix, which leaves
+        out long (drawn only by name) and whose programs progen's
+        TestExistingFamiliesPinned pins (seed 99, 240 programs)."""
+        sys.path.insert(0, HERE)
+        import promote as P
+        self.assertNotIn("--families", P.FROZEN)
+        self.assertEqual(P.FROZEN[:4], ["--seed", "99", "--n", "240"])
 
     def test_decide(self):
         sys.path.insert(0, HERE)

@@ -19,6 +19,7 @@ Runs the same on the CPU (F32) and on a GPU (BF16 autocast); several GPUs with
 `torchrun --nproc_per_node N train/train.py ...` (DDP).
 """
 import argparse
+import ctypes
 import json
 import math
 import os
@@ -96,6 +97,23 @@ def bucket(pool, lens, budget, rng):
     return [batches[j] for j in rng.permutation(len(batches))]
 
 
+def tune_malloc():
+    """Makes glibc's malloc keep freed memory for reuse: blocks up to 32 MiB
+    come from the heap, which is trimmed only past 1 GiB free. Attention's
+    score blocks and their gradients are megabytes each; by default the
+    larger ones are mmap'd afresh and returned at every free, and zeroing
+    the new pages cost as much CPU as the products (train/RESULTS.md).
+    Returns whether it applied (False off glibc)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3
+    return all(mallopt(k, v) == 1 for k, v in ((m_mmap_threshold, 32 << 20), (m_trim_threshold, 1 << 30),
+                                               (m_top_pad, 64 << 20)))
+
+
 # ---------------------------------------------------------------- model
 
 class RMSNorm(nn.Module):
@@ -147,10 +165,43 @@ class Attention(nn.Module):
             rep = self.nh // self.nkv
             k = k.repeat_interleave(rep, dim=1)
             v = v.repeat_interleave(rep, dim=1)
-        att = (q @ k.transpose(-1, -2)) / math.sqrt(self.d)
-        att = att.masked_fill(~causal, float("-inf"))
-        y = F.softmax(att.float(), dim=-1).to(q.dtype) @ v
+        y = causal_attention(q, k, v, causal)
         return self.o_proj(y.transpose(1, 2).reshape(b, t, self.nh * self.d))
+
+
+def plain_causal_attention(q, k, v, bias):
+    """causal_attention as the plain formula over the whole t x t square (the
+    trainer's attention until blocks replaced it; the reference in tests and
+    in train/flops.py's comparison)."""
+    att = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1]) + bias.to(q.dtype)
+    return F.softmax(att.float(), dim=-1).to(q.dtype) @ v
+
+
+# Query rows per block of causal_attention: 128 measured fastest of 64-512 at
+# 4 x 2048 on one thread (train/RESULTS.md).
+ATTENTION_BLOCK = 128
+
+
+def causal_attention(q, k, v, bias):
+    """softmax(q k^T / sqrt(d) + bias) v over (batch, heads, t, d), where bias
+    (t x t) is 0 on and below the diagonal and -inf above it, computed in
+    blocks of ATTENTION_BLOCK query rows, each against the keys up to its
+    last row only: the products and the softmax skip the masked upper
+    triangle (at t = 2048 they do 53% of the full square's work), the scale
+    and the mask ride in the product (baddbmm), and the blocks' scores are
+    small enough to stay off fresh mmap'd pages. The same function as the
+    plain formula (train/test_continuous.py checks values and gradients)."""
+    b, h, t, d = q.shape
+    q = (q * (1.0 / math.sqrt(d))).reshape(b * h, t, d)
+    k = k.reshape(b * h, t, d)
+    v = v.reshape(b * h, t, d)
+    out = []
+    for s in range(0, t, ATTENTION_BLOCK):
+        e = min(s + ATTENTION_BLOCK, t)
+        att = torch.baddbmm(bias[s:e, :e].to(q.dtype), q[:, s:e], k[:, :e].transpose(1, 2))
+        out.append(F.softmax(att.float(), dim=-1).to(q.dtype) @ v[:, :e])
+    y = out[0] if len(out) == 1 else torch.cat(out, dim=1)
+    return y.reshape(b, h, t, d)
 
 
 class MLP(nn.Module):
@@ -201,20 +252,35 @@ class Llama(nn.Module):
         if isinstance(m, (nn.Linear, nn.Embedding)):
             nn.init.normal_(m.weight, std=0.02)
 
-    def forward(self, idx):
+    def forward(self, idx, keep=None):
+        """Logits at every position of idx (batch, t), or, given keep (a
+        boolean mask of idx's shape), at the kept positions only, as (kept,
+        vocab): training needs none at the program source's positions, and
+        lm_head is a quarter of the default model's products."""
         t = idx.shape[1]
         cos, sin = rope_tables(self.cfg, t, idx.device)
-        causal = torch.ones(t, t, dtype=torch.bool, device=idx.device).tril()
+        causal = torch.full((t, t), float("-inf"), device=idx.device).triu(1)
         x = self.model.embed_tokens(idx)
         for layer in self.model.layers:
             x = layer(x, cos, sin, causal)
-        return self.lm_head(self.model.norm(x))
+        x = self.model.norm(x)
+        return self.lm_head(x if keep is None else x[keep])
 
 
-def masked_loss(logits, y, mask):
-    loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
-    m = mask.reshape(-1)
-    return (loss * m).sum() / m.sum().clamp(min=1.0)
+def masked_loss(model, x, y, mask, all_logits=False):
+    """The mean cross-entropy of model's predictions of y at the positions
+    mask (0 or 1, x's shape) selects, 0 when it selects none; logits are
+    computed at those positions only, or, with all_logits (the trainer's
+    way until this one; train/flops.py compares), at every position and
+    weighted by the mask."""
+    if all_logits:
+        logits = model(x)
+        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.reshape(-1), reduction="none")
+        m = mask.reshape(-1)
+        return (loss * m).sum() / m.sum().clamp(min=1.0)
+    keep = mask > 0
+    logits = model(x, keep)
+    return F.cross_entropy(logits.float(), y[keep], reduction="sum") / keep.sum().clamp(min=1)
 
 
 # ---------------------------------------------------------------- export
@@ -412,7 +478,7 @@ def evaluate(model, split, args, device, pad_id):
     for _ in range(args.eval_batches):
         x, y, m = (t.to(device) for t in split.batch(rng, args.batch_size, args.block, pad_id))
         with autocast(device):
-            total += masked_loss(model(x), y, m).item()
+            total += masked_loss(model, x, y, m).item()
     model.train()
     return total / args.eval_batches
 
@@ -469,6 +535,7 @@ def main():
     else:
         device = torch.device("cpu")
         torch.set_num_threads(args.threads or os.cpu_count() or 1)
+        tune_malloc()
     main_proc = rank == 0
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed * 1000 + rank)
@@ -526,7 +593,7 @@ def main():
             b = train.batch(rng, args.batch_size, args.block, pad_id)
         x, y, m = (t.to(device) for t in b)
         with autocast(device):
-            loss = masked_loss(net(x), y, m)
+            loss = masked_loss(net, x, y, m)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)

@@ -33,6 +33,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	shapes := fs.Bool("shapes", false, "print each model's shape as a JSON line and measure nothing (bench/llamacpp.sh writes the same shapes for llama.cpp)")
 	asJSON := fs.Bool("json", false, "print the results as JSON lines instead of a Markdown table")
 	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved; --prefill is each session's shared prompt")
+	machineOnly := fs.Bool("machine", false, "measure only the machine (read bandwidth, F32 FMA peak) at each thread count")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -80,6 +81,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintln(stderr, "measuring memory bandwidth and FMA peak...")
 	machines := bench.MeasureMachine(o.Threads)
+	if *machineOnly {
+		return bench.WriteTable(stdout, machines, nil)
+	}
 	rs, err := bench.Run(ctx, o, machines)
 	write := bench.WriteTable
 	if *asJSON {

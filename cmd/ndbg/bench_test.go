@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -66,4 +67,14 @@ func TestBenchSessions(t *testing.T) {
 		require.NotEqual(t, 0, code, args)
 		require.Contains(t, errb.String(), "session", args)
 	}
+}
+
+// TestBenchMachine: `ndbg bench --machine` prints the machine's table alone
+// (train/flops.py reads its FMA peak), one row per thread count.
+func TestBenchMachine(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--machine", "--threads", "1"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	require.Regexp(t, regexp.MustCompile(`(?m)^\| 1 \| [0-9.]+ \| [0-9.]+ \|$`), out.String())
+	require.NotContains(t, out.String(), "| model |")
 }

@@ -30,7 +30,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, f := range progen.Families() {
 		fmt.Fprintf(&famDoc, "\n  %-10s %s", f, progen.FamilyDoc(f))
 	}
-	fams := fs.String("families", "", "comma-separated program families (default all):"+famDoc.String())
+	fams := fs.String("families", "", "comma-separated program families, one named twice drawn twice as often (default: all but long):"+famDoc.String())
 	tok := fs.String("tokenizer", "", "tokenizer.json to count tokens with")
 	workers := fs.Int("workers", 0, "parallel tracers (default GOMAXPROCS)")
 	traj := fs.Int("traj", 4, "trajectories per program")

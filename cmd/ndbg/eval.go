@@ -30,7 +30,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	bf.Register(fs, cli.Neural, cli.Real)
 	n := fs.Int("n", 50, "held-out generated programs for next-state evaluation (0: none)")
 	seed := fs.Uint64("seed", 99, "progen master seed of the generated programs (use one never used for training)")
-	fams := fs.String("families", "", "comma-separated progen families (default all: "+strings.Join(progen.Families(), ",")+")")
+	fams := fs.String("families", "", "comma-separated progen families (default: all but long; have "+strings.Join(progen.Families(), ",")+")")
 	items := fs.String("items", "", "CRUXEval-style JSONL (code, input, output, id; entry f(<input>)); 'dev': CRUXEval's development split, built in")
 	limit := fs.Int("limit", 0, "use only the first N items of --items (0: all)")
 	tasks := fs.String("tasks", "next,cruxeval", "what to run: next (next-state exact match), cruxeval (on --items with outputs)")
