@@ -49,16 +49,18 @@ func longPrograms(t *testing.T) (srcs, calls, names []string) {
 	// module code (run as __main__, as a model's training programs are)
 	// raises in its __main__ block, so no model session starts on it.
 	require.Len(t, ex, 3, "a new example: add it here")
-	// 71 lines, which fit the context but left no room for the next frame
-	// (the issue's "513 tokens needed, the context holds 512"), and 288.
-	for _, funcs := range []int{9, 40} {
+	// 71 lines, which fit the old 512-token context but left no room for
+	// the next frame (the issue's "513 tokens needed, the context holds
+	// 512"), 288 (about 1,760 tokens), and 568 (more than the default
+	// model's 2048).
+	for _, funcs := range []int{9, 40, 80} {
 		src, call := testprog.LongProgram(funcs)
 		srcs, calls, names = append(srcs, src), append(calls, call), append(names, fmt.Sprintf("LongProgram(%d)", funcs))
 	}
 	return srcs, calls, names
 }
 
-// TestNeuralLongPrograms: with the default model (context 512 tokens),
+// TestNeuralLongPrograms: with the default model (context 2048 tokens),
 // step_into, step_over and step_return from the entry call each get a
 // prediction for every program of longPrograms: none ends in
 // ErrContextFull. (Programs of about 40 lines did.)
