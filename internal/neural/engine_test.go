@@ -115,14 +115,14 @@ func TestNeuralFollowsFreeGreedy(t *testing.T) {
 			st.Source = prog.Text(st.Line)
 			e, err := StartAt(ctx, m, prog, st, Params{})
 			require.NoError(t, err)
-			mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: st, Stack: e.calls, Dots: dots(&dsl.Trajectory{Program: prog, Start: st})})
+			mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: st, Stack: e.calls, Dots: dots(prog, (&dsl.Trajectory{Program: prog, Start: st}).References())})
 			require.NoError(t, err)
 
 			// Free greedy decoding of what the engine's model reads, up to
 			// the first token the grammar rejects.
 			free := m.eng.NewSession()
 			prompt := append(slices.Clone(e.sess.Tokens()), e.pending...)
-			prompt = append(prompt, m.encode(actionText(prog, a))...)
+			prompt = append(prompt, m.encode(actionText(t, prog, a))...)
 			_, err = free.Forward(ctx, prompt, false)
 			require.NoError(t, err)
 			greedy, err := sample.New(sample.Params{})
@@ -314,10 +314,10 @@ func TestConfidenceIsTheFramesProbability(t *testing.T) {
 	for i, k := range []dsl.ActionKind{dsl.StepInto, dsl.StepInto, dsl.StepOver, dsl.StepInto, dsl.StepOver, dsl.StepReturn, dsl.InvStepInto} {
 		a := dsl.Action{Kind: k}
 		from := *lastState(&s.traj)
-		mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(e.view(&s.traj))})
+		mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(s.traj.Program, e.view(&s.traj).References())})
 		require.NoError(t, err)
 		prompt := append(slices.Clone(e.sess.Tokens()), e.pending...)
-		prompt = append(prompt, m.encode(actionText(s.traj.Program, a))...)
+		prompt = append(prompt, m.encode(actionText(t, s.traj.Program, a))...)
 		st, err := s.do(ctx, a)
 		require.NoError(t, err)
 		if st == nil {
@@ -367,4 +367,12 @@ func TestConfidenceIsTheFramesProbability(t *testing.T) {
 		checked++
 	}
 	require.GreaterOrEqual(t, checked, 4)
+}
+
+// actionText is dsl.ActionText of an action the test knows to be valid.
+func actionText(t *testing.T, p *dsl.Program, a dsl.Action) string {
+	t.Helper()
+	text, err := dsl.ActionText(p, a)
+	require.NoError(t, err)
+	return text
 }
