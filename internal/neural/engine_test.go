@@ -376,3 +376,30 @@ func actionText(t *testing.T, p *dsl.Program, a dsl.Action) string {
 	require.NoError(t, err)
 	return text
 }
+
+// TestEngineEncoderIsIncremental: the engine's dsl.Encoder follows the
+// session one step at a time (it is not read afresh at each action) and
+// agrees with the whole history's references; a fork has its own.
+func TestEngineEncoderIsIncremental(t *testing.T) {
+	ctx := context.Background()
+	m := openDefault(t)
+	s := start(t, m, meanSource(t), "f([3, None, 4])")
+	var enc *dsl.Encoder
+	for i := range 12 {
+		st, err := s.do(ctx, dsl.Action{Kind: dsl.StepInto})
+		require.NoError(t, err)
+		if i > 0 {
+			require.Same(t, enc, s.e.enc, "step %d: the encoder was read afresh", i)
+		}
+		enc = s.e.enc
+		before := dsl.Trajectory{Program: s.traj.Program, Start: s.traj.Start, Steps: s.traj.Steps[:i]}
+		require.Equal(t, before.References(), enc.References(), "step %d", i)
+		if st == nil {
+			break
+		}
+	}
+	f := s.e.Fork().(*Engine)
+	require.NotSame(t, s.e.enc, f.enc)
+	require.NoError(t, s.e.Edited(ctx, &s.traj))
+	require.Nil(t, s.e.enc, "Edited: the history is read afresh")
+}
