@@ -22,7 +22,7 @@ type Encoder struct {
 
 // NewEncoder reads trajectory t whole, checking it as Encode does.
 func (t *Trajectory) NewEncoder() (*Encoder, error) {
-	c := &Encoder{e: encoder{}}
+	c := &Encoder{}
 	if err := c.e.body(t); err != nil {
 		return nil, err
 	}
