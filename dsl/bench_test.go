@@ -1,6 +1,7 @@
 package dsl
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -57,5 +58,55 @@ func benchParse(b *testing.B, plain bool) {
 		if _, err := Parse(text); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStep measures what a session does per step after a history of
+// n steps: check and write the next action, look up the ".." references,
+// read the frame a model wrote and append the step. incremental: with an
+// Encoder (its cost should not grow with n); whole: with the
+// whole-trajectory functions (EncodePrompt, References, ParseFrameLenient),
+// which replay the history.
+func BenchmarkStep(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		r := rand.New(rand.NewPCG(21, 22))
+		g := newGen(r, randProgram(r))
+		g.plain = true
+		tr := &Trajectory{Program: g.p, Start: *g.state(true)}
+		for range n {
+			tr.Steps = append(tr.Steps, Step{Action: g.action(), State: g.state(false)})
+		}
+		next := Step{Action: g.action(), State: g.state(false)}
+		enc, err := tr.NewEncoder()
+		require.NoError(b, err)
+		text, err := enc.Fork().Append(next)
+		require.NoError(b, err)
+		act, err := enc.Action(next.Action)
+		require.NoError(b, err)
+		frame := text[len(act):]
+		b.Run(fmt.Sprintf("incremental/history=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				f := enc.Fork()
+				_, err := f.Action(next.Action)
+				_ = f.References()
+				_, err2 := f.ParseFrameLenient(frame)
+				_, err3 := f.Append(next)
+				if err != nil || err2 != nil || err3 != nil {
+					b.Fatal(err, err2, err3)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("whole/history=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, err := tr.EncodePrompt(next.Action)
+				_ = tr.References()
+				_, err2 := tr.ParseFrameLenient(frame)
+				if err != nil || err2 != nil {
+					b.Fatal(err, err2)
+				}
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package dsl
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Dots is the value a line frame writes for a local unchanged since its
@@ -170,20 +171,30 @@ func (e *encoder) body(t *Trajectory) error {
 		if i > 0 && t.Steps[i-1].State == nil {
 			return fmt.Errorf("dsl: step %d follows a step that ran past the end", i)
 		}
-		if err := e.action(st.Action); err != nil {
-			return fmt.Errorf("dsl: step %d: %w", i, err)
-		}
-		start := len(e.buf) - e.base
-		if st.State == nil {
-			e.buf = append(e.buf, EndOfText...)
-		} else if err := e.frame(st.State, false); err != nil {
+		start, err := e.step(st)
+		if err != nil {
 			return fmt.Errorf("dsl: step %d: %w", i, err)
 		}
 		if e.record {
-			e.spans = append(e.spans, Span{start, len(e.buf) - e.base})
+			e.spans = append(e.spans, Span{start - e.base, len(e.buf) - e.base})
 		}
 	}
 	return nil
+}
+
+// step appends a step's action and then its frame, or <|end_of_text|> for
+// a step that ran past the end; start is where the frame begins in buf.
+func (e *encoder) step(st *Step) (start int, err error) {
+	if err := e.action(st.Action); err != nil {
+		return 0, err
+	}
+	start = len(e.buf)
+	if st.State == nil {
+		e.buf = append(e.buf, EndOfText...)
+	} else if err := e.frame(st.State, false); err != nil {
+		return 0, err
+	}
+	return start, nil
 }
 
 // line checks that n can be named and appends its text and newline.
@@ -365,14 +376,23 @@ func (t *Trajectory) References() map[int]*State {
 		return nil
 	}
 	r := t.refsAtEnd(ix)
+	return r.byFunc()
+}
+
+// byFunc returns the reference frames keyed by their function's def line
+// (References).
+func (r *refs) byFunc() map[int]*State {
 	out := make(map[int]*State)
-	for n, f := range ix.funcOf {
-		if s := r.last[ix.scope[n]]; s != nil {
+	for n, f := range r.ix.funcOf {
+		if s := r.last[r.ix.scope[n]]; s != nil {
 			out[int(f)] = s
 		}
 	}
 	return out
 }
+
+// clone returns a copy that notes frames independently of r.
+func (r *refs) clone() refs { return refs{ix: r.ix, last: slices.Clone(r.last)} }
 
 // refsAtEnd replays the trajectory's frames into a reference table.
 func (t *Trajectory) refsAtEnd(ix *lineIndex) refs {

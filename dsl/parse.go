@@ -110,10 +110,18 @@ func (t *Trajectory) parseFrame(text string, lenient bool) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := len(t.Steps); n > 0 && t.Steps[n-1].State == nil {
+	ended := len(t.Steps) > 0 && t.Steps[len(t.Steps)-1].State == nil
+	return parseFrameAfter(text, ix, t.refsAtEnd(ix), ended, lenient)
+}
+
+// parseFrameAfter reads one frame that follows a text whose reference
+// frames are refs (noted into, so the caller's own copy) and which ended
+// with <|end_of_text|> if ended.
+func parseFrameAfter(text string, ix *lineIndex, refs refs, ended, lenient bool) (*State, error) {
+	if ended {
 		return nil, &ParseError{Offset: 0, Expected: "no frame (the trajectory has ended)", Found: describeAt(text, 0)}
 	}
-	p := parser{s: text, ix: ix, refs: t.refsAtEnd(ix), lenient: lenient}
+	p := parser{s: text, ix: ix, refs: refs, lenient: lenient}
 	if text == EndOfText {
 		return nil, nil
 	}

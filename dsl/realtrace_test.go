@@ -59,6 +59,7 @@ func TestRealTracesMatchReference(t *testing.T) {
 		back, err := Parse(text)
 		require.NoError(t, err)
 		require.Equal(t, tr, back)
+		checkEncoder(t, tr)
 		checked++
 		frames += len(res.Events)
 		dots += strings.Count(text, `": ".."`)

@@ -189,8 +189,12 @@ func TestEncodeErrors(t *testing.T) {
 		mutate(tr)
 		_, err := tr.Encode()
 		assert.Error(t, err, name)
+		_, err = encodeStepwise(tr)
+		assert.Error(t, err, "%s, step by step", name)
 	}
 	_, err := good.Encode()
+	require.NoError(t, err)
+	_, err = encodeStepwise(good)
 	require.NoError(t, err)
 }
 

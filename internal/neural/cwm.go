@@ -101,7 +101,7 @@ func (c *CWMEngine) Apply(ctx context.Context, _ *dsl.Trajectory, a dsl.Action, 
 // token when one is given.
 func (c *CWMEngine) next(ctx context.Context, kind dsl.ActionKind, force string) (*dsl.State, error) {
 	from := *lastState(&c.hist)
-	m, err := c.pc.cp.Start(constrain.Context{Action: dsl.Action{Kind: kind}, From: from, Stack: c.calls, Dots: dots(&c.hist), Literals: c.literals})
+	m, err := c.pc.cp.Start(constrain.Context{Action: dsl.Action{Kind: kind}, From: from, Stack: c.calls, Dots: dots(c.hist.Program, c.hist.References()), Literals: c.literals})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}

@@ -134,6 +134,12 @@ type Engine struct {
 	// literals: call arguments and return values must be Python literals
 	// (Params.Literals).
 	literals bool
+	// enc follows the history the model has read (view) step by step
+	// (encoder): it had read encSteps of the session's steps, the last
+	// state encLast, when base was encBase.
+	enc               *dsl.Encoder
+	encBase, encSteps int
+	encLast           *dsl.State
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -263,17 +269,21 @@ func (e *Engine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action
 	if len(traj.Steps) > 0 && traj.Steps[len(traj.Steps)-1].State == nil {
 		return nil, fmt.Errorf("%w: stepping back after the end (the model's text ends there)", engine.ErrUnsupported)
 	}
-	if _, err := traj.EncodePrompt(a); err != nil { // validates the action against the history
+	enc, err := e.encoder(traj)
+	if err != nil {
+		return nil, err
+	}
+	seg, err := enc.Action(a) // checks the action against the history
+	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	from, seen := *lastState(traj), e.view(traj)
-	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(seen), Literals: e.literals})
+	from := *lastState(traj)
+	m, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(traj.Program, enc.References()), Literals: e.literals})
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	// Queue the action's text after what the model has read (its own frames,
 	// as it wrote them), then decode the frame.
-	seg := actionText(traj.Program, a)
 	e.text += seg
 	e.pending = append(e.pending, e.m.encode(seg)...)
 	frameAt, frameTextAt := e.sess.Len()+len(e.pending), len(e.text)
@@ -284,7 +294,7 @@ func (e *Engine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action
 	frame := e.m.tok.Decode(out)
 	e.text += frame
 	e.frameAt, e.frameTextAt = frameAt, frameTextAt
-	st, err = seen.ParseFrameLenient(frame)
+	st, err = enc.ParseFrameLenient(frame)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: the model's frame does not parse (a constraint bug): %w", err)
 	}
@@ -298,16 +308,35 @@ func (e *Engine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action
 // Confidence describes the state the last Apply predicted.
 func (e *Engine) Confidence() *engine.Confidence { return e.last }
 
-// actionText is an action as the DSL writes it: its token, then each
-// breakpoint line's text and newline.
-func actionText(p *dsl.Program, a dsl.Action) string {
-	var b strings.Builder
-	b.WriteString(a.Kind.Token())
-	for _, l := range a.Lines {
-		b.WriteString(p.Text(l))
-		b.WriteByte('\n')
+// encoder returns the engine's dsl.Encoder brought up to the end of the
+// history the model has read (view): it reads only the steps appended
+// since the last call, so a step's work does not grow with the history. A
+// history it has not followed (after restartAt, Edited or a Fork of the
+// session, or a shorter one) it reads afresh.
+func (e *Engine) encoder(traj *dsl.Trajectory) (*dsl.Encoder, error) {
+	n := len(traj.Steps)
+	stateAt := func(k int) *dsl.State {
+		if k == 0 {
+			return &traj.Start
+		}
+		return traj.Steps[k-1].State
 	}
-	return b.String()
+	if e.enc == nil || e.encBase != e.base || e.encSteps > n || e.encSteps < e.base || stateAt(e.encSteps) != e.encLast {
+		enc, err := e.view(traj).NewEncoder()
+		if err != nil {
+			return nil, fmt.Errorf("ndbg: %w", err)
+		}
+		e.enc, e.encBase, e.encSteps, e.encLast = enc, e.base, n, stateAt(n)
+		return enc, nil
+	}
+	for ; e.encSteps < n; e.encSteps++ {
+		if _, err := e.enc.Append(traj.Steps[e.encSteps]); err != nil {
+			e.enc = nil // read afresh next time
+			return nil, fmt.Errorf("ndbg: %w", err)
+		}
+		e.encLast = traj.Steps[e.encSteps].State
+	}
+	return e.enc, nil
 }
 
 // decodeFrame decodes one frame under the matcher: a special token the
@@ -493,12 +522,12 @@ func lastState(traj *dsl.Trajectory) *dsl.State {
 	return &traj.Start
 }
 
-// dots gives the names the ".." rule may write at each line after traj:
-// those of the reference frame of the line's function, computed in one pass.
-func dots(traj *dsl.Trajectory) func(int) []string {
-	refs := traj.References()
+// dots gives the names the ".." rule may write at each line of program p
+// after a text whose reference frames are refs (dsl's References): those of
+// the reference frame of the line's function.
+func dots(p *dsl.Program, refs map[int]*dsl.State) func(int) []string {
 	return func(l int) []string {
-		r := refs[traj.Program.FuncOf(l)]
+		r := refs[p.FuncOf(l)]
 		if r == nil {
 			return nil
 		}
@@ -514,6 +543,7 @@ func dots(traj *dsl.Trajectory) func(int) []string {
 // before it stays, the frame is written anew (canonically) from the edited
 // state.
 func (e *Engine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
+	e.enc = nil // the current state changed in place: read the history afresh
 	full, err := e.view(traj).Encode()
 	if err != nil {
 		return fmt.Errorf("ndbg: %w", err)
@@ -527,13 +557,19 @@ func (e *Engine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
 func (e *Engine) Replace(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, st *dsl.State, calls []int) error {
 	frame := dsl.EndOfText
 	if st != nil {
-		seen := *e.view(traj)
-		seen.Steps = append(slices.Clone(seen.Steps), dsl.Step{Action: a, State: st})
-		full, err := seen.Encode()
+		enc, err := e.encoder(traj)
+		if err != nil {
+			return err
+		}
+		act, err := enc.Action(a)
 		if err != nil {
 			return fmt.Errorf("ndbg: writing the real state for the model: %w", err)
 		}
-		frame = lastFrameText(strings.TrimSuffix(full, dsl.EndOfText))
+		step, err := enc.Fork().Append(dsl.Step{Action: a, State: st})
+		if err != nil {
+			return fmt.Errorf("ndbg: writing the real state for the model: %w", err)
+		}
+		frame = step[len(act):]
 	}
 	if err := e.rewrite(ctx, frame); err != nil {
 		return err
@@ -580,6 +616,9 @@ func (e *Engine) Fork() engine.Engine {
 	f.sess = e.sess.Fork()
 	f.pending = append([]int(nil), e.pending...)
 	f.calls = slices.Clone(e.calls)
+	if e.enc != nil {
+		f.enc = e.enc.Fork()
+	}
 	f.mask = sample.NewMask(e.m.eng.Config().VocabSize)
 	smp, err := sample.New(e.smp.Params())
 	if err == nil {

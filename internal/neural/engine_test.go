@@ -134,14 +134,14 @@ func TestNeuralFollowsFreeGreedy(t *testing.T) {
 			st.Source = prog.Text(st.Line)
 			e, err := StartAt(ctx, m, prog, st, Params{})
 			require.NoError(t, err)
-			mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: st, Stack: e.calls, Dots: dots(&dsl.Trajectory{Program: prog, Start: st})})
+			mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: st, Stack: e.calls, Dots: dots(prog, (&dsl.Trajectory{Program: prog, Start: st}).References())})
 			require.NoError(t, err)
 
 			// Free greedy decoding of what the engine's model reads, up to
 			// the first token the grammar rejects.
 			free := m.eng.NewSession()
 			prompt := append(slices.Clone(e.sess.Tokens()), e.pending...)
-			prompt = append(prompt, m.encode(actionText(prog, a))...)
+			prompt = append(prompt, m.encode(actionText(t, prog, a))...)
 			_, err = free.Forward(ctx, prompt, false)
 			require.NoError(t, err)
 			greedy, err := sample.New(sample.Params{})
@@ -342,10 +342,10 @@ func TestConfidenceIsTheFramesProbability(t *testing.T) {
 	for i, k := range []dsl.ActionKind{dsl.StepInto, dsl.StepInto, dsl.StepOver, dsl.StepInto, dsl.StepOver, dsl.StepReturn, dsl.InvStepInto} {
 		a := dsl.Action{Kind: k}
 		from := *lastState(&s.traj)
-		mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(e.view(&s.traj))})
+		mt, err := e.pc.cp.Start(constrain.Context{Action: a, From: from, Stack: e.calls, Dots: dots(s.traj.Program, e.view(&s.traj).References())})
 		require.NoError(t, err)
 		prompt := append(slices.Clone(e.sess.Tokens()), e.pending...)
-		prompt = append(prompt, m.encode(actionText(s.traj.Program, a))...)
+		prompt = append(prompt, m.encode(actionText(t, s.traj.Program, a))...)
 		st, err := s.do(ctx, a)
 		require.NoError(t, err)
 		if st == nil {
@@ -395,4 +395,39 @@ func TestConfidenceIsTheFramesProbability(t *testing.T) {
 		checked++
 	}
 	require.GreaterOrEqual(t, checked, 4)
+}
+
+// actionText is dsl.ActionText of an action the test knows to be valid.
+func actionText(t *testing.T, p *dsl.Program, a dsl.Action) string {
+	t.Helper()
+	text, err := dsl.ActionText(p, a)
+	require.NoError(t, err)
+	return text
+}
+
+// TestEngineEncoderIsIncremental: the engine's dsl.Encoder follows the
+// session one step at a time (it is not read afresh at each action) and
+// agrees with the whole history's references; a fork has its own.
+func TestEngineEncoderIsIncremental(t *testing.T) {
+	ctx := context.Background()
+	m := openDefault(t)
+	s := start(t, m, meanSource(t), "f([3, None, 4])")
+	var enc *dsl.Encoder
+	for i := range 12 {
+		st, err := s.do(ctx, dsl.Action{Kind: dsl.StepInto})
+		require.NoError(t, err)
+		if i > 0 {
+			require.Same(t, enc, s.e.enc, "step %d: the encoder was read afresh", i)
+		}
+		enc = s.e.enc
+		before := dsl.Trajectory{Program: s.traj.Program, Start: s.traj.Start, Steps: s.traj.Steps[:i]}
+		require.Equal(t, before.References(), enc.References(), "step %d", i)
+		if st == nil {
+			break
+		}
+	}
+	f := s.e.Fork().(*Engine)
+	require.NotSame(t, s.e.enc, f.enc)
+	require.NoError(t, s.e.Edited(ctx, &s.traj))
+	require.Nil(t, s.e.enc, "Edited: the history is read afresh")
 }
