@@ -38,7 +38,7 @@ func openDefault(t *testing.T) *Model {
 	require.NoError(t, err)
 	tok, err := tokenizer.Load(filepath.Join(defaultDir, "tokenizer.json"))
 	require.NoError(t, err)
-	m, err := NewModel(eng, tok, "", false)
+	m, err := NewModel(eng, tok, "", false, true)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m
