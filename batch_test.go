@@ -90,7 +90,7 @@ func TestConcurrentSessionsBatchDecode(t *testing.T) {
 	t.Logf("%d decode batches of %d session steps", batches, steps)
 	require.Less(t, batches, steps, "the concurrent sessions' steps ran in batches")
 	require.NoError(t, m.Close())
-	if !assertEventually(func() bool { return runtime.NumGoroutine() <= base }, 10*time.Second) {
+	if !assertEventually(func() bool { return runtime.NumGoroutine() <= base }, 30*time.Second) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines left after the sessions and the model closed (%d before):\n%s",
 			runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
