@@ -29,7 +29,7 @@ func OpenModel(eng *model.Model, tok *tokenizer.Tokenizer, python, name string) 
 
 // openModel makes the Model of an engine and tokenizer, run as opts say.
 func openModel(eng *model.Model, tok *tokenizer.Tokenizer, opts Options, name string) (*Model, error) {
-	n, err := neural.NewModel(eng, tok, opts.Python, opts.Unsandboxed)
+	n, err := neural.NewModel(eng, tok, opts.Python, opts.Unsandboxed, !opts.SerialDecode)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +47,11 @@ func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.n.Tokenizer() }
 
 // Close releases the model (mapped weights, worker threads).
 func (m *Model) Close() error { return m.n.Close() }
+
+// DecodeStats returns the decode batches the model ran for sessions
+// stepping concurrently and the session steps they held (steps/batches is
+// the mean batch size; 0, 0 with Options.SerialDecode).
+func (m *Model) DecodeStats() (batches, steps int64) { return m.n.DecodeStats() }
 
 // Neural returns the backend that predicts with model m, sampling with p
 // (the zero Params is greedy decoding). Every frame is constrained to be

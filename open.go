@@ -32,6 +32,13 @@ type Options struct {
 	// without the operating-system sandbox (trace.Limits.Unsandboxed): only
 	// when the user asks for it by name.
 	Unsandboxed bool
+	// SerialDecode runs every session's decode steps alone. By default the
+	// one-token steps of sessions predicting concurrently (goroutines, a
+	// server's clients) run as one batch on the shared model, each weight
+	// read once for all (model.Batcher); a batch's sums run in another
+	// order, so its logits can differ from a lone step's in the last bits.
+	// SerialDecode makes results bit-identical to one session at a time.
+	SerialDecode bool
 }
 
 // ErrNoDefaultModel: this build embeds no default model (see weights/).

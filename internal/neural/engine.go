@@ -166,7 +166,7 @@ func (e *Engine) flush(ctx context.Context) error {
 		return fmt.Errorf("%w: %d tokens needed, the context holds %d",
 			engine.ErrContextFull, e.sess.Len()+len(e.pending), e.m.eng.Config().MaxPositionEmbeddings)
 	}
-	if _, err := e.sess.Forward(ctx, e.pending, false); err != nil {
+	if err := e.m.forward(ctx, e.sess, e.pending); err != nil {
 		return fmt.Errorf("ndbg: %w", err)
 	}
 	e.pending = e.pending[:0]

@@ -39,7 +39,7 @@ func openDefault(t *testing.T) *Model {
 	require.NoError(t, err)
 	tok, err := tokenizer.Load(filepath.Join(defaultDir, "tokenizer.json"))
 	require.NoError(t, err)
-	m, err := NewModel(eng, tok, "", false)
+	m, err := NewModel(eng, tok, "", false, true)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m
@@ -57,7 +57,7 @@ func randomModel(t *testing.T, seed uint64, n int) *Model {
 	cfg.VocabSize, cfg.MaxPositionEmbeddings, cfg.LayerTypes = tok.VocabSize(), n, nil
 	eng, err := model.NewRandom(context.Background(), cfg, kernels.F32, seed, model.Options{Threads: 1})
 	require.NoError(t, err)
-	m, err := NewModel(eng, tok, "", false)
+	m, err := NewModel(eng, tok, "", false, true)
 	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m

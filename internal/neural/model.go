@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
@@ -27,7 +28,10 @@ type Model struct {
 	unsandboxed bool
 
 	prefixes *model.PrefixCache // the model after each program's prefix text, computed once
-	braces   []uint64           // mask of the tokens whose text starts with '}' (closeMask)
+	// batcher runs the one-token decode steps of the model's sessions that
+	// arrive together as one batch (nil: each session steps alone).
+	batcher *model.Batcher
+	braces  []uint64 // mask of the tokens whose text starts with '}' (closeMask)
 
 	mu    sync.Mutex
 	progs map[string]*programCache // by prepared source
@@ -50,11 +54,22 @@ type programCache struct {
 // maxCachedPrograms bounds the per-model program cache.
 const maxCachedPrograms = 64
 
+// maxDecodeBatch and decodeWindow are the model's Batcher: at most this many
+// sessions per decode step, and how long a step waits for the sessions of
+// the last steps to come back (each samples and constrains its token first).
+const (
+	maxDecodeBatch = 64
+	decodeWindow   = 2 * time.Millisecond
+)
+
 // NewModel makes the neural debugger of an inference engine and its
 // tokenizer. python is the interpreter that analyses programs and evaluates
 // entry arguments (empty: python3 on PATH); unsandboxed runs those without
-// the operating-system sandbox.
-func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandboxed bool) (*Model, error) {
+// the operating-system sandbox. With batch, the one-token decode steps of
+// sessions running concurrently run as batches on a model.Batcher (their
+// logits may differ from a lone step's in the last bits: sums in another
+// order); without it every session steps alone, bit for bit as by itself.
+func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandboxed, batch bool) (*Model, error) {
 	if tok.VocabSize() > eng.Config().VocabSize {
 		return nil, fmt.Errorf("ndbg: tokenizer has %d tokens, the model %d", tok.VocabSize(), eng.Config().VocabSize)
 	}
@@ -68,8 +83,33 @@ func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandb
 			braces[id/64] |= 1 << (id % 64)
 		}
 	}
-	return &Model{eng: eng, tok: tok, vocab: vocab, python: python, unsandboxed: unsandboxed, progs: map[string]*programCache{},
-		prefixes: model.NewPrefixCache(eng, maxCachedPrograms), braces: braces}, nil
+	m := &Model{eng: eng, tok: tok, vocab: vocab, python: python, unsandboxed: unsandboxed, progs: map[string]*programCache{},
+		prefixes: model.NewPrefixCache(eng, maxCachedPrograms), braces: braces}
+	if batch {
+		m.batcher = model.NewBatcher(eng, maxDecodeBatch, decodeWindow)
+	}
+	return m, nil
+}
+
+// DecodeStats returns the decode batches the model's Batcher ran and the
+// session steps they held (both 0 when the model does not batch).
+func (m *Model) DecodeStats() (batches, steps int64) {
+	if m.batcher == nil {
+		return 0, 0
+	}
+	return m.batcher.Stats()
+}
+
+// forward feeds tokens to a session of the model: a single token through
+// the Batcher, where the model batches, else the session's own Forward.
+func (m *Model) forward(ctx context.Context, s *model.Session, tokens []int) error {
+	var err error
+	if len(tokens) == 1 && m.batcher != nil {
+		_, err = m.batcher.Forward(ctx, s, tokens[0])
+	} else {
+		_, err = s.Forward(ctx, tokens, false)
+	}
+	return err
 }
 
 // Engine returns the underlying inference engine.
@@ -78,7 +118,8 @@ func (m *Model) Engine() *model.Model { return m.eng }
 // Tokenizer returns the model's tokenizer.
 func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
 
-// Close releases the model (mapped weights, worker threads).
+// Close releases the model (mapped weights, worker threads). The Batcher
+// has nothing to release: its goroutine lives only while steps wait.
 func (m *Model) Close() error { return m.eng.Close() }
 
 // program returns the shared, lazily built state of one program.

@@ -31,7 +31,7 @@ const loadClients = 64
 //
 //	go test -run XXX -bench BenchmarkLoad -benchtime 5x ./internal/serve
 func BenchmarkLoadReal(b *testing.B) {
-	benchLoad(b, Config{Backends: []string{Real}}, "real", 8)
+	benchLoad(b, Config{Backends: []string{Real}}, "real", 8, loadClients)
 }
 
 // BenchmarkLoadNeural is the same with the embedded default model, all 64
@@ -42,18 +42,43 @@ func BenchmarkLoadNeural(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	benchLoad(b, Config{Model: m}, "neural", 2)
+	benchLoad(b, Config{Model: m}, "neural", 2, loadClients)
 }
 
-func benchLoad(b *testing.B, cfg Config, backend string, steps int) {
-	cfg.Limits = Limits{MaxSessions: loadClients, RequestTimeout: 10 * time.Minute}
+// BenchmarkLoadNeuralBatching is BenchmarkLoadNeural at 8, 16 and 64
+// clients with the model batching the sessions' decode steps (the default)
+// and without (ndbg.Options.SerialDecode), each count's two one after the
+// other so that a busy machine's load falls on both alike.
+//
+//	go test -run XXX -bench BenchmarkLoadNeuralBatching -benchtime 2x ./internal/serve
+func BenchmarkLoadNeuralBatching(b *testing.B) {
+	for _, clients := range []int{8, 16, 64} {
+		for _, serial := range []bool{false, true} {
+			b.Run(fmt.Sprintf("clients=%d/serial=%v", clients, serial), func(b *testing.B) {
+				m, err := ndbg.Open(context.Background(), ndbg.Options{SerialDecode: serial})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				benchLoad(b, Config{Model: m}, "neural", 2, clients)
+				batches, steps := m.DecodeStats()
+				if batches > 0 {
+					b.ReportMetric(float64(steps)/float64(batches), "mean-batch")
+				}
+			})
+		}
+	}
+}
+
+func benchLoad(b *testing.B, cfg Config, backend string, steps, clients int) {
+	cfg.Limits = Limits{MaxSessions: clients, RequestTimeout: 10 * time.Minute}
 	svc, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(svc.Handler())
 	defer func() { ts.Close(); svc.Close() }()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: loadClients}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
 	defer client.CloseIdleConnections()
 	create, err := json.Marshal(map[string]string{"program": prog, "call": "f([1, None, 4])", "backend": backend})
 	if err != nil {
@@ -72,7 +97,7 @@ func benchLoad(b *testing.B, cfg Config, backend string, steps int) {
 	b.ResetTimer()
 	for i := range b.N {
 		t0 := time.Now()
-		round, made, err := loadRound(client, ts.URL, create, steps)
+		round, made, err := loadRound(client, ts.URL, create, steps, clients)
 		elapsed += time.Since(t0)
 		if err != nil {
 			b.Fatalf("round %d: %v", i, err)
@@ -104,16 +129,16 @@ func benchLoad(b *testing.B, cfg Config, backend string, steps int) {
 	b.ReportMetric(last, "heap-last-MB")
 }
 
-// loadRound runs the 64 clients once and returns the latency of every
+// loadRound runs the clients once and returns the latency of every
 // request but the creates, and of the creates (each runs the program);
 // the first unexpected answer is an error.
-func loadRound(client *http.Client, url string, create []byte, steps int) (lat, creates []time.Duration, err error) {
+func loadRound(client *http.Client, url string, create []byte, steps, clients int) (lat, creates []time.Duration, err error) {
 	var (
 		mu   sync.Mutex
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for c := range loadClients {
+	for c := range clients {
 		wg.Go(func() {
 			var mine, made []time.Duration
 			do := func(method, path string, body []byte, want int) (map[string]any, error) {
@@ -175,7 +200,7 @@ func loadRound(client *http.Client, url string, create []byte, steps int) (lat, 
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return nil, nil, fmt.Errorf("%d of %d clients failed, the first: %w", len(errs), loadClients, errs[0])
+		return nil, nil, fmt.Errorf("%d of %d clients failed, the first: %w", len(errs), clients, errs[0])
 	}
 	return lat, creates, nil
 }

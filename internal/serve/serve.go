@@ -7,9 +7,9 @@
 //
 // Each session is used by one request at a time (an ndbg.Session is not
 // safe for concurrent use): a request waits for the session's lock, within
-// its deadline. Requests on different sessions run in parallel. The engine
-// decodes each session on its own: it has no batched decoding across
-// sessions, so sessions do not decode in batches (see ARCHITECTURE.md).
+// its deadline. Requests on different sessions run in parallel, and the
+// shared model runs their one-token decode steps that coincide as one batch
+// (unless it was opened with ndbg.Options.SerialDecode; see ARCHITECTURE.md).
 //
 // Every refusal is a 4xx, 429 or 503 with a JSON body {"error": "..."}
 // saying what was refused and why; a client's mistake is never a 5xx.
