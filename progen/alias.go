@@ -31,6 +31,8 @@ func (g *gen) freeze(s string) func() {
 	}
 }
 
+// identifiers lists the names in Python expression s, skipping string
+// literals and attribute names.
 func identifiers(s string) []string {
 	var out []string
 	start := -1
@@ -91,6 +93,8 @@ func (g *gen) selfRef(v *variable, e string) bool {
 	return false
 }
 
+// dependsOn reports whether u was computed, directly or through other
+// variables (to a bounded depth), from v.
 func dependsOn(u, v *variable, depth int) bool {
 	if u == v {
 		return true

@@ -8,6 +8,7 @@ import (
 	"strings"
 )
 
+// ifStmt emits an if statement, sometimes with elif and else branches.
 func (g *gen) ifStmt() bool {
 	g.emit("if %s:", g.cond(2))
 	g.block(func() { g.body(g.between(1, 2)) })
@@ -25,6 +26,7 @@ func (g *gen) ifStmt() bool {
 	return true
 }
 
+// loopExit emits a conditional break or continue inside a loop.
 func (g *gen) loopExit() bool {
 	if g.noCont || g.chance(0.5) {
 		g.emit("if %s:", g.cond(1))
@@ -43,6 +45,7 @@ func (g *gen) loopExit() bool {
 	return true
 }
 
+// earlyReturn emits a conditional return of the function's type.
 func (g *gen) earlyReturn() bool {
 	if g.retT == "" {
 		return false
@@ -104,6 +107,8 @@ func (g *gen) forOver(src string, types []string, char bool) bool {
 	return true
 }
 
+// forStmt emits a for loop over a collection, a string or list (maybe
+// enumerated), a zip, a split, a sorted or reversed view, or a small range.
 func (g *gen) forStmt() bool {
 	colls := g.vars(func(v *variable) bool { return (v.t == tStr || mutable(v.t)) && v != g.pendingAcc })
 	switch g.intn(9) {
@@ -236,6 +241,7 @@ func (g *gen) forStmt() bool {
 	return true
 }
 
+// freshIdx is an unused index name: i, j, idx or pos, else a fresh one.
 func (g *gen) freshIdx() string {
 	for _, n := range []string{"i", "j", "idx", "pos"} {
 		if !g.inScope(n) {
@@ -245,6 +251,8 @@ func (g *gen) freshIdx() string {
 	return g.fresh(tInt)
 }
 
+// whileStmt emits a bounded while loop: an index walk, a digit loop,
+// draining a list, trimming a string or list, or a counter.
 func (g *gen) whileStmt() bool {
 	g.use("while")
 	switch g.intn(5) {

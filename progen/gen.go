@@ -241,6 +241,16 @@ func (g *gen) varsOf(t string) []*variable {
 	return g.vars(func(v *variable) bool { return v.t == t })
 }
 
+// varNamed is the variable in scope named n, or nil.
+func (g *gen) varNamed(n string) *variable {
+	for _, v := range g.scope {
+		if v.name == n {
+			return v
+		}
+	}
+	return nil
+}
+
 // someVar picks a variable of type t, preferring the focus variable.
 func (g *gen) someVar(t string) *variable {
 	if g.focus != nil && g.focus.t == t && g.chance(0.7) {

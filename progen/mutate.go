@@ -3,6 +3,8 @@
 
 package progen
 
+// listMut mutates a list variable in place (append, pop, insert, sort,
+// remove, item assignment, del, clear, ...), guarded so it cannot raise.
 func (g *gen) listMut() bool {
 	v := g.mutableVar(isList)
 	if v == nil {
@@ -96,6 +98,8 @@ func (g *gen) safeFor(v *variable) string {
 	return ""
 }
 
+// dictMut updates a dict variable (item assignment, counting, get,
+// setdefault, pop, update, del, grouping, ...), guarded so it cannot raise.
 func (g *gen) dictMut() bool {
 	v := g.mutableVar(isDict)
 	if v == nil {
@@ -163,6 +167,7 @@ func (g *gen) dictMut() bool {
 	return true
 }
 
+// setMut adds to, discards from or updates a set variable.
 func (g *gen) setMut() bool {
 	v := g.mutableVar(isSet)
 	if v == nil {

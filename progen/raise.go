@@ -61,6 +61,8 @@ func (g *gen) risky(t string) (rhs, exc, typ string) {
 	return o.f(), o.exc, o.t
 }
 
+// tryStmt wraps a risky operation in try/except for the exception it may
+// raise, binding its result (or a fallback in the handler) to a fresh name.
 func (g *gen) tryStmt() bool {
 	rhs, exc, t := g.risky("")
 	if rhs == "" {
@@ -114,15 +116,7 @@ func (g *gen) tryStmt() bool {
 	return true
 }
 
-func (g *gen) varNamed(n string) *variable {
-	for _, v := range g.scope {
-		if v.name == n {
-			return v
-		}
-	}
-	return nil
-}
-
+// typeOfDictGet is the value type of the dict indexed in rhs ("d[k]").
 func (g *gen) typeOfDictGet(rhs string) string {
 	if v := g.varNamed(rhs[:strings.Index(rhs, "[")]); v != nil && isDict(v.t) {
 		return valT(v.t)

@@ -49,6 +49,8 @@ func (g *gen) takeAcc() *variable {
 	return a
 }
 
+// stmt emits one statement, its kind drawn by the family's statement
+// weights; a kind that does not apply in the current scope is passed over.
 func (g *gen) stmt() {
 	g.budget--
 	w := g.fam.stmts
@@ -97,6 +99,8 @@ func (g *gen) stmt() {
 	}
 }
 
+// decl declares a new local of a type the family favours, from an
+// expression over variables in scope (or an empty accumulator).
 func (g *gen) decl() bool {
 	t := g.declType()
 	rhs := g.expr(t, 2)
@@ -131,6 +135,8 @@ func (g *gen) decl() bool {
 	return true
 }
 
+// assign gives an existing variable a new value of its type, refusing
+// values that would grow from themselves inside a loop.
 func (g *gen) assign() bool {
 	v := g.assignable(func(t string) bool { return t != tFn })
 	if v == nil {
@@ -158,6 +164,8 @@ func (g *gen) assign() bool {
 	return true
 }
 
+// aug emits an augmented assignment (+=, -=, *=) to an int, str, float
+// or list variable.
 func (g *gen) aug() bool {
 	v := g.assignable(func(t string) bool { return t == tInt || t == tStr || t == tFloat || t == tLI || t == tLS })
 	if v == nil || (isList(v.t) && v.noMut) {
@@ -188,6 +196,8 @@ func (g *gen) aug() bool {
 	return true
 }
 
+// lambdaDecl binds a read-only int -> int lambda to a fresh name, at most
+// one per scope.
 func (g *gen) lambdaDecl() bool {
 	if len(g.varsOf(tFn)) > 0 {
 		return false
