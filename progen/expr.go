@@ -311,30 +311,6 @@ func (g *gen) mapOn(v *variable, out string) string {
 // exponentially.
 func (g *gen) grows() bool { return g.loop > 0 }
 
-// callHelper calls a helper returning t, if there is one. Recursive
-// helpers are not called inside loops, to keep traces short.
-func (g *gen) callHelper(t string, d int) string {
-	var fs []*sig
-	for _, s := range g.funcs {
-		if s.ret == t && !(s.recursive && g.loop > 0) {
-			fs = append(fs, s)
-		}
-	}
-	if len(fs) == 0 {
-		return ""
-	}
-	s := pick(g, fs)
-	a := make([]string, len(s.params))
-	for i, p := range s.params {
-		a[i] = s.arg(i, g.sub(p, d-1))
-	}
-	if s.raises != "" && !g.catches(s.raises) {
-		g.raises[s.raises] = struct{}{}
-	}
-	g.use("call_helper")
-	return s.name + "(" + strings.Join(a, ", ") + ")"
-}
-
 // safeElem returns container[index] for a proven-safe index whose element
 // type is t.
 func (g *gen) safeElem(t string) string {
@@ -384,4 +360,45 @@ func (g *gen) lambdaPred(t string) string {
 		g.use("lambda")
 		return "lambda " + v.name + ": " + g.pred(v)
 	})
+}
+
+// atomic reports whether s can be used as an operand or method receiver
+// without parentheses.
+func atomic(s string) bool {
+	if strings.HasPrefix(s, "-") || strings.HasPrefix(s, "not ") || strings.HasPrefix(s, "lambda") {
+		return false
+	}
+	var q byte
+	depth := 0
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		if q != 0 {
+			if ch == '\\' {
+				i++
+			} else if ch == q {
+				q = 0
+			}
+			continue
+		}
+		switch ch {
+		case '\'', '"':
+			q = ch
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		case ' ':
+			if depth == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func paren(s string) string {
+	if atomic(s) {
+		return s
+	}
+	return "(" + s + ")"
 }
