@@ -45,8 +45,8 @@ func (g *gen) cands(t string, d int) []cand {
 	return c.cs
 }
 
-// anyTypeCands adds the candidates of every type t: a variable, a literal,
-// a helper call, a proven-safe element and (for immutable non-bool t) a
+// anyTypeCands adds the candidates of every type t: a variable, a literal, a
+// helper call, a proven-safe element and (for immutable non-bool t) a
 // ternary.
 func (g *gen) anyTypeCands(c *candSet, t string, d int) {
 	c.add("", 6, func() string {
@@ -81,8 +81,9 @@ func (g *gen) anyColl() string {
 	return pick(g, vs).name
 }
 
-// intCands adds the candidates for an int: lengths, arithmetic, counts and searches, sums and extrema,
-// conversions, comprehensions that count, tuple fields and lambda calls.
+// intCands adds the candidates for an int: lengths, arithmetic, counts and
+// searches, sums and extrema, conversions, comprehensions that count, tuple
+// fields and lambda calls.
 func (g *gen) intCands(c *candSet, d int) {
 	c.add("len", 6, func() string {
 		if s := g.anyColl(); s != "" {
@@ -188,7 +189,8 @@ func (g *gen) intCands(c *candSet, d int) {
 	c.add("neg", 1, func() string { return "-" + paren(g.subVar(tInt, d-1)) })
 }
 
-// floatCands adds the candidates for a float: division, means, rounding and conversion.
+// floatCands adds the candidates for a float: division, means, rounding and
+// conversion.
 func (g *gen) floatCands(c *candSet, d int) {
 	c.add("div", 4, func() string { return paren(g.sub(tInt, d-1)) + " / " + fmt.Sprint(pick(g, []int{2, 4, 5, 10})) })
 	c.add("div", 2, func() string {
@@ -203,8 +205,8 @@ func (g *gen) floatCands(c *candSet, d int) {
 	c.add("min_max", 1, func() string { return "max(" + g.sub(tFloat, d-1) + ", " + g.litFloat() + ")" })
 }
 
-// boolCands adds the candidates for a bool: comparisons, membership, string predicates,
-// logic, any/all and truthiness.
+// boolCands adds the candidates for a bool: comparisons, membership, string
+// predicates, logic, any/all and truthiness.
 func (g *gen) boolCands(c *candSet, d int) {
 	c.add("compare", 8, func() string {
 		ct := pick(g, []string{tInt, tInt, tStr, tInt, tFloat})
@@ -303,8 +305,8 @@ func (g *gen) boolCands(c *candSet, d int) {
 	})
 }
 
-// strCands adds the candidates for a str: string methods, slices, concatenation,
-// formatting, joins, padding, indexing and dict lookups.
+// strCands adds the candidates for a str: string methods, slices,
+// concatenation, formatting, joins, padding, indexing and dict lookups.
 func (g *gen) strCands(c *candSet, d int) {
 	c.add("str.method", 8, func() string {
 		m := pick(g, []string{"upper", "lower", "strip", "lstrip", "rstrip", "title", "capitalize", "swapcase"})
@@ -742,8 +744,8 @@ func (g *gen) dictCands(c *candSet, t string, d int) {
 	})
 }
 
-// setCands adds the candidates for a set of type t: set(), set comprehensions and set
-// operators.
+// setCands adds the candidates for a set of type t: set(), set
+// comprehensions and set operators.
 func (g *gen) setCands(c *candSet, t string, d int) {
 	c.add("set", 4, func() string { return "set(" + g.subVar(tLI, d-1) + ")" })
 	c.add("setcomp", 2, func() string {
@@ -757,8 +759,8 @@ func (g *gen) setCands(c *candSet, t string, d int) {
 	})
 }
 
-// tupleCands adds the candidates for a tuple of type t: tuples of sub-expressions and
-// divmod.
+// tupleCands adds the candidates for a tuple of type t: tuples of
+// sub-expressions and divmod.
 func (g *gen) tupleCands(c *candSet, t string, d int) {
 	c.add("tuple", 5, func() string {
 		a := args(t)
