@@ -61,3 +61,11 @@ func TestExistingFamiliesPinned(t *testing.T) {
 		require.Equal(t, c.want, got, c.name)
 	}
 }
+
+// TestLongFamilyPinned pins the programs of the long family, drawn only by
+// name (`ndbg data --families long`), which TestExistingFamiliesPinned does
+// not reach: the data of the long-program training mix.
+func TestLongFamilyPinned(t *testing.T) {
+	got := digest(t, 7, 20, []string{"long"})
+	require.Equal(t, "a5d14b7987314c12", got)
+}

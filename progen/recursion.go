@@ -1,6 +1,9 @@
 package progen
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // recursive emits one bounded recursive helper from a handful of shapes
 // (numbers counting down, digits, gcd, lists and strings shrinking by one
@@ -231,4 +234,37 @@ func (g *gen) recursiveNamed(forced string) *sig {
 	g.funcs = append(g.funcs, s)
 	g.use("recursion")
 	return s
+}
+
+// recursiveEntry makes a program whose entry f is itself the bounded
+// recursive function; its inputs respect the bounds the helper's callers
+// would impose (sig.wrap).
+func (g *gen) recursiveEntry() *Program {
+	s := g.recursiveNamed("f")
+	call := make([]string, len(s.params))
+	for i, t := range s.params {
+		w := ""
+		if i < len(s.wrap) {
+			w = s.wrap[i]
+		}
+		switch {
+		case w != "" && !strings.Contains(w, "%s"):
+			call[i] = w // an accumulator's initial value
+		case strings.HasPrefix(w, "min("):
+			var lim int
+			fmt.Sscanf(w, "min(%%s, %d)", &lim)
+			call[i] = fmt.Sprint(g.between(0, max(lim, 1)))
+		case w == "abs(%s)":
+			call[i] = fmt.Sprint(g.between(0, 9999))
+		default:
+			call[i] = g.input(t)
+		}
+	}
+	return &Program{
+		Family:     g.fam.name,
+		Source:     strings.Join(g.lines, "\n") + "\n",
+		Entry:      "f",
+		Call:       "f(" + strings.Join(call, ", ") + ")",
+		Constructs: g.constructs(),
+	}
 }
