@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/ndbg/ndbg/dsl"
@@ -226,39 +225,10 @@ func Run(ctx context.Context, cfg Config) (*Stats, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan int)
-	results := make(chan *result, 4*cfg.Workers)
-	go func() {
-		defer close(jobs)
-		for i := range cfg.N {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := trace.NewBatch(cfg.Limits)
-			defer b.Close()
-			w := &worker{cfg: &cfg, batch: b}
-			for i := range jobs {
-				r := w.program(ctx, i)
-				if r == nil { // cancelled
-					return
-				}
-				results <- r
-			}
-		}()
-	}
-	go func() {
-		wg.Wait()
-		close(results)
-	}()
+	results := trace.Parallel(ctx, cfg.N, cfg.Workers, cfg.Limits, func(b *trace.Batch) func(context.Context, int) *result {
+		w := &worker{cfg: &cfg, batch: b}
+		return w.program
+	})
 
 	// Collect in program order; write each shard once all its programs are in.
 	total := newStats(&cfg)   // everything seen, for progress

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/ndbg/ndbg"
@@ -138,39 +137,9 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	jobs := make(chan int)
-	out := make(chan *itemResult)
-	go func() {
-		defer close(jobs)
-		for i := range cfg.Items {
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	var wg sync.WaitGroup
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := trace.NewBatch(cfg.Limits)
-			defer b.Close()
-			for i := range jobs {
-				r := evalItem(ctx, &cfg, smp, b, i)
-				select {
-				case out <- r:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-	}
-	go func() {
-		wg.Wait()
-		close(out)
-	}()
+	out := trace.Parallel(ctx, len(cfg.Items), cfg.Workers, cfg.Limits, func(b *trace.Batch) func(context.Context, int) *itemResult {
+		return func(ctx context.Context, i int) *itemResult { return evalItem(ctx, &cfg, smp, b, i) }
+	})
 	byItem := make([]*itemResult, len(cfg.Items))
 	done := 0
 	var firstErr error
