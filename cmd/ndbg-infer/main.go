@@ -20,10 +20,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/internal/predict"
@@ -45,32 +43,17 @@ func modes() []mode {
 	}
 }
 
-func main() {
-	// SIGTERM as ^C: the context ends, so running programs are killed and
-	// their work directories removed before ndbg exits.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 // run picks the mode and runs it; it returns the exit status: 0, 1 when
 // the mode failed, 2 for a usage error.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ms := modes()
-	if len(args) == 0 {
-		usage(stderr, ms)
-		return 2
+	if code, done := cli.Meta("ndbg-infer", args, stdout, stderr, func(w io.Writer) { usage(w, ms) }); done {
+		return code
 	}
-	switch args[0] {
-	case "help", "-h", "--help", "-help":
+	if args[0] == "help" {
 		usage(stdout, ms)
-		return 0
-	case "-version", "--version", "version":
-		if err := cli.Version(stdout, "ndbg-infer"); err != nil {
-			fmt.Fprintf(stderr, "ndbg-infer: %v\n", err)
-			return 1
-		}
 		return 0
 	}
 	m := ms[0] // generate
@@ -88,12 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
-	err := m.run(ctx, args, stdout, stderr)
-	code, print := cli.ExitStatus(err)
-	if print {
-		fmt.Fprintf(stderr, "ndbg-infer %s: %v\n", m.name, err)
-	}
-	return code
+	return cli.Finish(stderr, "ndbg-infer", m.name, m.run(ctx, args, stdout, stderr))
 }
 
 func usage(w io.Writer, ms []mode) {

@@ -7,9 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/internal/predict"
@@ -38,35 +35,17 @@ func commands() []command {
 	}
 }
 
-func main() {
-	// SIGTERM as ^C: the context ends, so running programs are killed and
-	// their work directories removed before ndbg exits.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main(run) }
 
 // run runs the command args name and returns the exit status: 0, 1 when
 // the command failed, 2 for a usage error (no or an unknown command, bad
 // flags).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 {
-		usage(stderr, cmds)
-		return 2
+	if code, done := cli.Meta("ndbg", args, stdout, stderr, func(w io.Writer) { usage(w, cmds) }); done {
+		return code
 	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		usage(stdout, cmds)
-		return 0
-	case "-version", "--version", "version":
-		if err := cli.Version(stdout, "ndbg"); err != nil {
-			fmt.Fprintf(stderr, "ndbg: %v\n", err)
-			return 1
-		}
-		return 0
-	case "help":
+	if args[0] == "help" {
 		if len(args) == 1 {
 			usage(stdout, cmds)
 			return 0
@@ -76,12 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range cmds {
 		if c.name == args[0] {
-			err := c.run(ctx, args[1:], stdout, stderr)
-			code, print := cli.ExitStatus(err)
-			if print {
-				fmt.Fprintf(stderr, "ndbg %s: %v\n", c.name, err)
-			}
-			return code
+			return cli.Finish(stderr, "ndbg", c.name, c.run(ctx, args[1:], stdout, stderr))
 		}
 	}
 	fmt.Fprintf(stderr, "ndbg: unknown command %q\n", args[0])

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/device"
@@ -284,4 +286,48 @@ func RegisterSampling(fs *flag.FlagSet, p *sample.Params) {
 	fs.IntVar(&p.TopK, "top-k", p.TopK, "keep the k most likely tokens (0: all)")
 	fs.Float64Var(&p.TopP, "top-p", p.TopP, "nucleus sampling threshold (1: off)")
 	fs.Uint64Var(&p.Seed, "seed", p.Seed, "sampling seed")
+}
+
+// Main runs a command: run gets a context that SIGINT and SIGTERM end (so
+// that running programs are killed and their work directories removed
+// before the command exits), the arguments after the command's name and
+// the standard streams; Main exits with the status run returns.
+func Main(run func(ctx context.Context, args []string, stdout, stderr io.Writer) int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Meta answers the arguments every command takes the same way: none (the
+// usage on stderr, status 2), -h/-help/--help (the usage on stdout, 0) and
+// -version/--version/version (Version, 0). done is false for anything
+// else, which the command handles itself.
+func Meta(command string, args []string, stdout, stderr io.Writer, usage func(io.Writer)) (code int, done bool) {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2, true
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout)
+		return 0, true
+	case "-version", "--version", "version":
+		if err := Version(stdout, command); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", command, err)
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// Finish turns a subcommand's error into the exit status (ExitStatus),
+// printing the error as "command sub: error" where it should be shown.
+func Finish(stderr io.Writer, command, sub string, err error) int {
+	code, print := ExitStatus(err)
+	if print {
+		fmt.Fprintf(stderr, "%s %s: %v\n", command, sub, err)
+	}
+	return code
 }
