@@ -1,43 +1,17 @@
 package ndbg_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/oracle"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
-
-// literalErrors is, for each text, the exception ast.literal_eval raises
-// on it ("" when it is a literal): CPython decides.
-func literalErrors(t *testing.T, texts []string) []string {
-	t.Helper()
-	in, err := json.Marshal(texts)
-	require.NoError(t, err)
-	cmd := exec.Command("python3", "-I", "-S", "-c", `import ast, json, sys, warnings
-warnings.simplefilter("ignore")
-def err(s):
-    try:
-        ast.literal_eval(s)
-        return ""
-    except Exception as e:
-        return type(e).__name__
-print(json.dumps([err(s) for s in json.load(sys.stdin)]))`)
-	cmd.Stdin = bytes.NewReader(in)
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	var res []string
-	require.NoError(t, json.Unmarshal(out, &res))
-	require.Len(t, res, len(texts))
-	return res
-}
 
 // TestLiteralsConstrainAnswers: random models sampling hot write any repr
 // as a return value or a call's argument; under ndbg.Literals every one is
@@ -75,7 +49,7 @@ func TestLiteralsConstrainAnswers(t *testing.T) {
 	}
 	free := answers(false)
 	notLiteral := 0
-	for _, e := range literalErrors(t, free) {
+	for _, e := range oracle.LiteralEvalErrors(t, free) {
 		if e != "" {
 			notLiteral++
 		}
@@ -84,7 +58,7 @@ func TestLiteralsConstrainAnswers(t *testing.T) {
 
 	constrained := answers(true)
 	require.NotEmpty(t, constrained)
-	for i, e := range literalErrors(t, constrained) {
+	for i, e := range oracle.LiteralEvalErrors(t, constrained) {
 		require.Contains(t, []string{"", "TypeError"}, e, "%q", constrained[i])
 	}
 

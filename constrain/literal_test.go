@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/oracle"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -22,36 +23,12 @@ import (
 // grammar.
 func pyLiterals(t *testing.T, texts []string) []bool {
 	t.Helper()
-	errs := pyLiteralErrors(t, texts)
+	errs := oracle.LiteralEvalErrors(t, texts)
 	ok := make([]bool, len(errs))
 	for i, e := range errs {
 		ok[i] = e == ""
 	}
 	return ok
-}
-
-// pyLiteralErrors is the exception's type name for each text that
-// ast.literal_eval refuses, "" for the others.
-func pyLiteralErrors(t *testing.T, texts []string) []string {
-	t.Helper()
-	in, err := json.Marshal(texts)
-	require.NoError(t, err)
-	cmd := exec.Command("python3", "-I", "-S", "-c", `import ast, json, sys, warnings
-warnings.simplefilter("ignore")
-def err(s):
-    try:
-        ast.literal_eval(s)
-        return ""
-    except Exception as e:
-        return type(e).__name__
-print(json.dumps([err(s) for s in json.load(sys.stdin)]))`)
-	cmd.Stdin = bytes.NewReader(in)
-	out, err := cmd.Output()
-	require.NoError(t, err)
-	var res []string
-	require.NoError(t, json.Unmarshal(out, &res))
-	require.Len(t, res, len(texts))
-	return res
 }
 
 // returnValue feeds a return frame of sampleSource's f whose value is v,
@@ -204,7 +181,7 @@ func TestLiteralGrammarNeverStuck(t *testing.T) {
 		values = append(values, value)
 	}
 	unhashable := 0
-	for i, e := range pyLiteralErrors(t, values) {
+	for i, e := range oracle.LiteralEvalErrors(t, values) {
 		if e != "" {
 			// The one gap: syntax only, an unhashable key.
 			require.Equal(t, "TypeError", e, "not a literal: %q", values[i])
