@@ -1,0 +1,46 @@
+package model
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ndbg/ndbg/kernels"
+)
+
+// BenchmarkDecode times one decode step of one session (the 34m preset, BF16
+// and F32, 1 and 2 threads) at 128 positions: the path `ndbg bench` and
+// bench/llamacpp.sh compare with llama.cpp, here for profiling.
+func BenchmarkDecode(b *testing.B) {
+	cfg, err := Preset("34m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, dt := range []kernels.DType{kernels.BF16, kernels.F32} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", dt, threads), func(b *testing.B) {
+				m, err := NewRandom(ctx, cfg, dt, 1, Options{Threads: threads, Context: 128 + 1<<14})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				s := m.NewSession()
+				if _, err := s.Forward(ctx, make([]int, 128), false); err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					if s.Len() == cfg.MaxPositionEmbeddings {
+						if err := s.Truncate(128); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if _, err := s.Forward(ctx, []int{1}, false); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+			})
+		}
+	}
+}
