@@ -8,7 +8,8 @@
 # for each model, weight type and thread count), keeping each engine's best
 # repetition. Prefill is a prompt of --prefill tokens; decode is --decode
 # tokens after a context of --prefill tokens (llama-bench -d), as ndbg bench
-# decodes after its prefill. Prints one Markdown table of tokens/s and
+# decodes after its prefill (the same lengths for every model: ndbg bench's
+# shorter defaults for models over 1B are overridden). Prints one Markdown table of tokens/s and
 # ndbg/llama.cpp ratios and, as its last line, `min ratio: X`.
 #
 # Not part of `make test`: it takes minutes and wants a quiet machine (pause
@@ -117,7 +118,8 @@ for m in "${model_list[@]}"; do
 				lp+=("$(llama_ts "$g" "$t" -p "$prefill" -n 0)")
 				ld+=("$(llama_ts "$g" "$t" -p 0 -n "$decode" -d "$prefill")")
 				line=$("$ndbg" bench --json --models "$m" --dtypes "$d" --threads "$t" \
-					--prefill "$prefill" --decode "$decode" --reps 1 2>/dev/null | tail -1)
+					--prefill "$prefill" --decode "$decode" \
+					--large-prefill "$prefill" --large-decode "$decode" --reps 1 2>/dev/null | tail -1)
 				np+=("$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["prefill_tok_s"])')")
 				nd+=("$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["decode_tok_s"])')")
 				kern=$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["kernels"])')
