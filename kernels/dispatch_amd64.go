@@ -144,16 +144,17 @@ func (b Impl) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
 		if rk > lo {
 			b.gemvBatchKernel(d[lo:], R, xs, kn, w, lo, rk-lo, kv)
 		}
+		first := lo // the first row with columns left to Go
+		if kv == K {
+			first = rk
+		}
 		for i := range n {
 			xi := xs[i*K : i*K+K]
 			di := d[i*R : i*R+R]
-			for r := lo; r < hi; r++ {
+			for r := first; r < hi; r++ {
 				k0 := kv
 				if r >= rk { // rows the kernel left: all of K here
 					k0, di[r] = 0, 0
-				}
-				if k0 == K {
-					continue
 				}
 				if w.DType == BF16 {
 					di[r] += dotBF16Go(xi[k0:], w.BF16[r*K+k0:r*K+K])
