@@ -216,14 +216,14 @@ func BenchmarkMatMulGEMVCached(b *testing.B) {
 }
 
 // BenchmarkMatMulBatch is batched decode: dst (n × Rows) = x (n × Cols) · Wᵀ
-// for n = 1…9 on the feed-forward shapes of the 34m preset, one thread,
+// for n = 1…9 on the feed-forward shapes of the 34m and 134m presets, one thread,
 // with W from memory (copies of at least 64 MiB together, used in turn).
 // Reports the fastest product's time and GFLOP/s, and GFLOP per CPU-second
 // (robust when other processes share the cores); n sessions decoding
 // together gain over one as long as the time grows less than n-fold.
 func BenchmarkMatMulBatch(b *testing.B) {
 	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
-		for _, sh := range []struct{ rows, cols int }{{1376, 512}, {512, 1376}} {
+		for _, sh := range []struct{ rows, cols int }{{1376, 512}, {512, 1376}, {2048, 768}, {768, 2048}} {
 			wbytes := sh.rows * sh.cols * dt.Size()
 			copies := (64<<20 + wbytes - 1) / wbytes
 			ws := make([]*kernels.Mat, copies)

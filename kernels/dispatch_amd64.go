@@ -6,18 +6,31 @@ import "math"
 
 // gemvMaxN is the largest n computed as matrix-vector products rather than
 // one blocked product (which pads n up to a whole panel of rows), where
-// gemvBatchMaxN does not take it.
+// gemvBatch does not take it.
 const gemvMaxN = 3
 
-// gemvBatchMaxN is the largest n that gemvBatch computes (one read of W for
-// all n rows of x): 4 with AVX-512 (the four-vector kernel; n = 5…8 take
-// the blocked product), 8 with AVX2, where the blocked product's half panel
-// of 8 rows is bound by weight broadcasts.
-func (b Impl) gemvBatchMaxN() int {
-	if b.isa >= isaAVX512 {
-		return 4
+// useGemvBatch reports whether gemvBatch computes this product (one read
+// of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
+// n = 5…8 take the blocked product); n = 2…8 with AVX2, where the blocked
+// product's half panel of 8 rows is bound by weight broadcasts, as long as
+// x is small enough. The AVX2 kernels read x from memory once per FMA and
+// W as one stream, row after row: measured on Zen 3 (BenchmarkMatMulBatch),
+// they lose to the previous paths once x outgrows about 48 KiB (BF16
+// weights) or 28 KiB (F32), and for F32 rows over 6 KiB, where repeated
+// one-row GEMVs, four weight streams each, read W faster.
+func (b Impl) useGemvBatch(n int, w *Mat) bool {
+	switch {
+	case n < 2:
+		return false
+	case b.isa >= isaAVX512:
+		return n <= 4
+	case n > 8:
+		return false
+	case w.DType == BF16:
+		return n*w.Cols*4 <= 48<<10
+	default:
+		return n*w.Cols*4 <= 28<<10 && w.Cols*4 <= 6<<10
 	}
-	return 8
 }
 
 // gemvSerialBytes is the weight traffic below which a matrix-vector product
@@ -32,7 +45,7 @@ func (b Impl) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
 		matMulGeneric(p, dst, x, n, w)
-	case n >= 2 && n <= b.gemvBatchMaxN():
+	case b.useGemvBatch(n, w):
 		b.gemvBatch(p, dst, x, n, w)
 	case n <= gemvMaxN:
 		b.gemv(p, dst, x, n, w)
