@@ -214,3 +214,48 @@ func BenchmarkMatMulGEMVCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatMulBatch is batched decode: dst (n × Rows) = x (n × Cols) · Wᵀ
+// for n = 1…9 on the feed-forward shapes of the 34m and 134m presets, one thread,
+// with W from memory (copies of at least 64 MiB together, used in turn).
+// Reports the fastest product's time and GFLOP/s, and GFLOP per CPU-second
+// (robust when other processes share the cores); n sessions decoding
+// together gain over one as long as the time grows less than n-fold.
+func BenchmarkMatMulBatch(b *testing.B) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		for _, sh := range []struct{ rows, cols int }{{1376, 512}, {512, 1376}, {2048, 768}, {768, 2048}} {
+			wbytes := sh.rows * sh.cols * dt.Size()
+			copies := (64<<20 + wbytes - 1) / wbytes
+			ws := make([]*kernels.Mat, copies)
+			for i := range ws {
+				ws[i] = benchMat(sh.rows, sh.cols, dt)
+			}
+			for n := 1; n <= 9; n++ {
+				x := make([]float32, n*sh.cols)
+				for i := range x {
+					x[i] = 0.01 * float32(i%7)
+				}
+				dst := make([]float32, n*sh.rows)
+				b.Run(fmt.Sprintf("%v/%dx%d/n=%d", dt, sh.rows, sh.cols, n), func(b *testing.B) {
+					i := 0
+					fastest := time.Duration(1 << 62)
+					c0 := cpuTime()
+					for b.Loop() {
+						t0 := time.Now()
+						if err := kernels.MatMul(nil, dst, x, n, ws[i%copies]); err != nil {
+							b.Fatal(err)
+						}
+						fastest = min(fastest, time.Since(t0))
+						i++
+					}
+					flop := 2 * float64(n) * float64(sh.rows*sh.cols)
+					b.ReportMetric(fastest.Seconds()*1e6, "µs-best")
+					b.ReportMetric(flop/fastest.Seconds()/1e9, "GFLOP/s-best")
+					if d := (cpuTime() - c0).Seconds(); d > 0 {
+						b.ReportMetric(flop*float64(i)/d/1e9, "GFLOP/cpu-s")
+					}
+				})
+			}
+		}
+	}
+}

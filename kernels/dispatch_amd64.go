@@ -5,9 +5,33 @@ package kernels
 import "math"
 
 // gemvMaxN is the largest n computed as matrix-vector products rather than
-// one blocked product (which pads n up to a whole panel of rows). With
-// AVX-512, n = 2…4 use the four-vector kernel instead, which reads W once.
+// one blocked product (which pads n up to a whole panel of rows), where
+// gemvBatch does not take it.
 const gemvMaxN = 3
+
+// useGemvBatch reports whether gemvBatch computes this product (one read
+// of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
+// n = 5…8 take the blocked product); n = 2…8 with AVX2, where the blocked
+// product's half panel of 8 rows is bound by weight broadcasts, as long as
+// x is small enough. The AVX2 kernels read x from memory once per FMA and
+// W as one stream, row after row: measured on Zen 3 (BenchmarkMatMulBatch),
+// they lose to the previous paths once x outgrows about 48 KiB (BF16
+// weights) or 28 KiB (F32), and for F32 rows over 6 KiB, where repeated
+// one-row GEMVs, four weight streams each, read W faster.
+func (b Impl) useGemvBatch(n int, w *Mat) bool {
+	switch {
+	case n < 2:
+		return false
+	case b.isa >= isaAVX512:
+		return n <= 4
+	case n > 8:
+		return false
+	case w.DType == BF16:
+		return n*w.Cols*4 <= 48<<10
+	default:
+		return n*w.Cols*4 <= 28<<10 && w.Cols*4 <= 6<<10
+	}
+}
 
 // gemvSerialBytes is the weight traffic below which a matrix-vector product
 // runs on the calling goroutine alone.
@@ -21,7 +45,7 @@ func (b Impl) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	switch {
 	case b.isa == isaGeneric:
 		matMulGeneric(p, dst, x, n, w)
-	case n >= 2 && n <= 4 && b.isa >= isaAVX512:
+	case b.useGemvBatch(n, w):
 		b.gemvBatch(p, dst, x, n, w)
 	case n <= gemvMaxN:
 		b.gemv(p, dst, x, n, w)
@@ -105,59 +129,124 @@ func (b Impl) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
 	}
 }
 
-// gemvBatch computes dst = x · Wᵀ for 2 ≤ n ≤ 4 (AVX-512): the four-vector
-// kernel reads each weight once for all rows of x (padded to 4 with zeros).
+// gemvBatch computes dst = x · Wᵀ for a small batch, 2 ≤ n ≤ 4 with
+// AVX-512, 2 ≤ n ≤ 8 with AVX2, by kernels that read each weight once for
+// all n rows of x. The AVX-512 four-vector kernel always computes 4 rows
+// of x (fewer are padded with zero rows into scratch) and rows of W in
+// fours, the rest of the rows in Go; the AVX2 kernels take n and any row
+// count as they are. Both leave the columns past the last whole vector to Go.
 func (b Impl) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
-	kv := K &^ 15
-	xs := x
-	if n < 4 {
-		xs = make([]float32, 4*K)
+	kn, width, rowStep := n, 8, 1 // rows of x and W the kernel takes, vector width
+	if b.isa >= isaAVX512 {
+		kn, width, rowStep = 4, 16, 4
+	}
+	kv := K &^ (width - 1)
+	xs, d := x, dst // the kernel's x and output (kn rows each, both ldd = R)
+	if n < kn {
+		xs = make([]float32, kn*K)
 		copy(xs, x[:n*K])
+		d = make([]float32, kn*R)
 	}
 	if n*R*K*w.DType.Size() < gemvSerialBytes {
 		p = nil
 	}
 	grain := max(4, (65536/(K*w.DType.Size())+3)&^3)
 	p.For(R, grain, func(lo, hi int) {
-		r4 := lo + (hi-lo)&^3
-		d, ldd := dst[lo:], R
-		if n < 4 { // the kernel writes 4 rows: use a scratch block
-			d, ldd = make([]float32, 4*(hi-lo)), hi-lo
+		rk := lo + (hi-lo)/rowStep*rowStep // rows [lo, rk) in the kernel
+		if rk > lo {
+			b.gemvBatchKernel(d[lo:], R, xs, kn, w, lo, rk-lo, kv)
 		}
-		if r4 > lo {
-			if kv == 0 {
-				for i := range 4 {
-					clear(d[i*ldd : i*ldd+r4-lo])
-				}
-			} else if w.DType == BF16 {
-				gemv4BF16AVX512(&d[0], ldd, &xs[0], K, &w.BF16[lo*K], r4-lo, kv, K)
-			} else {
-				gemv4F32AVX512(&d[0], ldd, &xs[0], K, &w.F32[lo*K], r4-lo, kv, K)
-			}
+		first := lo // the first row with columns left to Go
+		if kv == K {
+			first = rk
 		}
 		for i := range n {
 			xi := xs[i*K : i*K+K]
-			di := d[i*ldd : i*ldd+hi-lo]
-			for r := lo; r < hi; r++ {
+			di := d[i*R : i*R+R]
+			for r := first; r < hi; r++ {
 				k0 := kv
-				if r >= r4 { // the last rows of the chunk: all of K here
-					k0, di[r-lo] = 0, 0
-				}
-				if k0 == K {
-					continue
+				if r >= rk { // rows the kernel left: all of K here
+					k0, di[r] = 0, 0
 				}
 				if w.DType == BF16 {
-					di[r-lo] += dotBF16Go(xi[k0:], w.BF16[r*K+k0:r*K+K])
+					di[r] += dotBF16Go(xi[k0:], w.BF16[r*K+k0:r*K+K])
 				} else {
-					di[r-lo] += dotGo(xi[k0:], w.F32[r*K+k0:r*K+K])
+					di[r] += dotGo(xi[k0:], w.F32[r*K+k0:r*K+K])
 				}
 			}
-			if n < 4 {
-				copy(dst[i*R+lo:i*R+hi], di)
+			if n < kn {
+				copy(dst[i*R+lo:i*R+hi], di[lo:hi])
 			}
 		}
 	})
+}
+
+// gemvBatchKernel sets d[i*ldd+j] = Σ_{c<kv} x[i*K+c] · W[r0+j, c] for
+// i < kn, j < rows with the small-batch kernel for kn rows of x (kv a
+// multiple of the vector width; kv = 0 gives zeros).
+func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat, r0, rows, kv int) {
+	K := w.Cols
+	if kv == 0 {
+		for i := range kn {
+			clear(d[i*ldd : i*ldd+rows])
+		}
+		return
+	}
+	if b.isa >= isaAVX512 {
+		if w.DType == BF16 {
+			gemv4BF16AVX512(&d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
+		} else {
+			gemv4F32AVX512(&d[0], ldd, &x[0], K, &w.F32[r0*K], rows, kv, K)
+		}
+		return
+	}
+	if w.DType == BF16 {
+		gemvBatchBF16AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
+	} else {
+		gemvBatchF32AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], rows, kv, K)
+	}
+}
+
+// gemvBatchBF16AVX2 calls the AVX2 small-batch kernel for n rows of x
+// (2 ≤ n ≤ 8) on BF16 weights.
+func gemvBatchBF16AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int) {
+	switch n {
+	case 2:
+		gemv2BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 3:
+		gemv3BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 4:
+		gemv4BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 5:
+		gemv5BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 6:
+		gemv6BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 7:
+		gemv7BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	default:
+		gemv8BF16AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	}
+}
+
+// gemvBatchF32AVX2 is gemvBatchBF16AVX2 for F32 weights.
+func gemvBatchF32AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int) {
+	switch n {
+	case 2:
+		gemv2F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 3:
+		gemv3F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 4:
+		gemv4F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 5:
+		gemv5F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 6:
+		gemv6F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 7:
+		gemv7F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	default:
+		gemv8F32AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	}
 }
 
 // gemm computes dst = x · Wᵀ for n > gemvMaxN. x is packed K-major into

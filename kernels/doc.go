@@ -19,8 +19,11 @@
 //   - n = 1 (decode) is a matrix-vector product, memory-bound: eight weight
 //     rows at a time (AVX-512; four with AVX2) against one vector of x,
 //     spread over the pool in blocks of about 64 KiB of weights.
-//   - n = 2…4 with AVX-512: a four-vector kernel reads each weight once for
-//     all rows of x.
+//   - small batches (batched decode: n = 2…4 with AVX-512, 2…8 with AVX2)
+//     read each weight once for all rows of x: a four-vector kernel (AVX-512),
+//     or one kernel per n that widens each weight vector once and multiplies
+//     it into all n rows (AVX2, where the padded GEMM panel below would be
+//     bound by weight broadcasts).
 //   - larger n (prefill) is compute-bound: x is packed K-major into panels of
 //     32 rows (16 with AVX2; a half panel for a short rest), and a register
 //     tile of 12 weight rows × 32 x rows (6 × 16 with AVX2) accumulates in

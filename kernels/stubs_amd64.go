@@ -74,6 +74,48 @@ func gemv4F32AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows
 func gemv4BF16AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
+func gemv2F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv3F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv4F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv5F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv6F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv7F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv8F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv3BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv4BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv5BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv6BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv7BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv8BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
 func gemmBF16DotAVX512(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc int)
 
 //go:noescape

@@ -16,10 +16,15 @@ type MatMulCase struct{ N, Rows, Cols int }
 
 // MatMulCases covers n = 1 (decode) and n > 1 (prefill), every size
 // residue against vector widths 8 and 16 and tile sizes 6, 12, 16 and 32,
-// and a large K.
+// and a large K; and every n = 2…8 of the small-batch kernels (batched
+// decode) with odd row counts (against groups of 2, 3 and 4 rows), K below
+// one vector and K tails, serial and split over threads.
 var MatMulCases = []MatMulCase{
 	{1, 1, 1}, {1, 1, 16}, {1, 7, 13}, {1, 4, 32}, {1, 5, 33}, {1, 9, 47}, {1, 64, 256},
 	{1, 33, 4099}, {1, 130, 1024},
+	{2, 9, 8}, {3, 7, 24}, {4, 5, 7}, {5, 11, 40}, {6, 9, 9}, {7, 13, 65}, {8, 1, 8}, {8, 15, 103},
+	{2, 131, 515}, {3, 97, 1031}, {4, 99, 520}, {5, 97, 1031}, {6, 67, 777}, {7, 70, 520}, {8, 130, 520},
+	{8, 29, 1029}, {7, 3, 4}, {8, 6, 31},
 	{2, 3, 5}, {2, 17, 48}, {3, 11, 31}, {4, 1, 1}, {4, 12, 64}, {4, 37, 1000}, {2, 64, 4099}, {3, 130, 333}, {5, 13, 17},
 	{6, 25, 7}, {7, 6, 16}, {15, 37, 100}, {16, 12, 32}, {17, 23, 33},
 	{31, 25, 64}, {32, 12, 64}, {33, 37, 129}, {48, 50, 2}, {64, 96, 256},
