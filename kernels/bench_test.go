@@ -79,8 +79,13 @@ func benchMat(rows, cols int, dt kernels.DType) *kernels.Mat {
 	return w
 }
 
-// Shapes of a 1.8B-parameter LLaMA MLP: hidden 2048, intermediate 5632.
-var benchShapes = []struct{ rows, cols int }{{5632, 2048}, {2048, 5632}}
+// Shapes of a 1.8B-parameter LLaMA MLP (hidden 2048, intermediate 5632),
+// and the short rows of the small presets: 34m (hidden 512, intermediate
+// 1376, vocabulary 8192) and 134m (hidden 768, intermediate 2048).
+var benchShapes = []struct{ rows, cols int }{
+	{5632, 2048}, {2048, 5632},
+	{512, 512}, {1376, 512}, {512, 1376}, {8192, 512}, {2048, 768}, {768, 2048},
+}
 
 // BenchmarkMatMulGEMV is decode: dst (1 × Rows) = x · Wᵀ. Several copies of
 // W (at least 128 MiB together) are used in turn so that W comes from

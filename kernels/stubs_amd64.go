@@ -84,3 +84,15 @@ func gemv8F32AVX512(dst, x, w *float32, rows, k, ldw int)
 
 //go:noescape
 func gemv8BF16AVX512(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv8F32AVX2(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv8BF16AVX2(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv8F32AVX2Next(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv8BF16AVX2Next(dst, x *float32, w *uint16, rows, k, ldw int)
