@@ -276,9 +276,9 @@ g8b_done:
 // Eight-row matrix-vector kernels (AVX2+FMA): dst[r] = Σ_{c<k} x[c]·W[r*ldw+c]
 // for r < rows (a multiple of 8), k a multiple of 8; the …Next variants also
 // prefetch the following eight rows. Measured on Zen 3 against the four-row
-// kernels: BF16 +10-30% on rows over 2 KiB; with the prefetch +40-60% on
+// kernels: BF16 +10-30% on rows over 2 KiB, +35-70% with the prefetch on
 // rows of 2 KiB or less (512-1024 columns), where the hardware prefetcher
-// does not keep up with eight short streams; F32 +5-20%.
+// does not keep up with eight short streams; F32 0-28% (kernels/README.md).
 
 // func gemv8F32AVX2(dst, x *float32, w *float32, rows, k, ldw int)
 TEXT ·gemv8F32AVX2(SB), NOSPLIT, $0-48

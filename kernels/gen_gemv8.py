@@ -161,9 +161,9 @@ def main():
     e("// Eight-row matrix-vector kernels (AVX2+FMA): dst[r] = Σ_{c<k} x[c]·W[r*ldw+c]")
     e("// for r < rows (a multiple of 8), k a multiple of 8; the …Next variants also")
     e("// prefetch the following eight rows. Measured on Zen 3 against the four-row")
-    e("// kernels: BF16 +10-30% on rows over 2 KiB; with the prefetch +40-60% on")
+    e("// kernels: BF16 +10-30% on rows over 2 KiB, +35-70% with the prefetch on")
     e("// rows of 2 KiB or less (512-1024 columns), where the hardware prefetcher")
-    e("// does not keep up with eight short streams; F32 +5-20%.\n")
+    e("// does not keep up with eight short streams; F32 0-28% (kernels/README.md).\n")
     for ahead in (False, True):
         avx2(False, "gemv8F32AVX2" + ("Next" if ahead else ""), 4, ahead)
         avx2(True, "gemv8BF16AVX2" + ("Next" if ahead else ""), 2, ahead)
