@@ -219,3 +219,33 @@ func BenchmarkMatMulGEMVCached(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDotRows is attention's score step in decode: one query head
+// against the keys of every position (head dimension 64, keys of the 8 KV
+// heads interleaved, stride 512) for each of 8 layers × 8 heads, as in the
+// 34m preset. At 512 positions the keys (8 MiB) stay in L3; at 4096 (64 MiB)
+// they come from memory. Reports GB/s of keys read.
+func BenchmarkDotRows(b *testing.B) {
+	const hd, kvDim, layers = 64, 512, 8
+	impl := kernels.Native()
+	for _, pos := range []int{512, 4096} {
+		keys := make([]float32, layers*pos*kvDim)
+		for i := range keys {
+			keys[i] = 0.01 * float32(i%13)
+		}
+		q := make([]float32, hd)
+		dst := make([]float32, pos)
+		b.Run(fmt.Sprintf("positions=%d", pos), func(b *testing.B) {
+			b.SetBytes(int64(layers * kvDim / hd * pos * hd * 4))
+			start := time.Now()
+			for b.Loop() {
+				for l := range layers {
+					for g := range kvDim / hd {
+						impl.DotRows(dst, q, keys[l*pos*kvDim+g*hd:], kvDim)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*layers*kvDim*pos*4)/time.Since(start).Seconds()/1e9, "GB/s")
+		})
+	}
+}
