@@ -79,8 +79,13 @@ func benchMat(rows, cols int, dt kernels.DType) *kernels.Mat {
 	return w
 }
 
-// Shapes of a 1.8B-parameter LLaMA MLP: hidden 2048, intermediate 5632.
-var benchShapes = []struct{ rows, cols int }{{5632, 2048}, {2048, 5632}}
+// Shapes of a 1.8B-parameter LLaMA MLP (hidden 2048, intermediate 5632),
+// and the short rows of the small presets: 34m (hidden 512, intermediate
+// 1376, vocabulary 8192) and 134m (hidden 768, intermediate 2048).
+var benchShapes = []struct{ rows, cols int }{
+	{5632, 2048}, {2048, 5632},
+	{512, 512}, {1376, 512}, {512, 1376}, {8192, 512}, {2048, 768}, {768, 2048},
+}
 
 // BenchmarkMatMulGEMV is decode: dst (1 × Rows) = x · Wᵀ. Several copies of
 // W (at least 128 MiB together) are used in turn so that W comes from
@@ -257,5 +262,35 @@ func BenchmarkMatMulBatch(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkDotRows is attention's score step in decode: one query head
+// against the keys of every position (head dimension 64, keys of the 8 KV
+// heads interleaved, stride 512) for each of 8 layers × 8 heads, as in the
+// 34m preset. At 512 positions the keys (8 MiB) stay in L3; at 4096 (64 MiB)
+// they come from memory. Reports GB/s of keys read.
+func BenchmarkDotRows(b *testing.B) {
+	const hd, kvDim, layers = 64, 512, 8
+	impl := kernels.Native()
+	for _, pos := range []int{512, 4096} {
+		keys := make([]float32, layers*pos*kvDim)
+		for i := range keys {
+			keys[i] = 0.01 * float32(i%13)
+		}
+		q := make([]float32, hd)
+		dst := make([]float32, pos)
+		b.Run(fmt.Sprintf("positions=%d", pos), func(b *testing.B) {
+			b.SetBytes(int64(layers * kvDim / hd * pos * hd * 4))
+			start := time.Now()
+			for b.Loop() {
+				for l := range layers {
+					for g := range kvDim / hd {
+						impl.DotRows(dst, q, keys[l*pos*kvDim+g*hd:], kvDim)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*layers*kvDim*pos*4)/time.Since(start).Seconds()/1e9, "GB/s")
+		})
 	}
 }

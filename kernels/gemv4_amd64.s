@@ -342,8 +342,8 @@ g4b_done:
 // count, k a multiple of 8:
 //   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n, r < rows.
 
-// func gemv2F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv2F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch2F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch2F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -425,8 +425,8 @@ g2f_done:
 	VZEROUPPER
 	RET
 
-// func gemv3F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv3F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch3F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch3F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -517,8 +517,8 @@ g3f_done:
 	VZEROUPPER
 	RET
 
-// func gemv4F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv4F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch4F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch4F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -612,8 +612,8 @@ g4f_done:
 	VZEROUPPER
 	RET
 
-// func gemv5F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv5F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch5F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch5F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -720,8 +720,8 @@ g5f_done:
 	VZEROUPPER
 	RET
 
-// func gemv6F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv6F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch6F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch6F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -841,8 +841,8 @@ g6f_done:
 	VZEROUPPER
 	RET
 
-// func gemv7F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv7F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch7F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch7F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -975,8 +975,8 @@ g7f_done:
 	VZEROUPPER
 	RET
 
-// func gemv8F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
-TEXT ·gemv8F32AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch8F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+TEXT ·gemvBatch8F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1080,8 +1080,8 @@ g8f_done:
 	VZEROUPPER
 	RET
 
-// func gemv2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv2BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch2BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1168,8 +1168,8 @@ g2b_done:
 	VZEROUPPER
 	RET
 
-// func gemv3BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv3BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch3BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch3BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1264,8 +1264,8 @@ g3b_done:
 	VZEROUPPER
 	RET
 
-// func gemv4BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv4BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch4BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch4BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1362,8 +1362,8 @@ g4b_done:
 	VZEROUPPER
 	RET
 
-// func gemv5BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv5BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch5BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch5BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1473,8 +1473,8 @@ g5b_done:
 	VZEROUPPER
 	RET
 
-// func gemv6BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv6BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch6BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch6BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1597,8 +1597,8 @@ g6b_done:
 	VZEROUPPER
 	RET
 
-// func gemv7BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv7BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch7BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch7BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14
@@ -1734,8 +1734,8 @@ g7b_done:
 	VZEROUPPER
 	RET
 
-// func gemv8BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
-TEXT ·gemv8BF16AVX2(SB), NOSPLIT, $0-64
+// func gemvBatch8BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+TEXT ·gemvBatch8BF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ dst+0(FP), DI
 	MOVQ x+16(FP), DX
 	MOVQ ldx+24(FP), R14

@@ -111,7 +111,7 @@ e("")
 
 def gemvn(n, bf16):
     u = GEMVN_UNROLL[n]
-    name = "gemv%d%sAVX2" % (n, "BF16" if bf16 else "F32")
+    name = "gemvBatch%d%sAVX2" % (n, "BF16" if bf16 else "F32")
     lab = "g%d%s" % (n, "b" if bf16 else "f")
     wt = "uint16" if bf16 else "float32"
     ws = 2 if bf16 else 4  # bytes per weight

@@ -74,46 +74,46 @@ func gemv4F32AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows
 func gemv4BF16AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv2F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch2F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv3F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch3F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv4F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch4F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv5F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch5F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv6F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch6F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv7F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch7F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv8F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+func gemvBatch8F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
-func gemv2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv3BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch3BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv4BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch4BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv5BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch5BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv6BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch6BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv7BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch7BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
-func gemv8BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+func gemvBatch8BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
 func gemmBF16DotAVX512(k2 int, xp *uint16, w *uint16, ldw int, out *float32, acc int)
@@ -126,3 +126,15 @@ func gemv8F32AVX512(dst, x, w *float32, rows, k, ldw int)
 
 //go:noescape
 func gemv8BF16AVX512(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv8F32AVX2(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv8BF16AVX2(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemv8F32AVX2Next(dst, x, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemv8BF16AVX2Next(dst, x *float32, w *uint16, rows, k, ldw int)

@@ -16,15 +16,22 @@ type MatMulCase struct{ N, Rows, Cols int }
 
 // MatMulCases covers n = 1 (decode) and n > 1 (prefill), every size
 // residue against vector widths 8 and 16 and tile sizes 6, 12, 16 and 32,
-// and a large K; and every n = 2…8 of the small-batch kernels (batched
-// decode) with odd row counts (against groups of 2, 3 and 4 rows), K below
-// one vector and K tails, serial and split over threads.
+// and a large K. The n = 1 cases take the eight-row GEMV kernels with and
+// without their remainders: rows not a multiple of 8 (then 4, then 1 left),
+// K below 8 (no kernel), K = 8 (only the 8-column tail), K a multiple of 16
+// or 32 with and without an 8-column step and a Go tail after it, rows of
+// at most 2 KiB (the kernels that prefetch the next eight rows) and longer.
+// Also every n = 2…8 of the small-batch kernels (batched decode) with odd
+// row counts (against groups of 2, 3 and 4 rows), K below one vector and K
+// tails, serial and split over threads.
 var MatMulCases = []MatMulCase{
 	{1, 1, 1}, {1, 1, 16}, {1, 7, 13}, {1, 4, 32}, {1, 5, 33}, {1, 9, 47}, {1, 64, 256},
 	{1, 33, 4099}, {1, 130, 1024},
 	{2, 9, 8}, {3, 7, 24}, {4, 5, 7}, {5, 11, 40}, {6, 9, 9}, {7, 13, 65}, {8, 1, 8}, {8, 15, 103},
 	{2, 131, 515}, {3, 97, 1031}, {4, 99, 520}, {5, 97, 1031}, {6, 67, 777}, {7, 70, 520}, {8, 130, 520},
 	{8, 29, 1029}, {7, 3, 4}, {8, 6, 31},
+	{1, 8, 7}, {1, 8, 8}, {1, 15, 24}, {1, 16, 40}, {1, 23, 63}, {1, 31, 520}, {1, 24, 515},
+	{1, 41, 1376}, {1, 45, 1032}, {1, 17, 2056},
 	{2, 3, 5}, {2, 17, 48}, {3, 11, 31}, {4, 1, 1}, {4, 12, 64}, {4, 37, 1000}, {2, 64, 4099}, {3, 130, 333}, {5, 13, 17},
 	{6, 25, 7}, {7, 6, 16}, {15, 37, 100}, {16, 12, 32}, {17, 23, 33},
 	{31, 25, 64}, {32, 12, 64}, {33, 37, 129}, {48, 50, 2}, {64, 96, 256},

@@ -14,6 +14,7 @@ import (
 var RowsCases = []struct{ Rows, Width, Extra int }{
 	{1, 1, 0}, {3, 7, 0}, {5, 8, 3}, {17, 16, 16}, {33, 31, 1}, {64, 32, 0},
 	{7, 33, 31}, {100, 64, 192}, {129, 100, 0}, {300, 128, 384}, {2, 4099, 5},
+	{8, 8, 0}, {9, 40, 3}, {16, 7, 1}, {23, 72, 8}, {40, 520, 0},
 }
 
 // TestDotRows checks dst[j] = x · m[j·stride:], guard regions, NaN
