@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/bench"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
@@ -35,17 +36,21 @@ var benchActions = []dsl.Action{{Kind: dsl.StepOver}, {Kind: dsl.StepOver}, {Kin
 	{Kind: dsl.StepInto}, {Kind: dsl.StepOver}, {Kind: dsl.StepReturn}, {Kind: dsl.InvStepOver}, {Kind: dsl.StepInto}}
 
 // runActions plays benchActions on a fresh session; it returns each
-// action's latency and the session's text.
-func runActions(b *testing.B, m *ndbg.Model, src []byte) ([]time.Duration, string) {
+// action's latency, the process's CPU time during the actions
+// (bench.ProcessCPU: every goroutine's, the forward pass's workers
+// included) and the session's text.
+func runActions(b *testing.B, m *ndbg.Model, src []byte) ([]time.Duration, time.Duration, string) {
 	ctx := context.Background()
 	s, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), string(src), "f([3, None, 4])")
 	require.NoError(b, err)
 	defer s.Close()
 	var lat []time.Duration
+	var cpu time.Duration
 	for _, a := range benchActions {
-		t0 := time.Now()
+		c0, t0 := bench.ProcessCPU(), time.Now()
 		_, err := s.Do(ctx, a)
 		lat = append(lat, time.Since(t0))
+		cpu += bench.ProcessCPU() - c0
 		if err != nil {
 			require.ErrorIs(b, err, ndbg.ErrFinished)
 			break
@@ -53,7 +58,7 @@ func runActions(b *testing.B, m *ndbg.Model, src []byte) ([]time.Duration, strin
 	}
 	text, err := s.Trajectory().Encode()
 	require.NoError(b, err)
-	return lat, text
+	return lat, cpu, text
 }
 
 // BenchmarkNeuralAction: one action on the default model with the program
@@ -61,14 +66,15 @@ func runActions(b *testing.B, m *ndbg.Model, src []byte) ([]time.Duration, strin
 // against free decoding of the same token stream (the session's text after
 // its first frame, one forward pass and one unconstrained sample per token,
 // at the same positions; goal: at most 2% slower; forced special tokens are
-// fed without a pass of their own, which can make it faster); and eight concurrent
-// sessions on one model against one alone. Session start (python evaluates
-// the arguments) is not timed.
+// fed without a pass of their own, which can make it faster), by wall time
+// and, steadier on a shared machine, by the process's CPU time; and eight
+// concurrent sessions on one model against one alone. Session start (python
+// evaluates the arguments) is not timed.
 func BenchmarkNeuralAction(b *testing.B) {
 	m := benchModel(b)
 	src, err := os.ReadFile("examples/mean.py")
 	require.NoError(b, err)
-	_, text := runActions(b, m, src) // warm: the program's prefix is cached from here on
+	_, _, text := runActions(b, m, src) // warm: the program's prefix is cached from here on
 
 	// The baseline: the same text, read up to the first action at once, then
 	// one token per forward pass with a free sample each time. Each
@@ -84,27 +90,27 @@ func BenchmarkNeuralAction(b *testing.B) {
 	// the neural backend's is (a copy-on-write KV cache).
 	prefixes := model.NewPrefixCache(m.Engine(), 1)
 	program := m.Tokenizer().Encode(text[:strings.Index(text, dsl.FrameSep)+len(dsl.FrameSep)])
-	freeRun := func() time.Duration {
+	freeRun := func() (wall, cpu time.Duration) {
 		sess, err := prefixes.Fork(ctx, program)
 		require.NoError(b, err)
 		_, err = sess.Forward(ctx, head[len(program):], false)
 		require.NoError(b, err)
-		t1 := time.Now()
+		c1, t1 := bench.ProcessCPU(), time.Now()
 		for _, tok := range tail {
 			_, err := smp.Sample(sess.Last())
 			require.NoError(b, err)
 			_, err = sess.Forward(ctx, []int{tok}, false)
 			require.NoError(b, err)
 		}
-		return time.Since(t1)
+		return time.Since(t1), bench.ProcessCPU() - c1
 	}
 
 	var lat []time.Duration
 	var constrained time.Duration
-	var ratios []float64
+	var ratios, cpuRatios []float64
 	b.ResetTimer()
 	for range b.N {
-		l, _ := runActions(b, m, src)
+		l, cpu, _ := runActions(b, m, src)
 		lat = append(lat, l...)
 		var c time.Duration
 		for _, d := range l {
@@ -112,7 +118,11 @@ func BenchmarkNeuralAction(b *testing.B) {
 		}
 		constrained += c
 		b.StopTimer()
-		ratios = append(ratios, float64(c)/float64(freeRun()))
+		fw, fcpu := freeRun()
+		ratios = append(ratios, float64(c)/float64(fw))
+		if fcpu > 0 { // 0 where the platform has no CPU time
+			cpuRatios = append(cpuRatios, float64(cpu)/float64(fcpu))
+		}
 		b.StartTimer()
 	}
 	b.StopTimer()
@@ -122,6 +132,10 @@ func BenchmarkNeuralAction(b *testing.B) {
 	b.ReportMetric(float64(len(lat))/constrained.Seconds(), "actions/s")
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "constrained/free")
+	if len(cpuRatios) > 0 {
+		slices.Sort(cpuRatios)
+		b.ReportMetric(cpuRatios[len(cpuRatios)/2], "constrained/free-cpu")
+	}
 	b.ReportMetric(float64(len(tail)), "tokens/session")
 
 	// Eight sessions at once on one model.
@@ -133,7 +147,7 @@ func BenchmarkNeuralAction(b *testing.B) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, _ := runActions(b, m, src)
+			l, _, _ := runActions(b, m, src)
 			mu.Lock()
 			actions += len(l)
 			mu.Unlock()

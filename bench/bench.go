@@ -173,7 +173,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	}
 	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
-	cpu0, wall0 := processCPU(), time.Now()
+	cpu0, wall0 := ProcessCPU(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
 		s := m.NewSession()
 		t0 := time.Now()
@@ -199,7 +199,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 		}
 	}
 	if threads, ok := m.Device().(interface{ Threads() int }); ok {
-		r.CPUShare = (processCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads.Threads())
+		r.CPUShare = (ProcessCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads.Threads())
 	}
 	r.PrefillTokS = float64(o.Prefill) / bestPrefill.Seconds()
 	r.DecodeTokS = float64(o.Decode) / bestDecode.Seconds()
@@ -375,14 +375,14 @@ func measureSessions(ctx context.Context, m *model.Model, o Options, counts []in
 				if batched {
 					b = model.NewBatcher(m, n, batchWindow)
 				}
-				cpu0 := processCPU()
+				cpu0 := ProcessCPU()
 				d, err := decodeConcurrently(ctx, base, n, o.Decode, b)
 				if err != nil {
 					return nil, err
 				}
 				tokens := float64(n * o.Decode)
 				tokS, tokCPU := tokens/d.Seconds(), 0.0
-				if cpu := processCPU() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
+				if cpu := ProcessCPU() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
 					tokCPU = tokens / cpu.Seconds()
 				}
 				if batched {

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// processCPU returns the CPU time (user + system) the process has used so
+// ProcessCPU returns the CPU time (user + system) the process has used so
 // far, over all its threads.
-func processCPU() time.Duration {
+func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

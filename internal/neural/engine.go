@@ -349,6 +349,8 @@ func (e *Engine) encoder(traj *dsl.Trajectory) (*dsl.Encoder, error) {
 // frame would not end within the context (closeMask). The frame's tokens
 // are queued in pending.
 func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
+	e.m.decoding.Add(1)
+	defer e.m.decoding.Add(-1)
 	var out []int
 	conf := newFrameConf()
 	cutting := false // the value under way was cut: its remaining tokens count for nothing
@@ -380,13 +382,9 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 		if !closing {
 			m.FillMask(e.mask.Words())
 		}
-		tok, err := e.smp.SampleMasked(logits, e.mask)
+		tok, p, allowed, err := e.smp.SampleProb(logits, e.mask)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
-		}
-		p, allowed, err := e.smp.Prob(logits, e.mask, tok)
-		if err != nil {
-			return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
 		}
 		switch {
 		case cutting: // the rest of a value already cut counts for nothing

@@ -431,3 +431,26 @@ func TestEngineEncoderIsIncremental(t *testing.T) {
 	require.NoError(t, s.e.Edited(ctx, &s.traj))
 	require.Nil(t, s.e.enc, "Edited: the history is read afresh")
 }
+
+// TestLoneDecoderStepsAlone: sessions that decode one after another, never
+// together, step on their own Forward (no Batcher hand-off, and none of its
+// waiting for the session before), and the count of decoding engines
+// returns to zero after each frame, errors included.
+func TestLoneDecoderStepsAlone(t *testing.T) {
+	m := openDefault(t)
+	for range 2 {
+		s := start(t, m, meanSource(t), "f([3, None, 4])")
+		for range 3 {
+			_, err := s.do(context.Background(), dsl.Action{Kind: dsl.StepOver})
+			require.NoError(t, err)
+			require.Zero(t, m.decoding.Load())
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := s.do(ctx, dsl.Action{Kind: dsl.StepOver})
+		require.Error(t, err)
+		require.Zero(t, m.decoding.Load())
+	}
+	batches, steps := m.DecodeStats()
+	require.Zero(t, batches+steps, "a lone decoder's steps went through the Batcher")
+}

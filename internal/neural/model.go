@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ndbg/ndbg/constrain"
@@ -31,7 +32,10 @@ type Model struct {
 	// batcher runs the one-token decode steps of the model's sessions that
 	// arrive together as one batch (nil: each session steps alone).
 	batcher *model.Batcher
-	braces  []uint64 // mask of the tokens whose text starts with '}' (closeMask)
+	// decoding counts the engines decoding a frame now (decodeFrame): a
+	// step goes through the Batcher only when another may join it.
+	decoding atomic.Int32
+	braces   []uint64 // mask of the tokens whose text starts with '}' (closeMask)
 
 	mu    sync.Mutex
 	progs map[string]*programCache // by prepared source
@@ -101,10 +105,15 @@ func (m *Model) DecodeStats() (batches, steps int64) {
 }
 
 // forward feeds tokens to a session of the model: a single token through
-// the Batcher, where the model batches, else the session's own Forward.
+// the Batcher, where the model batches and another engine is decoding too,
+// else the session's own Forward. A lone decoder has no one to batch with:
+// the Batcher would cost it a hand-off to its goroutine at every token, and
+// a window's wait whenever the session before it has just stopped
+// stepping (the Batcher waits for the sessions of its last two batches).
+// Alone, a batch of one is the session's own Forward, bit for bit.
 func (m *Model) forward(ctx context.Context, s *model.Session, tokens []int) error {
 	var err error
-	if len(tokens) == 1 && m.batcher != nil {
+	if len(tokens) == 1 && m.batcher != nil && m.decoding.Load() > 1 {
 		_, err = m.batcher.Forward(ctx, s, tokens[0])
 	} else {
 		_, err = s.Forward(ctx, tokens, false)
