@@ -4,32 +4,50 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// spinFor bounds every busy wait of a Pool: a worker that finished a job
+// watches for the next one this long before it blocks, and a caller whose
+// own chunks are done watches this long for the workers' last chunks before
+// it blocks. Decode hands out dozens of jobs per token, a few microseconds
+// apart; waking a blocked worker costs tens of microseconds on a VM (an
+// idle vCPU must be woken), so a short spin keeps the second thread busy.
+// It is bounded so that a thread whose partner is descheduled (another
+// process on its core) burns at most this much before it gives way.
+const spinFor = 50 * time.Microsecond
 
 // Pool is a fixed set of worker goroutines for data-parallel loops.
 //
-// Idle workers block on a channel: a Pool never spins, so it shares the
-// machine gracefully with other busy processes (work is handed out in small
-// chunks from an atomic counter, so a descheduled thread simply takes fewer
-// chunks). The calling goroutine always takes part in the work, so a Pool of
-// T threads starts T-1 goroutines. All goroutines end when Close returns.
+// Work is handed out in small chunks from an atomic counter, so a
+// descheduled thread simply takes fewer chunks, and nobody ever waits for a
+// worker that has not started: only for chunks already running. Idle workers
+// spin for at most spinFor after a job, watching for the next one (decode's
+// jobs come microseconds apart), then block on a channel: an idle Pool uses
+// no CPU, and on a busy machine a Pool never spins for longer than that.
+// The calling goroutine always takes part in the work, so a Pool of T
+// threads starts T-1 goroutines. All goroutines end when Close returns.
 //
 // A nil *Pool is valid and runs everything on the calling goroutine. For may
-// be called from several goroutines at once.
+// be called from several goroutines at once, and from inside fn.
 type Pool struct {
-	threads int
-	mu      sync.RWMutex // guards closed and sends on work
-	closed  bool
-	work    chan *job
-	wg      sync.WaitGroup
+	threads  int
+	mu       sync.RWMutex // guards closed and sends on work
+	closed   bool
+	work     chan *job           // jobs for blocked workers, one send per helper
+	offer    atomic.Pointer[job] // a job for spinning workers
+	spinning atomic.Int32        // workers spinning for an offer
+	wg       sync.WaitGroup
 }
 
 type job struct {
-	next  atomic.Int64
-	n     int
-	grain int
-	fn    func(lo, hi int)
-	done  sync.WaitGroup // one count per chunk
+	next    atomic.Int64
+	n       int
+	grain   int
+	fn      func(lo, hi int)
+	tickets atomic.Int32   // helpers still wanted from spinning workers
+	left    atomic.Int64   // chunks not yet finished
+	done    sync.WaitGroup // released when left reaches 0
 }
 
 // NewPool returns a pool of the given number of threads (including the
@@ -48,9 +66,54 @@ func NewPool(threads int) *Pool {
 
 func (p *Pool) worker() {
 	defer p.wg.Done()
-	for j := range p.work {
+	for {
+		if j := p.spin(); j != nil {
+			j.run()
+			continue
+		}
+		j, ok := <-p.work
+		if !ok {
+			return
+		}
 		j.run()
 	}
+}
+
+// spin watches p.offer for up to spinFor and returns a job whose ticket it
+// took, or nil. It checks the offer once more after it stops counting as
+// spinning, so that a caller who saw it spinning (and so sent nothing on
+// p.work) is never left without it.
+func (p *Pool) spin() *job {
+	p.spinning.Add(1)
+	deadline := time.Now().Add(spinFor)
+	for i := 0; ; i++ {
+		if j := p.take(); j != nil {
+			p.spinning.Add(-1)
+			return j
+		}
+		if i&15 == 15 {
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched() // let this P's other goroutines run
+		}
+		spinPause()
+	}
+	p.spinning.Add(-1)
+	return p.take()
+}
+
+// take returns the offered job if it still wants a helper, taking one of its
+// tickets.
+func (p *Pool) take() *job {
+	j := p.offer.Load()
+	if j == nil || j.tickets.Load() <= 0 {
+		return nil
+	}
+	if j.tickets.Add(-1) < 0 {
+		return nil
+	}
+	return j
 }
 
 // run takes chunks of the job until none is left. A worker that arrives
@@ -63,8 +126,24 @@ func (j *job) run() {
 			return
 		}
 		j.fn(lo, min(lo+j.grain, j.n))
-		j.done.Done()
+		if j.left.Add(-1) == 0 {
+			j.done.Done()
+		}
 	}
+}
+
+// wait returns when every chunk of j has finished: it watches for up to
+// spinFor (the workers' last chunks are usually microseconds from done),
+// then blocks.
+func (j *job) wait() {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; j.left.Load() != 0; i++ {
+		if i&15 == 15 && time.Now().After(deadline) {
+			break
+		}
+		spinPause()
+	}
+	j.done.Wait()
 }
 
 // Threads returns the number of threads of p (1 for a nil pool).
@@ -96,6 +175,9 @@ func (p *Pool) Close() {
 // and returns when all calls have returned. fn must be safe for concurrent
 // use on disjoint ranges. fn may itself call For (it never deadlocks: when
 // every worker is busy, the caller does the work).
+//
+// Helpers come first from workers spinning after their last job (through
+// p.offer, no wake-up), the rest are woken through p.work.
 func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -111,12 +193,21 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	j := &job{n: n, grain: grain, fn: fn}
-	j.done.Add(chunks)
+	j.left.Store(int64(chunks))
+	j.done.Add(1)
 	helpers := min(p.threads-1, chunks-1)
 	p.mu.RLock()
 	if !p.closed {
+		wake := helpers
+		j.tickets.Store(int32(helpers))
+		// Publish the offer, then count the spinners: a spinner stops
+		// counting before its last look at the offer, so each one either
+		// is counted here or sees the offer.
+		if p.offer.CompareAndSwap(nil, j) {
+			wake -= min(int(p.spinning.Load()), helpers)
+		}
 	send:
-		for range helpers {
+		for range wake {
 			select {
 			case p.work <- j:
 			default: // queue full (e.g. a nested For): the caller does more
@@ -126,5 +217,6 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	}
 	p.mu.RUnlock()
 	j.run()
-	j.done.Wait()
+	p.offer.CompareAndSwap(j, nil) // no more helpers wanted
+	j.wait()
 }
