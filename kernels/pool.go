@@ -138,8 +138,11 @@ func (j *job) run() {
 func (j *job) wait() {
 	deadline := time.Now().Add(spinFor)
 	for i := 0; j.left.Load() != 0; i++ {
-		if i&15 == 15 && time.Now().After(deadline) {
-			break
+		if i&15 == 15 {
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched() // a chunk's goroutine may wait for this P
 		}
 		spinPause()
 	}
@@ -200,10 +203,11 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	if !p.closed {
 		wake := helpers
 		j.tickets.Store(int32(helpers))
-		// Publish the offer, then count the spinners: a spinner stops
-		// counting before its last look at the offer, so each one either
-		// is counted here or sees the offer.
-		if p.offer.CompareAndSwap(nil, j) {
+		// Publish the offer (unless another caller's still wants helpers),
+		// then count the spinners: a spinner stops counting before its
+		// last look at the offer, so each one either is counted here or
+		// sees the offer.
+		if old := p.offer.Load(); (old == nil || old.tickets.Load() <= 0) && p.offer.CompareAndSwap(old, j) {
 			wake -= min(int(p.spinning.Load()), helpers)
 		}
 	send:

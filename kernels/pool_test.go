@@ -194,3 +194,19 @@ func BenchmarkPoolFor(b *testing.B) {
 		})
 	}
 }
+
+// With fewer Ps than pool threads, spinning workers and callers must still
+// let each other run: every For finishes, nested ones included.
+func TestPoolMoreThreadsThanProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := NewPool(3)
+	defer p.Close()
+	for range 200 {
+		covers(t, p, 50, 1)
+	}
+	var sum atomic.Int64
+	p.For(6, 1, func(lo, hi int) {
+		p.For(4, 1, func(lo, hi int) { sum.Add(1) })
+	})
+	assert.Equal(t, int64(24), sum.Load())
+}
