@@ -17,14 +17,22 @@ import (
 // process on its core) burns at most this much before it gives way.
 const spinFor = 50 * time.Microsecond
 
+// spinMin is the shortest a worker spins: after each spin that found no
+// job a worker halves its next spin down to this, after each that found
+// one it doubles it up to spinFor. On a machine whose cores other
+// processes take (the caller often descheduled between jobs, so spins time
+// out), the pool thus burns little; on a free one it keeps spinning.
+const spinMin = 4 * time.Microsecond
+
 // Pool is a fixed set of worker goroutines for data-parallel loops.
 //
 // Work is handed out in small chunks from an atomic counter, so a
 // descheduled thread simply takes fewer chunks, and nobody ever waits for a
 // worker that has not started: only for chunks already running. Idle workers
 // spin for at most spinFor after a job, watching for the next one (decode's
-// jobs come microseconds apart), then block on a channel: an idle Pool uses
-// no CPU, and on a busy machine a Pool never spins for longer than that.
+// jobs come microseconds apart; shorter after spins that found nothing, see
+// spinMin), then block on a channel: an idle Pool uses no CPU, and on a busy
+// machine a Pool never spins for longer than that.
 // The calling goroutine always takes part in the work, so a Pool of T
 // threads starts T-1 goroutines. All goroutines end when Close returns.
 //
@@ -66,11 +74,14 @@ func NewPool(threads int) *Pool {
 
 func (p *Pool) worker() {
 	defer p.wg.Done()
+	limit := spinFor
 	for {
-		if j := p.spin(); j != nil {
+		if j := p.spin(limit); j != nil {
+			limit = min(2*limit, spinFor)
 			j.run()
 			continue
 		}
+		limit = max(limit/2, spinMin)
 		j, ok := <-p.work
 		if !ok {
 			return
@@ -79,13 +90,13 @@ func (p *Pool) worker() {
 	}
 }
 
-// spin watches p.offer for up to spinFor and returns a job whose ticket it
+// spin watches p.offer for up to limit and returns a job whose ticket it
 // took, or nil. It checks the offer once more after it stops counting as
 // spinning, so that a caller who saw it spinning (and so sent nothing on
 // p.work) is never left without it.
-func (p *Pool) spin() *job {
+func (p *Pool) spin(limit time.Duration) *job {
 	p.spinning.Add(1)
-	deadline := time.Now().Add(spinFor)
+	deadline := time.Now().Add(limit)
 	for i := 0; ; i++ {
 		if j := p.take(); j != nil {
 			p.spinning.Add(-1)
