@@ -210,3 +210,19 @@ func TestPoolMoreThreadsThanProcs(t *testing.T) {
 	})
 	assert.Equal(t, int64(24), sum.Load())
 }
+
+// A spinning worker takes an offered job once per ticket, and a spin that
+// finds nothing gives up after its limit (bounded: it never outlasts it by
+// much) and leaves the spinner count as it found it.
+func TestPoolSpinTakesTicketsAndGivesUp(t *testing.T) {
+	p := &Pool{threads: 2}
+	j := &job{n: 1, grain: 1}
+	j.tickets.Store(1)
+	p.offer.Store(j)
+	assert.Same(t, j, p.spin(spinFor))
+	t0 := time.Now()
+	assert.Nil(t, p.spin(spinMin), "the job's only ticket was taken")
+	assert.GreaterOrEqual(t, time.Since(t0), spinMin)
+	assert.Less(t, time.Since(t0), 50*time.Millisecond, "spin outlasted its limit")
+	assert.Zero(t, p.spinning.Load())
+}
