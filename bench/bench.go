@@ -75,9 +75,9 @@ type Result struct {
 	DecodeGBs   float64 // GB/s of weights read while decoding
 	// CPUShare is the process's CPU time over wall time × threads during
 	// the measurements: well below 1 when other processes took the cores
-	// (the figures then understate the engine). Idle pool threads block
-	// rather than spin, so serial stretches lower it a little even on an
-	// idle machine.
+	// (the figures then understate the engine). Idle pool threads spin
+	// at most 50 µs before they block, so long serial stretches lower it
+	// a little even on an idle machine.
 	CPUShare float64
 	Machine  Machine
 }

@@ -61,3 +61,7 @@ func supportedISAs() []isa {
 	}
 	return l
 }
+
+// spinPause executes one PAUSE: a spin-wait hint that saves power and frees
+// the core's other hardware thread while a Pool watches for work.
+func spinPause()

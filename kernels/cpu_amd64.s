@@ -20,3 +20,8 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	MOVL AX, eax+0(FP)
 	MOVL DX, edx+4(FP)
 	RET
+
+// func spinPause()
+TEXT ·spinPause(SB), NOSPLIT, $0-0
+	PAUSE
+	RET

@@ -1,7 +1,8 @@
 // Package kernels holds the CPU compute kernels of the inference engine:
 // matrix multiplication against row-major weight matrices (F32 or BF16),
 // the vector helpers attention and the MLP need, BF16 conversion, a worker
-// pool that shares the machine without spinning, and machine references
+// pool that shares the machine (its threads spin at most 50 µs per wait),
+// and machine references
 // (memory read bandwidth, FMA peak) for benchmarks.
 //
 // # Implementations

@@ -5,3 +5,6 @@ package kernels
 func readSum(x []float32) float32 { return readSumGo(x) }
 
 func fmaLoop(iters int) float64 { return fmaLoopGo(iters) }
+
+// spinPause is the spin-wait hint of a Pool; there is none without assembly.
+func spinPause() {}

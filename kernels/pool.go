@@ -4,32 +4,58 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
+
+// spinFor bounds every busy wait of a Pool: a worker that finished a job
+// watches for the next one this long before it blocks, and a caller whose
+// own chunks are done watches this long for the workers' last chunks before
+// it blocks. Decode hands out dozens of jobs per token, a few microseconds
+// apart; waking a blocked worker costs tens of microseconds on a VM (an
+// idle vCPU must be woken), so a short spin keeps the second thread busy.
+// It is bounded so that a thread whose partner is descheduled (another
+// process on its core) burns at most this much before it gives way.
+const spinFor = 50 * time.Microsecond
+
+// spinMin is the shortest a worker spins: after each spin that found no
+// job a worker halves its next spin down to this, after each that found
+// one it doubles it up to spinFor. On a machine whose cores other
+// processes take (the caller often descheduled between jobs, so spins time
+// out), the pool thus burns little; on a free one it keeps spinning.
+const spinMin = 4 * time.Microsecond
 
 // Pool is a fixed set of worker goroutines for data-parallel loops.
 //
-// Idle workers block on a channel: a Pool never spins, so it shares the
-// machine gracefully with other busy processes (work is handed out in small
-// chunks from an atomic counter, so a descheduled thread simply takes fewer
-// chunks). The calling goroutine always takes part in the work, so a Pool of
-// T threads starts T-1 goroutines. All goroutines end when Close returns.
+// Work is handed out in small chunks from an atomic counter, so a
+// descheduled thread simply takes fewer chunks, and nobody ever waits for a
+// worker that has not started: only for chunks already running. Idle workers
+// spin for at most spinFor after a job, watching for the next one (decode's
+// jobs come microseconds apart; shorter after spins that found nothing, see
+// spinMin), then block on a channel: an idle Pool uses no CPU, and on a busy
+// machine a Pool never spins for longer than that.
+// The calling goroutine always takes part in the work, so a Pool of T
+// threads starts T-1 goroutines. All goroutines end when Close returns.
 //
 // A nil *Pool is valid and runs everything on the calling goroutine. For may
-// be called from several goroutines at once.
+// be called from several goroutines at once, and from inside fn.
 type Pool struct {
-	threads int
-	mu      sync.RWMutex // guards closed and sends on work
-	closed  bool
-	work    chan *job
-	wg      sync.WaitGroup
+	threads  int
+	mu       sync.RWMutex // guards closed and sends on work
+	closed   bool
+	work     chan *job           // jobs for blocked workers, one send per helper
+	offer    atomic.Pointer[job] // a job for spinning workers
+	spinning atomic.Int32        // workers spinning for an offer
+	wg       sync.WaitGroup
 }
 
 type job struct {
-	next  atomic.Int64
-	n     int
-	grain int
-	fn    func(lo, hi int)
-	done  sync.WaitGroup // one count per chunk
+	next    atomic.Int64
+	n       int
+	grain   int
+	fn      func(lo, hi int)
+	tickets atomic.Int32   // helpers still wanted from spinning workers
+	left    atomic.Int64   // chunks not yet finished
+	done    sync.WaitGroup // released when left reaches 0
 }
 
 // NewPool returns a pool of the given number of threads (including the
@@ -48,9 +74,57 @@ func NewPool(threads int) *Pool {
 
 func (p *Pool) worker() {
 	defer p.wg.Done()
-	for j := range p.work {
+	limit := spinFor
+	for {
+		if j := p.spin(limit); j != nil {
+			limit = min(2*limit, spinFor)
+			j.run()
+			continue
+		}
+		limit = max(limit/2, spinMin)
+		j, ok := <-p.work
+		if !ok {
+			return
+		}
 		j.run()
 	}
+}
+
+// spin watches p.offer for up to limit and returns a job whose ticket it
+// took, or nil. It checks the offer once more after it stops counting as
+// spinning, so that a caller who saw it spinning (and so sent nothing on
+// p.work) is never left without it.
+func (p *Pool) spin(limit time.Duration) *job {
+	p.spinning.Add(1)
+	deadline := time.Now().Add(limit)
+	for i := 0; ; i++ {
+		if j := p.take(); j != nil {
+			p.spinning.Add(-1)
+			return j
+		}
+		if i&15 == 15 {
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched() // let this P's other goroutines run
+		}
+		spinPause()
+	}
+	p.spinning.Add(-1)
+	return p.take()
+}
+
+// take returns the offered job if it still wants a helper, taking one of its
+// tickets.
+func (p *Pool) take() *job {
+	j := p.offer.Load()
+	if j == nil || j.tickets.Load() <= 0 {
+		return nil
+	}
+	if j.tickets.Add(-1) < 0 {
+		return nil
+	}
+	return j
 }
 
 // run takes chunks of the job until none is left. A worker that arrives
@@ -63,8 +137,27 @@ func (j *job) run() {
 			return
 		}
 		j.fn(lo, min(lo+j.grain, j.n))
-		j.done.Done()
+		if j.left.Add(-1) == 0 {
+			j.done.Done()
+		}
 	}
+}
+
+// wait returns when every chunk of j has finished: it watches for up to
+// spinFor (the workers' last chunks are usually microseconds from done),
+// then blocks.
+func (j *job) wait() {
+	deadline := time.Now().Add(spinFor)
+	for i := 0; j.left.Load() != 0; i++ {
+		if i&15 == 15 {
+			if time.Now().After(deadline) {
+				break
+			}
+			runtime.Gosched() // a chunk's goroutine may wait for this P
+		}
+		spinPause()
+	}
+	j.done.Wait()
 }
 
 // Threads returns the number of threads of p (1 for a nil pool).
@@ -96,6 +189,9 @@ func (p *Pool) Close() {
 // and returns when all calls have returned. fn must be safe for concurrent
 // use on disjoint ranges. fn may itself call For (it never deadlocks: when
 // every worker is busy, the caller does the work).
+//
+// Helpers come first from workers spinning after their last job (through
+// p.offer, no wake-up), the rest are woken through p.work.
 func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -111,12 +207,22 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 		return
 	}
 	j := &job{n: n, grain: grain, fn: fn}
-	j.done.Add(chunks)
+	j.left.Store(int64(chunks))
+	j.done.Add(1)
 	helpers := min(p.threads-1, chunks-1)
 	p.mu.RLock()
 	if !p.closed {
+		wake := helpers
+		j.tickets.Store(int32(helpers))
+		// Publish the offer (unless another caller's still wants helpers),
+		// then count the spinners: a spinner stops counting before its
+		// last look at the offer, so each one either is counted here or
+		// sees the offer.
+		if old := p.offer.Load(); (old == nil || old.tickets.Load() <= 0) && p.offer.CompareAndSwap(old, j) {
+			wake -= min(int(p.spinning.Load()), helpers)
+		}
 	send:
-		for range helpers {
+		for range wake {
 			select {
 			case p.work <- j:
 			default: // queue full (e.g. a nested For): the caller does more
@@ -126,5 +232,6 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	}
 	p.mu.RUnlock()
 	j.run()
-	j.done.Wait()
+	p.offer.CompareAndSwap(j, nil) // no more helpers wanted
+	j.wait()
 }

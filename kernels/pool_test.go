@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -91,14 +92,30 @@ func TestPoolNestedAndConcurrent(t *testing.T) {
 	assert.Equal(t, int64(4*8*10), sum.Load())
 }
 
+// settledGoroutines returns the number of goroutines once the goroutines
+// of earlier tests (which end just after signalling that they are done)
+// have gone.
+func settledGoroutines() int {
+	n := runtime.NumGoroutine()
+	for range 100 {
+		time.Sleep(5 * time.Millisecond)
+		m := runtime.NumGoroutine()
+		if m == n {
+			return n
+		}
+		n = m
+	}
+	return n
+}
+
 func TestPoolCloseEndsGoroutines(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := settledGoroutines()
 	p := NewPool(8)
 	covers(t, p, 100, 1)
 	assert.GreaterOrEqual(t, runtime.NumGoroutine(), before+7)
 	p.Close()
 	p.Close() // idempotent
-	assert.Equal(t, before, runtime.NumGoroutine())
+	assert.Equal(t, before, settledGoroutines())
 	covers(t, p, 100, 7) // still works, on the caller
 }
 
@@ -151,4 +168,61 @@ func TestMatRowAndCheck(t *testing.T) {
 	assert.Equal(t, "BF16", BF16.String())
 	assert.Equal(t, 4, F32.Size())
 	assert.Equal(t, 0, DType(7).Size())
+}
+
+// BenchmarkPoolFor times For calls shaped like decode's: a few chunks of
+// about 10µs each, a few microseconds of serial work between Fors. At 2
+// threads the ideal is half the time of 1 thread; what is above that is the
+// cost of handing chunks to the worker (waking it) and waiting for it.
+func BenchmarkPoolFor(b *testing.B) {
+	work := func(iters int) float64 {
+		x := 1.0
+		for range iters {
+			x = x*0.999999 + 1e-9
+		}
+		return x
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			p := NewPool(threads)
+			defer p.Close()
+			var sink atomic.Uint64
+			for b.Loop() {
+				p.For(8, 1, func(lo, hi int) { sink.Add(uint64(work(8000))) })
+				sink.Add(uint64(work(2000)))
+			}
+		})
+	}
+}
+
+// With fewer Ps than pool threads, spinning workers and callers must still
+// let each other run: every For finishes, nested ones included.
+func TestPoolMoreThreadsThanProcs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := NewPool(3)
+	defer p.Close()
+	for range 200 {
+		covers(t, p, 50, 1)
+	}
+	var sum atomic.Int64
+	p.For(6, 1, func(lo, hi int) {
+		p.For(4, 1, func(lo, hi int) { sum.Add(1) })
+	})
+	assert.Equal(t, int64(24), sum.Load())
+}
+
+// A spinning worker takes an offered job once per ticket, and a spin that
+// finds nothing gives up after its limit (bounded: it never outlasts it by
+// much) and leaves the spinner count as it found it.
+func TestPoolSpinTakesTicketsAndGivesUp(t *testing.T) {
+	p := &Pool{threads: 2}
+	j := &job{n: 1, grain: 1}
+	j.tickets.Store(1)
+	p.offer.Store(j)
+	assert.Same(t, j, p.spin(spinFor))
+	t0 := time.Now()
+	assert.Nil(t, p.spin(spinMin), "the job's only ticket was taken")
+	assert.GreaterOrEqual(t, time.Since(t0), spinMin)
+	assert.Less(t, time.Since(t0), 50*time.Millisecond, "spin outlasted its limit")
+	assert.Zero(t, p.spinning.Load())
 }

@@ -16,8 +16,9 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// An idle pool must not burn CPU: workers block, they never spin (an OpenMP
-// style spin-wait made llama.cpp's decode collapse on a shared machine).
+// An idle pool must not burn CPU: workers spin at most spinFor after a job,
+// then block (an OpenMP style unbounded spin-wait made llama.cpp's decode
+// collapse on a shared machine).
 func TestPoolIdleUsesNoCPU(t *testing.T) {
 	p := NewPool(4)
 	defer p.Close()

@@ -33,6 +33,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	shapes := fs.Bool("shapes", false, "print each model's shape as a JSON line and measure nothing (bench/llamacpp.sh writes the same shapes for llama.cpp)")
 	asJSON := fs.Bool("json", false, "print the results as JSON lines instead of a Markdown table")
 	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved; --prefill is each session's shared prompt")
+	busy := fs.Bool("busy", false, "instead, measure decode tokens/s on the machine as it is and beside a child process that keeps one core busy (a shell loop pinned to the last CPU), interleaved, and their ratio")
 	machineOnly := fs.Bool("machine", false, "measure only the machine (read bandwidth, F32 FMA peak) at each thread count")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -61,6 +62,16 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.Threads = append(o.Threads, n)
 	}
 	o.Progress = stderr
+	if *busy {
+		if *asJSON || *sessions != "" {
+			return fmt.Errorf("bench: --busy goes with neither --json nor --sessions")
+		}
+		rs, err := bench.RunBusy(ctx, o)
+		if werr := bench.WriteBusyTable(stdout, rs); werr != nil && err == nil {
+			err = werr
+		}
+		return err
+	}
 	if *sessions != "" {
 		if *asJSON {
 			return fmt.Errorf("bench: --json is not supported with --sessions")

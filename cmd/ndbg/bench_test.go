@@ -78,3 +78,17 @@ func TestBenchMachine(t *testing.T) {
 	require.Regexp(t, regexp.MustCompile(`(?m)^\| 1 \| [0-9.]+ \| [0-9.]+ \|$`), out.String())
 	require.NotContains(t, out.String(), "| model |")
 }
+
+// --busy prints the busy-machine table; it goes with neither --json nor
+// --sessions.
+func TestBenchBusy(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"bench", "--busy", "--models", "tiny", "--dtypes", "f32", "--threads", "1",
+		"--prefill", "4", "--decode", "2", "--reps", "1"}, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), "| busy / idle |")
+	for _, args := range [][]string{{"--busy", "--json"}, {"--busy", "--sessions", "2"}} {
+		code := run(context.Background(), append([]string{"bench", "--models", "tiny"}, args...), &out, &errOut)
+		require.NotEqual(t, 0, code, args)
+	}
+}
