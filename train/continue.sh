@@ -69,6 +69,11 @@ start)
     tail -5 "$run/train.log" >&2
     exit 1
   fi
+  # setsid made a new session, and with the kernel's autogroup scheduling
+  # (sched_autogroup_enabled) a session competes as one group whatever its
+  # processes' nice: lower the group's weight too, or the trainer takes a
+  # whole core from every other session (benchmarks included).
+  [ -w "/proc/$(pid)/autogroup" ] && echo 19 >"/proc/$(pid)/autogroup" 2>/dev/null || true
   echo "training in the background: pid $(pid), run $run, log $run/train.log"
   ;;
 stop)
