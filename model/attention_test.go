@@ -48,3 +48,43 @@ func TestAttentionAgainstNaive(t *testing.T) {
 		}
 	}
 }
+
+// Decode attention (one query row) split into position chunks on 1 to 3
+// threads, merged across chunks, against the float64 reference: GQA, rows
+// ending on and beside block boundaries, windows starting inside a block.
+func TestDecodeAttentionChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 3))
+	const heads, kvHeads, hd, positions = 8, 2, 32, 800
+	kvDim := kvHeads * hd
+	c := newCache(2, kvDim)
+	c.grow(positions)
+	keys, vals := make([]float32, 0, positions*kvDim), make([]float32, 0, positions*kvDim)
+	for p := 0; p < positions; p++ {
+		for _, kv := range []int{0, 1} {
+			row := c.row(0, kv, p)
+			for i := range row {
+				row[i] = float32(3 * r.NormFloat64()) // wide scores: chunk maxima differ
+			}
+		}
+		keys, vals = append(keys, c.Key(0, p)...), append(vals, c.Value(0, p)...)
+	}
+	for _, threads := range []int{1, 2, 3} {
+		be := NewCPUWith(kernels.Native(), threads)
+		for _, pos := range []int{0, 31, 32, 63, 64, 200, 299, 520, 799} {
+			for _, window := range []int{0, 1, 33, 130, 300, 1000} {
+				a := AttentionSpec{Layer: 0, N: 1, Pos0: pos, Heads: heads, KVHeads: kvHeads, HeadDim: hd, Window: window}
+				q := make([]float32, heads*hd)
+				for i := range q {
+					q[i] = float32(r.NormFloat64())
+				}
+				got := make([]float32, len(q))
+				be.attention(got, q, a, func(int) (*Cache, int) { return c, pos })
+				want := kerneltest.RefAttention(q, keys, vals, 1, heads, kvHeads, hd, pos, 0, window)
+				for i := range want {
+					require.InDelta(t, want[i], got[i], 1e-4, "threads %d pos %d window %d element %d", threads, pos, window, i)
+				}
+			}
+		}
+		be.Close()
+	}
+}

@@ -287,6 +287,10 @@ type AttentionSpec struct {
 // head, and the weighted sum of values in one AxpyRows call per block and
 // head.
 func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
+	if a.N <= decodeAttentionRows { // decode: split over positions, not heads
+		c.decodeAttention(dst, q, a, row)
+		return
+	}
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
 	kvDim := a.KVHeads * hd
@@ -344,4 +348,149 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 			}
 		}
 	})
+}
+
+// decodeAttentionRows is the most query rows that attention hands to
+// decodeAttention: decode steps (one row) and small batches of sessions.
+const decodeAttentionRows = 1
+
+// decodeAttention is attention for few query rows (decode). It splits the
+// work over (row, chunk of positions) pairs rather than over heads: a
+// chunk is a run of whole cache blocks (one per thread and row), and its
+// task reads each block's key rows, then its value rows, for every head
+// while the block is in cache, instead of every head task striding over
+// the whole cache for its slice of each row.
+//
+// Each task computes, for every query head, the scores of its chunk's
+// visible keys, their softmax within the chunk and the chunk's softmax-
+// weighted sum of values, and keeps the chunk's score maximum m and
+// exponent sum l; a row's chunks are then merged (split-K "flash
+// decoding"): chunk c's output is weighted by l_c·exp(m_c − M) over the sum
+// of those weights, M the row's largest score.
+func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
+	hd := a.HeadDim
+	group := a.Heads / a.KVHeads
+	kvDim := a.KVHeads * hd
+	qDim := a.Heads * hd
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	// Each row's visible positions [first, pos], its blocks, and its tasks:
+	// task i of all rows belongs to the row t with taskStart[t] ≤ i <
+	// taskStart[t+1].
+	type span struct{ first, pos, blocks int }
+	spans := make([]span, a.N)
+	taskStart := make([]int, a.N+1)
+	keys := 0
+	for t := range a.N {
+		_, pos := row(t)
+		first := 0
+		if a.Window > 0 {
+			first = max(0, pos-a.Window+1)
+		}
+		spans[t] = span{first, pos, pos/blockLen - first/blockLen + 1}
+		keys += pos + 1 - first
+	}
+	// A chunk per thread and row, of at least minChunkBlocks blocks: every
+	// chunk costs a softmax per head and a merge, and below 8 blocks (256
+	// positions) two chunks measured slower than one.
+	const minChunkBlocks = 8
+	chunks := c.pool.Threads()
+	if a.Heads*keys*hd < 1<<16 {
+		chunks = 1 // too little to pay for waking another thread
+	}
+	for t, sp := range spans {
+		taskStart[t+1] = taskStart[t] + max(1, min(chunks, sp.blocks/minChunkBlocks))
+	}
+	tasks := taskStart[a.N]
+	// Per task: the chunk's output for every head (qDim), then each head's
+	// score maximum and exponent sum.
+	part := qDim + 2*a.Heads
+	partial := make([]float32, tasks*part)
+	c.pool.For(tasks, 1, func(lo, hi int) {
+		var scores []float32
+		t := 0
+		for i := lo; i < hi; i++ {
+			for taskStart[t+1] <= i {
+				t++
+			}
+			kv, _ := row(t)
+			sp := spans[t]
+			// The task's blocks [b0, b1) of the row's, split evenly.
+			b0f := sp.first / blockLen
+			nt, j := taskStart[t+1]-taskStart[t], i-taskStart[t]
+			b0, b1 := b0f+j*sp.blocks/nt, b0f+(j+1)*sp.blocks/nt
+			p0, p1 := max(sp.first, b0*blockLen), min(sp.pos+1, b1*blockLen)
+			n := p1 - p0
+			if len(scores) < a.Heads*n {
+				scores = make([]float32, a.Heads*n)
+			}
+			out := partial[i*part : i*part+qDim]
+			ml := partial[i*part+qDim : (i+1)*part]
+			qrow := q[t*qDim : (t+1)*qDim]
+			for p := p0; p < p1; {
+				end := min(p1, (p/blockLen+1)*blockLen)
+				ks := kv.span(a.Layer, 0, p)[(p%blockLen)*kvDim:]
+				for h := range a.Heads {
+					koff := h / group * hd
+					c.k.DotRows(scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], ks[koff:], kvDim)
+				}
+				p = end
+			}
+			merged := nt > 1 // the row's chunks are merged: keep m and l
+			for h := range a.Heads {
+				sc := scores[h*n : (h+1)*n]
+				c.k.Scale(sc, scale)
+				if !merged {
+					c.k.Softmax(sc)
+					continue
+				}
+				top := 0
+				for j, s := range sc {
+					if s > sc[top] {
+						top = j
+					}
+				}
+				m := sc[top]
+				c.k.Softmax(sc)
+				// Softmax's output at the maximum is exp(0)/l (NaN where
+				// any score is NaN, which the merge then spreads).
+				ml[2*h], ml[2*h+1] = m, 1/sc[top]
+			}
+			for p := p0; p < p1; {
+				end := min(p1, (p/blockLen+1)*blockLen)
+				vs := kv.span(a.Layer, 1, p)[(p%blockLen)*kvDim:]
+				for h := range a.Heads {
+					koff := h / group * hd
+					c.k.AxpyRows(out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], vs[koff:], kvDim)
+				}
+				p = end
+			}
+		}
+	})
+	for t := range a.N {
+		tasks := partial[taskStart[t]*part : taskStart[t+1]*part]
+		rowDst := dst[t*qDim : (t+1)*qDim]
+		if len(tasks) == part {
+			copy(rowDst, tasks[:qDim])
+			continue
+		}
+		for h := range a.Heads {
+			d := rowDst[h*hd : (h+1)*hd]
+			top := float32(math.Inf(-1))
+			for o := 0; o < len(tasks); o += part {
+				top = max(top, tasks[o+qDim+2*h])
+			}
+			var sum float64
+			for o := 0; o < len(tasks); o += part {
+				ml := tasks[o+qDim+2*h:]
+				w := float64(ml[1]) * math.Exp(float64(ml[0]-top))
+				ml[1] = float32(w)
+				sum += w
+			}
+			clear(d)
+			for o := 0; o < len(tasks); o += part {
+				w := tasks[o+qDim+2*h+1]
+				c.k.Axpy(d, float32(float64(w)/sum), tasks[o+h*hd:o+(h+1)*hd])
+			}
+		}
+	}
 }
