@@ -314,10 +314,8 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	// while the tiles accumulate in acc.
 	kc := max(64, min(K, gemmPanelBytes/(4*off/K))) &^ 1
 	groups := (R + mr - 1) / mr
-	accs := newScratch(len(panels)*12*32, p.Threads())
 	p.For(groups, gemmGrain(p, groups, mr*K*n), func(lo, hi int) {
-		acc := accs.get() // fully written by each group's first K block
-		defer accs.put(acc)
+		acc := make([]float32, len(panels)*12*32)
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -405,10 +403,8 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 	kc := max(32, min(P, gemmPanelBytes/(4*wo)))
 	groups := (R + mr - 1) / mr
-	accs := newScratch(len(panels)*12*32, p.Threads())
 	p.For(groups, gemmGrain(p, groups, mr*K*n), func(lo, hi int) {
-		acc := accs.get() // fully written by each group's first K block
-		defer accs.put(acc)
+		acc := make([]float32, len(panels)*12*32)
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -476,37 +472,6 @@ const gemmChunkMACs = 1 << 20
 func gemmGrain(p *Pool, groups, groupMACs int) int {
 	byWork := (gemmChunkMACs + groupMACs - 1) / max(1, groupMACs)
 	return max(1, min(groups/(8*p.Threads()), byWork))
-}
-
-// scratch hands out float32 buffers of one size to the chunks of one
-// parallel loop and takes them back, so that a loop of many small chunks
-// allocates about as many buffers as run at once, not one per chunk (the
-// blocked product's chunks, a few tens of microseconds each, would
-// otherwise make megabytes of garbage per prompt). Buffers come back with
-// their old contents.
-type scratch struct {
-	size int
-	free chan []float32
-}
-
-func newScratch(size, threads int) *scratch {
-	return &scratch{size: size, free: make(chan []float32, threads)}
-}
-
-func (s *scratch) get() []float32 {
-	select {
-	case b := <-s.free:
-		return b
-	default:
-		return make([]float32, s.size)
-	}
-}
-
-func (s *scratch) put(b []float32) {
-	select {
-	case s.free <- b:
-	default: // more buffers out than threads (a nested loop): drop it
-	}
 }
 
 // gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
