@@ -314,7 +314,8 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	// while the tiles accumulate in acc.
 	kc := max(64, min(K, gemmPanelBytes/(4*off/K))) &^ 1
 	groups := (R + mr - 1) / mr
-	p.For(groups, gemmGrain(p, groups, mr*K*n), func(lo, hi int) {
+	grain := max(1, groups/(8*p.Threads()))
+	p.For(groups, grain, func(lo, hi int) {
 		acc := make([]float32, len(panels)*12*32)
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
@@ -403,7 +404,8 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 	kc := max(32, min(P, gemmPanelBytes/(4*wo)))
 	groups := (R + mr - 1) / mr
-	p.For(groups, gemmGrain(p, groups, mr*K*n), func(lo, hi int) {
+	grain := max(1, groups/(8*p.Threads()))
+	p.For(groups, grain, func(lo, hi int) {
 		acc := make([]float32, len(panels)*12*32)
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
@@ -455,23 +457,6 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 			}
 		}
 	})
-}
-
-// gemmChunkMACs is about the least work (multiply-adds) of one chunk of
-// weight groups in the blocked product: a few tens of microseconds on one
-// core, so that a chunk's scratch allocation and hand-out stay a few
-// percent of it.
-const gemmChunkMACs = 1 << 20
-
-// gemmGrain returns how many weight groups of groupMACs multiply-adds each
-// one chunk of the blocked product takes: at most 1/8 of a thread's share
-// (when the groups are few and large), else as few as make gemmChunkMACs.
-// Small chunks keep the threads' finishing times close: the last chunk
-// taken is what one thread still runs while the other waits, and 34m's
-// products with a 128-token prompt take only 0.5–3 ms on two threads.
-func gemmGrain(p *Pool, groups, groupMACs int) int {
-	byWork := (gemmChunkMACs + groupMACs - 1) / max(1, groupMACs)
-	return max(1, min(groups/(8*p.Threads()), byWork))
 }
 
 // gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
