@@ -151,9 +151,11 @@ func (s *cpuRows) RMSNorm(dst, src Act, n, layer int, p Param) {
 
 func (s *cpuRows) rmsNorm(dst, x []float32, n int, w []float32) {
 	d, eps := len(w), float32(s.r.cfg.RMSNormEps)
-	for i := 0; i < n; i++ {
-		s.r.c.k.RMSNorm(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
-	}
+	s.forRows(n, d, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.r.c.k.RMSNorm(dst[i*d:(i+1)*d], x[i*d:(i+1)*d], w, eps)
+		}
+	})
 }
 
 func (s *cpuRows) MatMul(dst, src Act, n, layer int, p Param) {
@@ -164,7 +166,10 @@ func (s *cpuRows) MatMul(dst, src Act, n, layer int, p Param) {
 }
 
 func (s *cpuRows) Add(dst, src Act, n int) {
-	kernels.Add(s.rowsOf(dst, n), s.rowsOf(dst, n), s.rowsOf(src, n))
+	d, x, h := s.rowsOf(dst, n), s.rowsOf(src, n), dst.Width(&s.r.cfg)
+	s.forRows(n, h, func(lo, hi int) {
+		kernels.Add(d[lo*h:hi*h], d[lo*h:hi*h], x[lo*h:hi*h])
+	})
 }
 
 // SwiGLU runs the rows of a prompt in parallel (an exp per element: 112 µs
@@ -174,22 +179,34 @@ func (s *cpuRows) Add(dst, src Act, n int) {
 func (s *cpuRows) SwiGLU(n int) {
 	ffn := s.r.cfg.IntermediateSize
 	gu, dst := s.act[ActGU], s.act[ActFFN]
-	rows := func(lo, hi int) {
+	s.forRows(n, ffn, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			row := gu[i*2*ffn : (i+1)*2*ffn]
 			s.r.c.k.SwiGLU(dst[i*ffn:(i+1)*ffn], row[:ffn], row[ffn:])
 		}
-	}
-	if n*ffn < swigluParallelElems {
-		rows(0, n)
-		return
-	}
-	s.r.c.pool.For(n, max(1, swigluParallelElems/ffn), rows)
+	})
 }
 
-// swigluParallelElems is the SwiGLU size (rows × width) from which it is
-// split over the pool, in chunks of about this many elements.
-const swigluParallelElems = 1 << 14
+// forRows calls fn over disjoint row ranges covering [0, n), rows being
+// width elements long: on the caller alone when n·width is below
+// rowParallelElems (decode), else split over the pool in chunks of about
+// that many elements. A prompt's row-wise ops (norms, RoPE, residual adds,
+// SwiGLU) thus run on every thread, and between the matrix products the
+// pool's workers find the next job while they still spin, rather than
+// blocking during a serial stretch and being woken (on a VM, or with
+// another process on their core, a wake-up costs tens of microseconds or
+// more).
+func (s *cpuRows) forRows(n, width int, fn func(lo, hi int)) {
+	if n*width < rowParallelElems {
+		fn(0, n)
+		return
+	}
+	s.r.c.pool.For(n, max(1, rowParallelElems/width), fn)
+}
+
+// rowParallelElems is the size (rows × width) of a row-wise op from which
+// forRows splits it over the pool, in chunks of about this many elements.
+const rowParallelElems = 1 << 14
 
 func (s *cpuRows) Logits(dst []float32, n, rows int) {
 	if s.err != nil {
@@ -220,9 +237,11 @@ func (s *cpuSeq) RoPE(layer, pos0, n int) {
 	c := &s.r.cfg
 	Q, W := c.QDim(), c.QDim()+2*c.KVDim()
 	qkv, q := s.act[ActQKV], s.act[ActQ]
-	for i := 0; i < n; i++ {
-		s.r.rope(q[i*Q:(i+1)*Q], qkv[i*W:(i+1)*W], s.cache, layer, pos0+i)
-	}
+	s.forRows(n, W, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s.r.rope(q[i*Q:(i+1)*Q], qkv[i*W:(i+1)*W], s.cache, layer, pos0+i)
+		}
+	})
 }
 
 func (s *cpuSeq) Attention(layer, pos0, n int) {

@@ -51,7 +51,9 @@ func decodeAll(t *testing.T, s *Session, tokens []int) [][]float32 {
 
 // A prompt longer than one chunk, prefilled in one call, must give the same
 // logits as feeding it token by token (which exercises the cache across
-// block boundaries and the sliding layer of the tiny preset).
+// block boundaries and the sliding layer of the tiny preset). Its first
+// chunk (maxChunk rows of 64 or more) is large enough for forRows to split
+// the row-wise ops over the model's two threads, which decode runs on one.
 func TestPrefillMatchesDecode(t *testing.T) {
 	m := tinyModel(t, kernels.BF16, 600)
 	V := m.Config().VocabSize
