@@ -173,7 +173,8 @@ func (b *binder) mat(name string, rows, cols int) *kernels.Mat {
 }
 
 // stack concatenates matrices of equal Cols by rows into a new matrix. All
-// BF16 stays BF16; any mix is widened to F32.
+// BF16 stays BF16; any mix is widened to F32. The new matrix asks for huge
+// pages (kernels.AdviseHugePages): decode streams all of it every token.
 func stack(ms ...*kernels.Mat) *kernels.Mat {
 	rows, cols := 0, ms[0].Cols
 	allBF16 := true
@@ -185,6 +186,7 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 	if allBF16 {
 		out.DType = kernels.BF16
 		out.BF16 = make([]uint16, 0, rows*cols)
+		kernels.AdviseHugePages(out.BF16[:rows*cols])
 		for _, m := range ms {
 			out.BF16 = append(out.BF16, m.BF16[:m.Rows*cols]...)
 		}
@@ -192,6 +194,7 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 	}
 	out.DType = kernels.F32
 	out.F32 = make([]float32, 0, rows*cols)
+	kernels.AdviseHugePages(out.F32[:rows*cols])
 	for _, m := range ms {
 		if m.DType == kernels.BF16 {
 			off := len(out.F32)
@@ -316,8 +319,10 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		n := rows * cols
 		if dt == kernels.BF16 {
 			m.BF16 = make([]uint16, n)
+			kernels.AdviseHugePages(m.BF16) // before the fill faults it in
 		} else {
 			m.F32 = make([]float32, n)
+			kernels.AdviseHugePages(m.F32) // before the fill faults it in
 		}
 		stream++
 		rng := rand.New(rand.NewPCG(seed, stream))
