@@ -298,7 +298,10 @@ type AttentionSpec struct {
 // Heads × HeadDim; query head h reads KV head h / (Heads/KVHeads); a.Pos0
 // is not used.
 //
-// Work is split over (query, KV head) pairs, the last queries (the most
+// One query row (decode) goes to decodeAttention, which splits the row's
+// positions into chunks instead (every head per key row read) and merges
+// the chunks' softmaxes. For more rows, work is split over (query, KV head)
+// pairs, the last queries (the most
 // keys, causal) handed out first so that no thread is left with a long
 // chunk at the end; each pair walks its visible keys block by block for
 // the query heads that share that KV head (GQA): scores of a block's keys
