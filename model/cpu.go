@@ -301,9 +301,8 @@ type AttentionSpec struct {
 // One query row (decode) goes to decodeAttention, which splits the row's
 // positions into chunks instead (every head per key row read) and merges
 // the chunks' softmaxes. For more rows, work is split over (query, KV head)
-// pairs, the last queries (the most
-// keys, causal) handed out first so that no thread is left with a long
-// chunk at the end; each pair walks its visible keys block by block for
+// pairs, the last queries (the most keys, causal) handed out first so that
+// no thread is left with a long chunk at the end; each pair walks its visible keys block by block for
 // the query heads that share that KV head (GQA): scores of a block's keys
 // in one strided DotRows call per head, a numerically stable softmax per
 // head, and the weighted sum of values in one AxpyRows call per block and
