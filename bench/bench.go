@@ -167,10 +167,7 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 // measure times prefill of o.Prefill tokens and o.Decode single-token steps.
 func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	cfg := m.Config()
-	prompt := make([]int, o.Prefill)
-	for i := range prompt {
-		prompt[i] = (i*7919 + 1) % cfg.VocabSize
-	}
+	prompt := benchPrompt(cfg, o.Prefill)
 	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
 	cpu0, wall0 := ProcessCPU(), time.Now()
@@ -198,8 +195,8 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 			bestDecode = d
 		}
 	}
-	if threads, ok := m.Device().(interface{ Threads() int }); ok {
-		r.CPUShare = (ProcessCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads.Threads())
+	if threads, ok := deviceThreads(m); ok { // a CPU backend
+		r.CPUShare = (ProcessCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads)
 	}
 	r.PrefillTokS = float64(o.Prefill) / bestPrefill.Seconds()
 	r.DecodeTokS = float64(o.Decode) / bestDecode.Seconds()
@@ -321,45 +318,75 @@ func RunSessions(ctx context.Context, o Options, counts []int) ([]SessionResult,
 		}
 	}
 	var out []SessionResult
+	err := eachModel(ctx, o, func(name string, dt kernels.DType, t int, m *model.Model) error {
+		rs, err := measureSessions(ctx, m, o, counts)
+		if err != nil {
+			return err
+		}
+		for i := range rs {
+			rs[i].Model, rs[i].DType, rs[i].Threads = name, dt, t
+			if o.Progress != nil {
+				fmt.Fprintln(o.Progress, rs[i].line())
+			}
+		}
+		out = append(out, rs...)
+		return nil
+	})
+	return out, err
+}
+
+// eachModel builds a model with random weights for every model preset,
+// dtype and thread count of o (a CPU backend of that many threads) and
+// calls fn with it, one at a time, freeing each before the next (the 1.8b
+// preset's F32 weights alone are 7 GB). An error names the combination.
+func eachModel(ctx context.Context, o Options, fn func(name string, dt kernels.DType, threads int, m *model.Model) error) error {
 	for _, name := range o.Models {
 		cfg, err := model.Preset(name)
 		if err != nil {
-			return out, err
+			return err
 		}
 		for _, dt := range o.DTypes {
 			for _, t := range o.Threads {
 				m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Threads: t, Context: o.Prefill + o.Decode + 1})
 				if err != nil {
-					return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
+					return fmt.Errorf("bench: %s %v: %w", name, dt, err)
 				}
-				rs, err := measureSessions(ctx, m, o, counts)
+				err = fn(name, dt, t, m)
 				m.Close()
 				if err != nil {
-					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
+					return fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
 				}
-				for i := range rs {
-					rs[i].Model, rs[i].DType, rs[i].Threads = name, dt, t
-					if o.Progress != nil {
-						fmt.Fprintln(o.Progress, rs[i].line())
-					}
-				}
-				out = append(out, rs...)
 				runtime.GC()
 				debug.FreeOSMemory()
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// benchPrompt is the benchmarks' prompt of n tokens: fixed, spread over
+// the vocabulary.
+func benchPrompt(cfg model.Config, n int) []int {
+	prompt := make([]int, n)
+	for i := range prompt {
+		prompt[i] = (i*7919 + 1) % cfg.VocabSize
+	}
+	return prompt
+}
+
+// deviceThreads is the number of threads of m's device, and whether it has
+// that notion (a CPU backend does; 1, false otherwise).
+func deviceThreads(m *model.Model) (int, bool) {
+	if d, ok := m.Device().(interface{ Threads() int }); ok {
+		return d.Threads(), true
+	}
+	return 1, false
 }
 
 // measureSessions prefills one prompt and times, for each count, that many
 // forks of it decoding o.Decode tokens each on their own goroutines.
 func measureSessions(ctx context.Context, m *model.Model, o Options, counts []int) ([]SessionResult, error) {
-	cfg := m.Config()
-	prompt := make([]int, max(1, o.Prefill))
-	for i := range prompt {
-		prompt[i] = (i*7919 + 1) % cfg.VocabSize
-	}
+	prompt := benchPrompt(m.Config(), max(1, o.Prefill))
 	base := m.NewSession()
 	if _, err := base.Forward(ctx, prompt, false); err != nil {
 		return nil, err

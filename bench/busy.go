@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -50,43 +49,25 @@ const busySettle = 50 * time.Millisecond
 // measurement, and on every error.
 func RunBusy(ctx context.Context, o Options) ([]BusyResult, error) {
 	var out []BusyResult
-	for _, name := range o.Models {
-		cfg, err := model.Preset(name)
+	err := eachModel(ctx, o, func(name string, dt kernels.DType, t int, m *model.Model) error {
+		r, err := measureBusy(ctx, m, o)
 		if err != nil {
-			return out, err
+			return fmt.Errorf("busy: %w", err)
 		}
-		for _, dt := range o.DTypes {
-			for _, t := range o.Threads {
-				m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Threads: t, Context: o.Prefill + o.Decode + 1})
-				if err != nil {
-					return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
-				}
-				r, err := measureBusy(ctx, m, o)
-				m.Close()
-				if err != nil {
-					return out, fmt.Errorf("bench: %s %v threads %d busy: %w", name, dt, t, err)
-				}
-				r.Model, r.DType, r.Threads = name, dt, t
-				if o.Progress != nil {
-					fmt.Fprintln(o.Progress, r.line())
-				}
-				out = append(out, r)
-				runtime.GC()
-				debug.FreeOSMemory()
-			}
+		r.Model, r.DType, r.Threads = name, dt, t
+		if o.Progress != nil {
+			fmt.Fprintln(o.Progress, r.line())
 		}
-	}
-	return out, nil
+		out = append(out, r)
+		return nil
+	})
+	return out, err
 }
 
 // measureBusy prefills one prompt, then alternates idle and busy decode
 // rounds, each decoding o.Decode tokens in a fresh fork of it.
 func measureBusy(ctx context.Context, m *model.Model, o Options) (BusyResult, error) {
-	cfg := m.Config()
-	prompt := make([]int, max(1, o.Prefill))
-	for i := range prompt {
-		prompt[i] = (i*7919 + 1) % cfg.VocabSize
-	}
+	prompt := benchPrompt(m.Config(), max(1, o.Prefill))
 	base := m.NewSession()
 	defer base.Close()
 	logits, err := base.Forward(ctx, prompt, false)
@@ -94,10 +75,7 @@ func measureBusy(ctx context.Context, m *model.Model, o Options) (BusyResult, er
 		return BusyResult{}, err
 	}
 	first := sample.Argmax(logits)
-	threads := 1
-	if d, ok := m.Device().(interface{ Threads() int }); ok {
-		threads = d.Threads()
-	}
+	threads, _ := deviceThreads(m)
 	decode := func() (tokS, share float64, err error) {
 		s := base.Fork()
 		defer s.Close()
