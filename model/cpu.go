@@ -302,11 +302,11 @@ type AttentionSpec struct {
 // positions into chunks instead (every head per key row read) and merges
 // the chunks' softmaxes. For more rows, work is split over (query, KV head)
 // pairs, the last queries (the most keys, causal) handed out first so that
-// no thread is left with a long chunk at the end; each pair walks its visible keys block by block for
-// the query heads that share that KV head (GQA): scores of a block's keys
-// in one strided DotRows call per head, a numerically stable softmax per
-// head, and the weighted sum of values in one AxpyRows call per block and
-// head.
+// no thread is left with a long chunk at the end; each pair walks its
+// visible keys block by block for the query heads that share that KV head
+// (GQA): scores of a block's keys in one strided DotRows call per head, a
+// numerically stable softmax per head, and the weighted sum of values in
+// one AxpyRows call per block and head.
 func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	if a.N <= decodeAttentionRows { // decode: split over positions, not heads
 		c.decodeAttention(dst, q, a, row)
@@ -372,10 +372,12 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 }
 
 // decodeAttentionRows is the most query rows that attention hands to
-// decodeAttention: decode steps (one row) and small batches of sessions.
+// decodeAttention: a single session's decode step. (Batches of sessions,
+// one row each, keep the per-head split: with a row per session there is
+// already work for every thread; not measured against the chunked path.)
 const decodeAttentionRows = 1
 
-// decodeAttention is attention for few query rows (decode). It splits the
+// decodeAttention is attention for a few query rows (decode). It splits the
 // work over (row, chunk of positions) pairs rather than over heads: a
 // chunk is a run of whole cache blocks (one per thread and row), and its
 // task reads each block's key rows, then its value rows, for every head
