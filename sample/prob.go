@@ -27,59 +27,24 @@ func (s *Sampler) Prob(logits []float32, mask *Mask, tok int) (p, allowed float6
 		return 0, 0, nil
 	}
 	w := s.softmax(logits)
-	allowed = 1
-	if mask != nil {
-		allowed = 0
-		for wi, bitsw := range mask.words {
-			for bitsw != 0 {
-				i := wi*64 + trailingZeros(bitsw)
-				bitsw &= bitsw - 1
-				allowed += float64(w[i])
-			}
-		}
-	}
-	return probOf(w, tok, allowed)
+	return probOf(w, tok, allowedMass(w, mask))
 }
 
-// SampleProb draws a token as SampleMasked does and returns it with p and
-// allowed as Prob gives them for it: what a constrained decoder that
-// reports its confidence needs at every token. For greedy decoding it
-// takes fewer passes over the vocabulary than the two calls: after the
-// softmax, one pass over the allowed tokens both finds the largest logit
-// and sums the allowed mass, so the token, p and allowed are those of
-// SampleMasked then Prob to the bit.
-func (s *Sampler) SampleProb(logits []float32, mask *Mask) (tok int, p, allowed float64, err error) {
-	if s.p.Temperature != 0 || mask == nil {
-		if tok, err = s.SampleMasked(logits, mask); err != nil {
-			return 0, 0, 0, err
-		}
-		p, allowed, err = s.Prob(logits, mask, tok)
-		return tok, p, allowed, err
+// allowedMass sums the probabilities w of the tokens mask allows (1 for a
+// nil mask), without a call per token.
+func allowedMass(w []float32, mask *Mask) float64 {
+	if mask == nil {
+		return 1
 	}
-	if mask.Len() != len(logits) {
-		return 0, 0, 0, fmt.Errorf("sample: mask of %d tokens for %d logits", mask.Len(), len(logits))
-	}
-	if len(logits) == 0 {
-		return 0, 0, 0, ErrNoToken
-	}
-	w := s.softmax(logits)
-	best, bv := -1, float32(math.Inf(-1))
+	var sum float64
 	for wi, bitsw := range mask.words {
 		for bitsw != 0 {
 			i := wi*64 + trailingZeros(bitsw)
 			bitsw &= bitsw - 1
-			// greedy's rule: the lowest id among ties, NaNs skipped
-			if v := logits[i]; v > bv || best < 0 && v == bv {
-				best, bv = i, v
-			}
-			allowed += float64(w[i])
+			sum += float64(w[i])
 		}
 	}
-	if best < 0 {
-		return 0, 0, 0, ErrNoToken
-	}
-	p, allowed, err = probOf(w, best, allowed)
-	return best, p, allowed, err
+	return sum
 }
 
 // softmax returns softmax(logits) in the Sampler's scratch space.

@@ -318,66 +318,6 @@ func TestProb(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// SampleProb is SampleMasked then Prob, to the bit: the same token, p and
-// allowed (the confidences a decoder reports must not move), and the same
-// errors, over vocabulary sizes with and without a vector tail, dense and
-// sparse masks, ties, -Inf and NaN logits, greedy and sampled.
-func TestSampleProbIsSampleThenProb(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
-	for trial := range 400 {
-		n := []int{1, 7, 64, 100, 4096, 4099}[trial%6]
-		logits := make([]float32, n)
-		for i := range logits {
-			logits[i] = float32(math.Round(rng.NormFloat64()*6) / 2) // ties
-			switch rng.IntN(40) {
-			case 0:
-				logits[i] = inf
-			case 1:
-				if trial%5 == 0 {
-					logits[i] = nan
-				}
-			}
-		}
-		var mask *Mask
-		if trial%7 != 0 {
-			mask = NewMask(n)
-			keep := []int{1, 2, 30, n + 1}[rng.IntN(4)] // dense to empty
-			for i := range n {
-				if rng.IntN(keep) == 0 {
-					mask.Allow(i)
-				}
-			}
-		}
-		params := Params{Seed: uint64(trial)}
-		if trial%4 == 3 {
-			params.Temperature = 0.8
-		}
-		a, err := New(params)
-		require.NoError(t, err)
-		b, err := New(params)
-		require.NoError(t, err)
-		tok, p, allowed, err := a.SampleProb(logits, mask)
-		wantTok, wantErr := b.SampleMasked(logits, mask)
-		if wantErr == nil {
-			var wantP, wantAllowed float64
-			wantP, wantAllowed, wantErr = b.Prob(logits, mask, wantTok)
-			if wantErr == nil {
-				require.NoError(t, err, "trial %d", trial)
-				require.Equal(t, wantTok, tok, "trial %d", trial)
-				require.Equal(t, math.Float64bits(wantP), math.Float64bits(p), "trial %d", trial)
-				require.Equal(t, math.Float64bits(wantAllowed), math.Float64bits(allowed), "trial %d", trial)
-				continue
-			}
-		}
-		require.ErrorIs(t, err, wantErr, "trial %d", trial)
-	}
-	greedy, err := New(Params{})
-	require.NoError(t, err)
-	_, _, _, err = greedy.SampleProb([]float32{1, 2}, NewMask(3))
-	require.Error(t, err)
-}
-
 // Argmax: the lowest index among ties, NaNs skipped, -1 when nothing but
 // NaN (what the CUDA argmax_1 kernel is checked against, too).
 func TestArgmax(t *testing.T) {

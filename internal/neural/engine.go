@@ -382,9 +382,13 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 		if !closing {
 			m.FillMask(e.mask.Words())
 		}
-		tok, p, allowed, err := e.smp.SampleProb(logits, e.mask)
+		tok, err := e.smp.SampleMasked(logits, e.mask)
 		if err != nil {
 			return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
+		}
+		p, allowed, err := e.smp.Prob(logits, e.mask, tok)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
 		}
 		switch {
 		case cutting: // the rest of a value already cut counts for nothing
