@@ -9,48 +9,57 @@ import (
 	"github.com/ndbg/ndbg/kernels"
 )
 
+// bench34m runs fn as a sub-benchmark for each weight type (BF16, F32) and
+// thread count (1, 2) on a 34m model with random weights and a context of
+// ctxLen positions.
+func bench34m(b *testing.B, ctxLen int, fn func(b *testing.B, m *Model)) {
+	cfg, err := Preset("34m")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, dt := range []kernels.DType{kernels.BF16, kernels.F32} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", dt, threads), func(b *testing.B) {
+				m, err := NewRandom(context.Background(), cfg, dt, 1, Options{Threads: threads, Context: ctxLen})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				fn(b, m)
+			})
+		}
+	}
+}
+
 // BenchmarkDecode times one decode step of one session (the 34m preset, BF16
 // and F32, 1 and 2 threads) at 128 positions: the path `ndbg bench` and
 // bench/llamacpp.sh compare with llama.cpp, here for profiling. Reports the
 // mean rate and that of the fastest step (tok/s-best).
 func BenchmarkDecode(b *testing.B) {
-	cfg, err := Preset("34m")
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	for _, dt := range []kernels.DType{kernels.BF16, kernels.F32} {
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/threads=%d", dt, threads), func(b *testing.B) {
-				m, err := NewRandom(ctx, cfg, dt, 1, Options{Threads: threads, Context: 128 + 1<<14})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer m.Close()
-				s := m.NewSession()
-				if _, err := s.Forward(ctx, make([]int, 128), false); err != nil {
-					b.Fatal(err)
-				}
-				fastest := time.Duration(1 << 62)
-				for b.Loop() {
-					if s.Len() == cfg.MaxPositionEmbeddings {
-						if err := s.Truncate(128); err != nil {
-							b.Fatal(err)
-						}
-					}
-					t0 := time.Now()
-					if _, err := s.Forward(ctx, []int{1}, false); err != nil {
-						b.Fatal(err)
-					}
-					fastest = min(fastest, time.Since(t0))
-				}
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
-				// The fastest step: stable when other processes share the
-				// cores, where the mean swings twofold between runs.
-				b.ReportMetric(1/fastest.Seconds(), "tok/s-best")
-			})
+	bench34m(b, 128+1<<14, func(b *testing.B, m *Model) {
+		s := m.NewSession()
+		if _, err := s.Forward(ctx, make([]int, 128), false); err != nil {
+			b.Fatal(err)
 		}
-	}
+		fastest := time.Duration(1 << 62)
+		for b.Loop() {
+			if s.Len() == m.Config().MaxPositionEmbeddings {
+				if err := s.Truncate(128); err != nil {
+					b.Fatal(err)
+				}
+			}
+			t0 := time.Now()
+			if _, err := s.Forward(ctx, []int{1}, false); err != nil {
+				b.Fatal(err)
+			}
+			fastest = min(fastest, time.Since(t0))
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+		// The fastest step: stable when other processes share the cores,
+		// where the mean swings twofold between runs.
+		b.ReportMetric(1/fastest.Seconds(), "tok/s-best")
+	})
 }
 
 // BenchmarkPrefill times the prefill of a 128-token prompt into a fresh
@@ -60,38 +69,25 @@ func BenchmarkDecode(b *testing.B) {
 // fastest prefill (tok/s-best).
 func BenchmarkPrefill(b *testing.B) {
 	const prompt = 128
-	cfg, err := Preset("34m")
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	tokens := make([]int, prompt)
-	for i := range tokens {
-		tokens[i] = (i*7919 + 3) % cfg.VocabSize
-	}
-	for _, dt := range []kernels.DType{kernels.BF16, kernels.F32} {
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/threads=%d", dt, threads), func(b *testing.B) {
-				m, err := NewRandom(ctx, cfg, dt, 1, Options{Threads: threads, Context: 2 * prompt})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer m.Close()
-				s := m.NewSession()
-				fastest := time.Duration(1 << 62)
-				for b.Loop() {
-					if err := s.Truncate(0); err != nil {
-						b.Fatal(err)
-					}
-					t0 := time.Now()
-					if _, err := s.Forward(ctx, tokens, false); err != nil {
-						b.Fatal(err)
-					}
-					fastest = min(fastest, time.Since(t0))
-				}
-				b.ReportMetric(float64(b.N*prompt)/b.Elapsed().Seconds(), "tok/s")
-				b.ReportMetric(prompt/fastest.Seconds(), "tok/s-best")
-			})
+	bench34m(b, 2*prompt, func(b *testing.B, m *Model) {
+		tokens := make([]int, prompt)
+		for i := range tokens {
+			tokens[i] = (i*7919 + 3) % m.Config().VocabSize
 		}
-	}
+		s := m.NewSession()
+		fastest := time.Duration(1 << 62)
+		for b.Loop() {
+			if err := s.Truncate(0); err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			if _, err := s.Forward(ctx, tokens, false); err != nil {
+				b.Fatal(err)
+			}
+			fastest = min(fastest, time.Since(t0))
+		}
+		b.ReportMetric(float64(b.N*prompt)/b.Elapsed().Seconds(), "tok/s")
+		b.ReportMetric(prompt/fastest.Seconds(), "tok/s-best")
+	})
 }
