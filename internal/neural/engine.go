@@ -33,10 +33,13 @@ type Params struct {
 // function does not: the trace stops at its call event), or, with Params.NoExec,
 // from the program's text, running nothing.
 func Start(ctx context.Context, m *Model, prog *dsl.Program, call string, p Params) (*Engine, dsl.State, error) {
-	lim := trace.Limits{MaxEvents: 1, Python: m.python, Unsandboxed: m.unsandboxed}
+	lim, err := m.limits(ctx)
+	if err != nil {
+		return nil, dsl.State{}, err
+	}
+	lim.MaxEvents = 1
 	var ev trace.Event
 	if p.NoExec {
-		var err error
 		if ev, err = trace.CallEvent(ctx, prog, call, lim); err != nil {
 			return nil, dsl.State{}, fmt.Errorf("ndbg: building %s from the program's text (no-exec): %w", call, err)
 		}

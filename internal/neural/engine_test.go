@@ -454,3 +454,28 @@ func TestLoneDecoderStepsAlone(t *testing.T) {
 	batches, steps := m.DecodeStats()
 	require.Zero(t, batches+steps, "a lone decoder's steps went through the Batcher")
 }
+
+// TestPythonFoundOnce: a model given no interpreter looks python3 up on PATH
+// at its first session and keeps it. A shim (here a script that counts its
+// runs, as pyenv's is a script) costs a shell and an interpreter each time
+// it is asked; it must be asked once, not at every session.
+func TestPythonFoundOnce(t *testing.T) {
+	real, err := trace.FindPython(context.Background())
+	require.NoError(t, err)
+	dir := t.TempDir()
+	count := filepath.Join(dir, "runs")
+	shim := "#!/bin/sh\necho run >>" + count + "\nexec " + real + " \"$@\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "python3"), []byte(shim), 0o755))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	m := randomModel(t, 1, 2048)
+	src := meanSource(t)
+	for range 3 {
+		s := start(t, m, src, "f([3, None, 4])")
+		s.e.Close()
+	}
+	runs, err := os.ReadFile(count)
+	require.NoError(t, err)
+	require.Equal(t, "run\n", string(runs), "the shim ran once per lookup")
+	require.Equal(t, real, m.python)
+}

@@ -20,10 +20,15 @@ import (
 // use by many sessions, which share each program's analysis and the model
 // state of its source (computed once, then forked).
 type Model struct {
-	eng    *model.Model
-	tok    *tokenizer.Tokenizer
-	vocab  *constrain.Vocab
-	python string
+	eng   *model.Model
+	tok   *tokenizer.Tokenizer
+	vocab *constrain.Vocab
+	// python is the interpreter that analyses programs and evaluates entry
+	// arguments: as given, or, when none was, python3 on PATH resolved once
+	// by limits (trace.FindPython asks a shim such as pyenv's, a shell
+	// script costing about 0.1 s, for the real binary).
+	pythonMu sync.Mutex
+	python   string
 	// unsandboxed: run the module code and entry arguments without the
 	// operating-system sandbox (trace.Limits.Unsandboxed).
 	unsandboxed bool
@@ -121,6 +126,22 @@ func (m *Model) forward(ctx context.Context, s *model.Session, tokens []int) err
 	return err
 }
 
+// limits are the trace limits of the model's Python runs (program analysis,
+// entry arguments): its interpreter, found on PATH at the first call where
+// none was given, and the sandbox setting.
+func (m *Model) limits(ctx context.Context) (trace.Limits, error) {
+	m.pythonMu.Lock()
+	defer m.pythonMu.Unlock()
+	if m.python == "" {
+		py, err := trace.FindPython(ctx)
+		if err != nil {
+			return trace.Limits{}, fmt.Errorf("ndbg: %w", err)
+		}
+		m.python = py
+	}
+	return trace.Limits{Python: m.python, Unsandboxed: m.unsandboxed}, nil
+}
+
 // Engine returns the underlying inference engine.
 func (m *Model) Engine() *model.Model { return m.eng }
 
@@ -144,7 +165,12 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 	}
 	m.mu.Unlock()
 	pc.once.Do(func() {
-		codes, err := constrain.Analyze(ctx, trace.Limits{Python: m.python, Unsandboxed: m.unsandboxed}, prog.Source)
+		lim, err := m.limits(ctx)
+		if err != nil {
+			pc.err = err
+			return
+		}
+		codes, err := constrain.Analyze(ctx, lim, prog.Source)
 		if err != nil {
 			pc.err = err
 			return
