@@ -647,13 +647,28 @@ func (b Impl) swiglu(dst, gate, up []float32) {
 	swigluGo(dst[nv:], gate[nv:], up[nv:])
 }
 
+// maxScan returns the largest element of x that is not NaN (-Inf when
+// none is) and whether x holds a NaN.
+func (b Impl) maxScan(x []float32) (m float32, nan bool) {
+	nv := len(x) &^ 7
+	if b.isa == isaGeneric || nv == 0 {
+		return maxScanGo(x)
+	}
+	m, nan = maxAVX2(&x[0], nv)
+	m2, nan2 := maxScanGo(x[nv:])
+	return max(m, m2), nan || nan2
+}
+
 func (b Impl) softmax(x []float32) {
 	nv := len(x) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
 		softmaxGo(x)
 		return
 	}
-	m := maxNaN(x)
+	m, nan := b.maxScan(x)
+	if nan {
+		m = float32(math.NaN())
+	}
 	sum := float64(expSumAVX2(&x[0], m, nv))
 	for i := nv; i < len(x); i++ {
 		e := math.Exp(float64(x[i] - m))

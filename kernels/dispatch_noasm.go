@@ -21,3 +21,5 @@ func (b Impl) dotRows(dst, x, m []float32, stride int)  { dotRowsGo(dst, x, m, s
 func (b Impl) axpyRows(dst, a, m []float32, stride int) { axpyRowsGo(dst, a, m, stride) }
 func (b Impl) swiglu(dst, gate, up []float32)           { swigluGo(dst, gate, up) }
 func (b Impl) softmax(x []float32)                      { softmaxGo(x) }
+
+func (b Impl) maxScan(x []float32) (float32, bool) { return maxScanGo(x) }

@@ -107,25 +107,29 @@ func mulScaledGo(dst, x, weight []float32, s float32) {
 	}
 }
 
-// maxNaN returns the largest element of x (len(x) > 0), or NaN if x has one.
-func maxNaN(x []float32) float32 {
-	m := x[0]
-	for _, v := range x[1:] {
-		if v > m || v != v {
+// maxScanGo returns the largest element of x that is not NaN (-Inf when
+// none is) and whether x holds a NaN.
+func maxScanGo(x []float32) (m float32, nan bool) {
+	m = float32(math.Inf(-1))
+	for _, v := range x {
+		switch {
+		case v != v:
+			nan = true
+		case v > m:
 			m = v
-			if v != v {
-				break
-			}
 		}
 	}
-	return m
+	return m, nan
 }
 
 func softmaxGo(x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	m := maxNaN(x)
+	m, nan := maxScanGo(x)
+	if nan {
+		m = float32(math.NaN())
+	}
 	var sum float64
 	for i, v := range x {
 		e := math.Exp(float64(v - m))

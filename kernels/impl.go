@@ -125,6 +125,19 @@ func (b Impl) RMSNorm(dst, x, weight []float32, eps float32) {
 // NaN; -Inf entries (masked positions) give 0.
 func (b Impl) Softmax(x []float32) { b.softmax(x) }
 
+// Argmax returns the index of the largest element of x, the lowest among
+// equal ones; NaNs are passed over, and -1 means x has nothing else (the
+// greedy choice of a token from its logits).
+func (b Impl) Argmax(x []float32) int {
+	m, _ := b.maxScan(x)
+	for i, v := range x {
+		if v == m {
+			return i
+		}
+	}
+	return -1
+}
+
 // SwiGLU computes dst[i] = silu(gate[i]) · up[i], silu(g) = g / (1 + e^-g),
 // for i < min(len(dst), len(gate), len(up)). dst may be gate or up.
 func (b Impl) SwiGLU(dst, gate, up []float32) {
@@ -193,6 +206,10 @@ func RMSNorm(dst, x, weight []float32, eps float32) { native.RMSNorm(dst, x, wei
 
 // Softmax computes a numerically stable softmax in place; see Impl.Softmax.
 func Softmax(x []float32) { native.Softmax(x) }
+
+// Argmax returns the index of x's largest element with the Native
+// implementation; see Impl.Argmax.
+func Argmax(x []float32) int { return native.Argmax(x) }
 
 // SwiGLU computes dst = silu(gate) · up with the Native implementation; see
 // Impl.SwiGLU.

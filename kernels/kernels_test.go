@@ -18,14 +18,21 @@ func forEach(t *testing.T, f func(*testing.T, kerneltest.Ops)) {
 	}
 }
 
-func TestMatMul(t *testing.T)   { forEach(t, kerneltest.TestMatMul) }
-func TestDot(t *testing.T)      { forEach(t, kerneltest.TestDot) }
-func TestAxpy(t *testing.T)     { forEach(t, kerneltest.TestAxpy) }
-func TestScale(t *testing.T)    { forEach(t, kerneltest.TestScale) }
-func TestAdd(t *testing.T)      { forEach(t, kerneltest.TestAdd) }
-func TestRMSNorm(t *testing.T)  { forEach(t, kerneltest.TestRMSNorm) }
-func TestSoftmax(t *testing.T)  { forEach(t, kerneltest.TestSoftmax) }
-func TestSwiGLU(t *testing.T)   { forEach(t, kerneltest.TestSwiGLU) }
+func TestMatMul(t *testing.T)  { forEach(t, kerneltest.TestMatMul) }
+func TestDot(t *testing.T)     { forEach(t, kerneltest.TestDot) }
+func TestAxpy(t *testing.T)    { forEach(t, kerneltest.TestAxpy) }
+func TestScale(t *testing.T)   { forEach(t, kerneltest.TestScale) }
+func TestAdd(t *testing.T)     { forEach(t, kerneltest.TestAdd) }
+func TestRMSNorm(t *testing.T) { forEach(t, kerneltest.TestRMSNorm) }
+func TestSoftmax(t *testing.T) { forEach(t, kerneltest.TestSoftmax) }
+func TestSwiGLU(t *testing.T)  { forEach(t, kerneltest.TestSwiGLU) }
+
+// TestArgmax runs the suite's Argmax check on every implementation.
+func TestArgmax(t *testing.T) {
+	for _, b := range kernels.Impls() {
+		t.Run(b.Name(), func(t *testing.T) { kerneltest.TestArgmax(t, b) })
+	}
+}
 func TestDotRows(t *testing.T)  { forEach(t, kerneltest.TestDotRows) }
 func TestAxpyRows(t *testing.T) { forEach(t, kerneltest.TestAxpyRows) }
 

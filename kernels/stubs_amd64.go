@@ -53,6 +53,9 @@ func axpyRowsAVX2(dst, a, m *float32, rows, stride, k int)
 func swigluAVX2(dst, gate, up *float32, n int)
 
 //go:noescape
+func maxAVX2(x *float32, n int) (m float32, nan bool)
+
+//go:noescape
 func expSumAVX2(x *float32, m float32, n int) float32
 
 //go:noescape

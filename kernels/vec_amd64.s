@@ -245,3 +245,59 @@ ar_store:
 ar_done:
 	VZEROUPPER
 	RET
+
+// func maxAVX2(x *float32, n int) (m float32, nan bool)
+// m = the largest element of x[0:n] that is not NaN (-Inf when none is),
+// nan = whether any element is NaN; n a multiple of 8. VMAXPS returns its
+// second source when either is NaN: the accumulators are that source, so
+// a NaN element leaves them as they were.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-21
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVL         $0xff800000, AX
+	MOVL         AX, X0
+	VBROADCASTSS X0, Y0
+	VMOVAPS      Y0, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	MOVQ         CX, DX
+	ANDQ         $-16, DX
+	XORQ         AX, AX
+	TESTQ        DX, DX
+	JEQ          max_tail
+
+max_loop:
+	VMOVUPS (SI)(AX*4), Y4
+	VMOVUPS 32(SI)(AX*4), Y5
+	VCMPPS  $3, Y4, Y4, Y6
+	VCMPPS  $3, Y5, Y5, Y7
+	VORPS   Y6, Y2, Y2
+	VORPS   Y7, Y3, Y3
+	VMAXPS  Y0, Y4, Y0
+	VMAXPS  Y1, Y5, Y1
+	ADDQ    $16, AX
+	CMPQ    AX, DX
+	JLT     max_loop
+
+max_tail:
+	CMPQ    AX, CX
+	JGE     max_reduce
+	VMOVUPS (SI)(AX*4), Y4
+	VCMPPS  $3, Y4, Y4, Y6
+	VORPS   Y6, Y2, Y2
+	VMAXPS  Y0, Y4, Y0
+
+max_reduce:
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, m+16(FP)
+	VORPS        Y3, Y2, Y2
+	VPTEST       Y2, Y2
+	SETNE        nan+20(FP)
+	VZEROUPPER
+	RET

@@ -15,6 +15,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
+
+	"github.com/ndbg/ndbg/kernels"
 )
 
 // Params configures a Sampler.
@@ -94,24 +96,20 @@ func (s *Sampler) SampleMasked(logits []float32, mask *Mask) (int, error) {
 
 // Argmax returns the index of the largest value of x, the lowest among
 // ties, NaNs skipped: the greedy choice. It returns -1 when x holds no
-// value that is not NaN.
-func Argmax(x []float32) int {
-	best, bv := -1, float32(math.Inf(-1))
-	for i, v := range x {
-		if v > bv || best < 0 && v == bv {
-			best, bv = i, v
-		}
-	}
-	return best
-}
+// value that is not NaN. (kernels.Argmax: a vector pass for the largest
+// value, then a scan for its first index.)
+func Argmax(x []float32) int { return kernels.Argmax(x) }
 
 // greedy returns the allowed token with the largest logit (the lowest id
-// among ties).
+// among ties). The largest logit of all is usually allowed (the grammar
+// rules out what the model rarely wants), and then it is the answer: no
+// allowed token is larger, and none equal comes before the first of all.
+// Otherwise it looks among the allowed tokens only.
 func greedy(logits []float32, mask *Mask) (int, error) {
-	best, bv := -1, float32(math.Inf(-1))
-	if mask == nil {
-		best = Argmax(logits)
-	} else {
+	best := Argmax(logits)
+	if mask != nil && best >= 0 && !mask.Allowed(best) {
+		best = -1
+		bv := float32(math.Inf(-1))
 		for wi, w := range mask.words {
 			for w != 0 {
 				b := trailingZeros(w)

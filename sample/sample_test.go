@@ -107,6 +107,37 @@ func TestGreedy(t *testing.T) {
 	assert.ErrorIs(t, err, ErrNoToken)
 	_, err = s.SampleMasked(testLogits, NewMask(3))
 	assert.Error(t, err)
+
+	// Random logits with ties and NaNs, random masks: the allowed token with
+	// the largest logit, the lowest among ties (the largest of all allowed
+	// or not).
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		n := 1 + r.IntN(300)
+		logits, m := make([]float32, n), NewMask(n)
+		for i := range logits {
+			logits[i] = float32(r.IntN(8)) // ties
+			if r.IntN(20) == 0 {
+				logits[i] = float32(math.NaN())
+			}
+			if r.IntN(3) > 0 {
+				m.Allow(i)
+			}
+		}
+		want := -1
+		for i, v := range logits {
+			if m.Allowed(i) && v == v && (want < 0 || v > logits[want]) {
+				want = i
+			}
+		}
+		tok, err := s.SampleMasked(logits, m)
+		if want < 0 {
+			require.ErrorIs(t, err, ErrNoToken)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, want, tok, "logits %v", logits)
+	}
 }
 
 func TestTemperatureDistribution(t *testing.T) {

@@ -198,6 +198,53 @@ func TestSoftmax(t *testing.T, impl Ops) {
 	require.InDeltaSlice(t, []float32{0.5, 0.5, 0}, big, 1e-7, "large logits")
 }
 
+// TestArgmax checks the index of the largest element: the lowest among
+// ties, NaNs passed over (-1 when there is nothing else), at every
+// position of the vectors (the kernel's blocks and its tail). Argmax is a
+// CPU op (sampling reads logits on the host), not one of every device's Ops.
+func TestArgmax(t *testing.T, impl interface{ Argmax(x []float32) int }) {
+	argmax := func(x []float32) int {
+		best := -1
+		for i, v := range x {
+			if v == v && (best < 0 || float64(v) > float64(x[best])) {
+				best = i
+			}
+		}
+		return best
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	r := newRand(t)
+	for _, n := range VectorLens {
+		x := make([]float32, n)
+		fill(r, x)
+		require.Equal(t, argmax(x), impl.Argmax(x), "argmax/n=%d", n)
+		for i := range n { // the largest at every position, NaNs before and after it, a tie after it
+			fill(r, x)
+			x[i] = 2
+			if i+1 < n {
+				x[i+1+r.IntN(n-i-1)] = nan
+				x[i+1+r.IntN(n-i-1)] = 2
+			}
+			if i > 0 {
+				x[r.IntN(i)] = nan
+			}
+			require.Equal(t, i, impl.Argmax(x), "argmax/n=%d: largest at %d", n, i)
+		}
+		for i := range x {
+			x[i] = -inf
+		}
+		require.Equal(t, min(0, n-1), impl.Argmax(x), "argmax/n=%d: all -Inf", n)
+		for i := range x {
+			x[i] = nan
+		}
+		require.Equal(t, -1, impl.Argmax(x), "argmax/n=%d: all NaN", n)
+		if n > 1 {
+			x[n-1] = -inf
+			require.Equal(t, n-1, impl.Argmax(x), "argmax/n=%d: NaNs and one -Inf", n)
+		}
+	}
+}
+
 // TestSwiGLU checks dst = silu(gate) · up.
 func TestSwiGLU(t *testing.T, impl Ops) {
 	// Inputs in [-12, 12] exercise the tails of the sigmoid.
