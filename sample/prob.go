@@ -31,17 +31,32 @@ func (s *Sampler) Prob(logits []float32, mask *Mask, tok int) (p, allowed float6
 }
 
 // allowedMass sums the probabilities w of the tokens mask allows (1 for a
-// nil mask), without a call per token.
+// nil mask), without a call per token. A mask that allows most tokens (a
+// string's characters) is summed over the tokens it rules out instead, as
+// 1 minus their mass, when that mass is below one half: the difference then
+// loses no more than the float32 rounding of the softmax already has.
 func allowedMass(w []float32, mask *Mask) float64 {
 	if mask == nil {
 		return 1
 	}
+	if 2*mask.Count() > len(w) {
+		var out float64
+		for wi, bitsw := range mask.words {
+			if lo := wi * 64; len(w)-lo < 64 {
+				bitsw |= ^uint64(0) << (len(w) - lo) // tokens past the end are not ruled-out tokens
+			}
+			for bitsw = ^bitsw; bitsw != 0; bitsw &= bitsw - 1 {
+				out += float64(w[wi*64+trailingZeros(bitsw)])
+			}
+		}
+		if out < 0.5 {
+			return 1 - out
+		}
+	}
 	var sum float64
 	for wi, bitsw := range mask.words {
-		for bitsw != 0 {
-			i := wi*64 + trailingZeros(bitsw)
-			bitsw &= bitsw - 1
-			sum += float64(w[i])
+		for ; bitsw != 0; bitsw &= bitsw - 1 {
+			sum += float64(w[wi*64+trailingZeros(bitsw)])
 		}
 	}
 	return sum

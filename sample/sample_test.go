@@ -347,6 +347,42 @@ func TestProb(t *testing.T) {
 	assert.Error(t, err)
 	_, _, err = smp.Prob(logits, NewMask(3), 0)
 	assert.Error(t, err)
+
+	// Masks that allow most tokens (summed over those they rule out), of
+	// lengths that end within a word, and ones whose allowed tokens hold a
+	// tiny mass (summed directly: 1 minus the rest would lose it).
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 400 {
+		n := 2 + r.IntN(300)
+		logits, mask := make([]float32, n), NewMask(n)
+		tiny := trial%2 == 1
+		for i := range logits {
+			logits[i] = float32(4 * r.NormFloat64())
+			if r.IntN(10) > 0 {
+				mask.Allow(i)
+			}
+		}
+		tok := r.IntN(n)
+		mask.Allow(tok)
+		if tiny { // one ruled-out token holds nearly all the mass
+			big := (tok + 1) % n
+			mask.Disallow(big)
+			logits[big] = 60
+		}
+		exp := make([]float64, n)
+		var z, za float64
+		for i, v := range logits {
+			exp[i] = math.Exp(float64(v))
+			z += exp[i]
+			if mask.Allowed(i) {
+				za += exp[i]
+			}
+		}
+		p, allowed, err := smp.Prob(logits, mask, tok)
+		require.NoError(t, err)
+		require.InEpsilon(t, za/z, allowed, 1e-5, "n %d: allowed mass", n)
+		require.InDelta(t, exp[tok]/za, p, 1e-5, "n %d: p", n)
+	}
 }
 
 // Argmax: the lowest index among ties, NaNs skipped, -1 when nothing but
