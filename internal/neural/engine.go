@@ -33,18 +33,22 @@ type Params struct {
 // function does not: the trace stops at its call event), or, with Params.NoExec,
 // from the program's text, running nothing.
 func Start(ctx context.Context, m *Model, prog *dsl.Program, call string, p Params) (*Engine, dsl.State, error) {
-	lim, err := m.limits(ctx)
+	lim, starter, err := m.limits(ctx)
 	if err != nil {
 		return nil, dsl.State{}, err
 	}
 	lim.MaxEvents = 1
+	run, callEvent := trace.Run, trace.CallEvent
+	if starter != nil { // nil after Close: each run starts its own interpreter
+		run, callEvent = starter.Run, starter.CallEvent
+	}
 	var ev trace.Event
 	if p.NoExec {
-		if ev, err = trace.CallEvent(ctx, prog, call, lim); err != nil {
+		if ev, err = callEvent(ctx, prog, call, lim); err != nil {
 			return nil, dsl.State{}, fmt.Errorf("ndbg: building %s from the program's text (no-exec): %w", call, err)
 		}
 	} else {
-		res, err := trace.Run(ctx, prog, call, lim)
+		res, err := run(ctx, prog, call, lim)
 		if err != nil {
 			return nil, dsl.State{}, fmt.Errorf("ndbg: evaluating %s: %w", call, err)
 		}

@@ -26,9 +26,15 @@ type Model struct {
 	// python is the interpreter that analyses programs and evaluates entry
 	// arguments: as given, or, when none was, python3 on PATH resolved once
 	// by limits (trace.FindPython asks a shim such as pyenv's, a shell
-	// script costing about 0.1 s, for the real binary).
+	// script costing about 0.1 s, for the real binary). pythonMu guards it,
+	// starter and closed.
 	pythonMu sync.Mutex
 	python   string
+	// starter runs the entry calls of the model's sessions, keeping the
+	// next sandboxed interpreter started ahead (trace.Starter); made with
+	// python, nil until then and after Close.
+	starter *trace.Starter
+	closed  bool // Close was called: no new Starter
 	// unsandboxed: run the module code and entry arguments without the
 	// operating-system sandbox (trace.Limits.Unsandboxed).
 	unsandboxed bool
@@ -128,18 +134,27 @@ func (m *Model) forward(ctx context.Context, s *model.Session, tokens []int) err
 
 // limits are the trace limits of the model's Python runs (program analysis,
 // entry arguments): its interpreter, found on PATH at the first call where
-// none was given, and the sandbox setting.
-func (m *Model) limits(ctx context.Context) (trace.Limits, error) {
+// none was given, and the sandbox setting; and the Starter that runs entry
+// calls under them.
+func (m *Model) limits(ctx context.Context) (trace.Limits, *trace.Starter, error) {
 	m.pythonMu.Lock()
 	defer m.pythonMu.Unlock()
 	if m.python == "" {
 		py, err := trace.FindPython(ctx)
 		if err != nil {
-			return trace.Limits{}, fmt.Errorf("ndbg: %w", err)
+			return trace.Limits{}, nil, fmt.Errorf("ndbg: %w", err)
 		}
 		m.python = py
 	}
-	return trace.Limits{Python: m.python, Unsandboxed: m.unsandboxed}, nil
+	lim := trace.Limits{Python: m.python, Unsandboxed: m.unsandboxed}
+	if m.starter == nil && !m.closed {
+		st, err := trace.NewStarter(ctx, lim)
+		if err != nil {
+			return trace.Limits{}, nil, fmt.Errorf("ndbg: %w", err)
+		}
+		m.starter = st
+	}
+	return lim, m.starter, nil
 }
 
 // Engine returns the underlying inference engine.
@@ -148,9 +163,20 @@ func (m *Model) Engine() *model.Model { return m.eng }
 // Tokenizer returns the model's tokenizer.
 func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
 
-// Close releases the model (mapped weights, worker threads). The Batcher
-// has nothing to release: its goroutine lives only while steps wait.
-func (m *Model) Close() error { return m.eng.Close() }
+// Close releases the model (mapped weights, worker threads, the spare
+// interpreter and those still exiting). The Batcher has nothing to
+// release: its goroutine lives only while steps wait.
+func (m *Model) Close() error {
+	m.pythonMu.Lock()
+	m.closed = true
+	st := m.starter
+	m.starter = nil
+	m.pythonMu.Unlock()
+	if st != nil {
+		st.Close() // its spare interpreter, and the used ones not yet reaped
+	}
+	return m.eng.Close()
+}
 
 // program returns the shared, lazily built state of one program.
 func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, error) {
@@ -165,7 +191,7 @@ func (m *Model) program(ctx context.Context, prog *dsl.Program) (*programCache, 
 	}
 	m.mu.Unlock()
 	pc.once.Do(func() {
-		lim, err := m.limits(ctx)
+		lim, _, err := m.limits(ctx)
 		if err != nil {
 			pc.err = err
 			return
