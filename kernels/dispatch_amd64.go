@@ -285,6 +285,11 @@ func gemvBatchF32AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *floa
 // each group (mr·K weights, in L1/L2) is multiplied with every panel of x by
 // the register-tiled kernel, so every weight loaded from memory is used
 // nr times from registers and n times overall.
+//
+// The AVX2 kernels store a tile straight into dst (transposed in
+// registers); a tile that dst does not hold whole (the last group of fewer
+// than mr weight rows, a panel's padding rows) goes to a scratch tile, as
+// do the AVX-512 kernels' (stored transposed), and is copied into dst.
 func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	mr, nr := 12, 32
@@ -311,12 +316,13 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 	// K is taken in blocks of kc so that one block of every panel (n·kc
 	// floats) stays in L2 and one block of a weight group (mr·kc) in L1
-	// while the tiles accumulate in acc.
+	// while the tiles accumulate (in dst, or in the scratch tiles).
 	kc := max(64, min(K, gemmPanelBytes/(4*off/K))) &^ 1
 	groups := (R + mr - 1) / mr
 	grain := max(1, groups/(8*p.Threads()))
+	direct := b.isa == isaAVX2
 	p.For(groups, grain, func(lo, hi int) {
-		acc := make([]float32, len(panels)*12*32)
+		var scratch []float32 // a tile per panel, for those not stored in dst
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -337,27 +343,37 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 					wf = pad
 				}
 			}
+			// inDst reports whether panel pn's tile is stored in dst.
+			inDst := func(pn panel) bool { return direct && rows == mr && pn.i0+pn.width <= n }
 			for k0 := 0; k0 < K; k0 += kc {
 				kl := min(kc, K-k0)
 				for pi, pn := range panels {
 					xs := xp[pn.off+k0*pn.width : pn.off+(k0+kl)*pn.width]
-					out := (*[12 * 32]float32)(acc[pi*12*32:])
-					if wb != nil {
-						b.gemmTile(kl, K, xs, nil, wb[k0:], out, mr, pn.width, pn.width == nr, k0 > 0)
-					} else {
-						b.gemmTile(kl, K, xs, wf[k0:], nil, out, mr, pn.width, pn.width == nr, k0 > 0)
+					out, ldo := dst[pn.i0*R+j0:], R
+					if !inDst(pn) {
+						if scratch == nil {
+							scratch = make([]float32, len(panels)*12*32)
+						}
+						out, ldo = scratch[pi*12*32:(pi+1)*12*32], mr
 					}
+					b.gemmTile(kl, K, xs, wf[min(k0, len(wf)):], wb[min(k0, len(wb)):], out, ldo, pn.width == nr, k0 > 0)
 				}
 			}
-			// Scatter the transposed tiles: row by row of dst, so each
-			// write is a short contiguous run (reads stride through L1).
+			// Copy the scratch tiles into dst, row by row of dst, so each
+			// write is a short contiguous run.
 			for pi, pn := range panels {
-				out := acc[pi*12*32 : pi*12*32+mr*pn.width]
-				cols := min(pn.width, n-pn.i0)
-				for i := range cols {
+				if inDst(pn) {
+					continue
+				}
+				out := scratch[pi*12*32 : (pi+1)*12*32]
+				si, sj := mr, 1 // element (i, j) of the tile is out[i*si+j*sj]
+				if !direct {
+					si, sj = 1, pn.width
+				}
+				for i := range min(pn.width, n-pn.i0) {
 					d := dst[(pn.i0+i)*R+j0 : (pn.i0+i)*R+j0+rows]
 					for j := range d {
-						d[j] = out[j*pn.width+i]
+						d[j] = out[i*si+j*sj]
 					}
 				}
 			}
@@ -459,27 +475,30 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 }
 
-// gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
-// j < mr, i < nr (adding to out when acc), with the full-width kernel when
-// full, else the half-width one.
-func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full, acc bool) {
+// gemmTile computes the tile of weight rows j < mr by x rows i < nr (the
+// kernel's full width when full, else half of it) over k columns:
+// Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] (of wf, or wb when wf is empty), added to
+// the tile's element in out when acc. The AVX2 kernels put element (i, j)
+// at out[i*ldo+j], the AVX-512 ones at out[j*nr+i] (ldo unused).
+func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out []float32, ldo int, full, acc bool) {
 	a := 0
 	if acc {
 		a = 1
 	}
+	f32 := len(wf) > 0
 	switch {
-	case wb == nil && b.isa >= isaAVX512 && full:
+	case f32 && b.isa >= isaAVX512 && full:
 		gemmF32AVX512(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil && b.isa >= isaAVX512:
+	case f32 && b.isa >= isaAVX512:
 		gemmF32AVX512Half(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil && full:
-		gemmF32AVX2(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil:
-		gemmF32AVX2Half(k, &xp[0], &wf[0], ldw, &out[0], a)
+	case f32 && full:
+		gemmF32AVX2(k, &xp[0], &wf[0], ldw, &out[0], ldo, a)
+	case f32:
+		gemmF32AVX2Half(k, &xp[0], &wf[0], ldw, &out[0], ldo, a)
 	case b.isa == isaAVX2 && full:
-		gemmBF16AVX2(k, &xp[0], &wb[0], ldw, &out[0], a)
+		gemmBF16AVX2(k, &xp[0], &wb[0], ldw, &out[0], ldo, a)
 	case b.isa == isaAVX2:
-		gemmBF16AVX2Half(k, &xp[0], &wb[0], ldw, &out[0], a)
+		gemmBF16AVX2Half(k, &xp[0], &wb[0], ldw, &out[0], ldo, a)
 	default: // AVX-512 BF16: pairs of columns, then an odd last one
 		ke := k &^ 1
 		if full {
@@ -488,6 +507,11 @@ func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]
 			gemmBF16AVX512Half(ke, &xp[0], &wb[0], ldw, &out[0], a)
 		}
 		if ke < k {
+			const mr = 12
+			nr := 32
+			if !full {
+				nr = 16
+			}
 			xl := xp[ke*nr : ke*nr+nr]
 			for j := range mr {
 				wv := BF16ToF32(wb[j*ldw+ke])
