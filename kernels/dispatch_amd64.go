@@ -326,11 +326,17 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	// floats) stays in L2 and one block of a weight group (mr·kc) in L1
 	// while the tiles accumulate (in dst, or in the scratch tiles).
 	kc := max(64, min(K, gemmPanelBytes/(4*padded))) &^ 1
+	// The weight groups are split into one contiguous share per thread
+	// (ForShares), a group at a time: each thread writes its own columns
+	// of dst, and the threads end within a group of each other. (For's
+	// chunks of an eighth of a thread's share ended up to a chunk apart,
+	// 100-200 µs at 34m's 128 rows, and chunks of two groups, interleaved
+	// between the threads, were slower still: dst's cache lines then
+	// travel between the cores.)
 	groups := (R + mr - 1) / mr
-	grain := max(1, groups/(8*p.Threads()))
 	direct := b.isa == isaAVX2
-	p.For(groups, grain, func(lo, hi int) {
-		var scratch []float32 // a tile per panel, for those not stored in dst
+	scratch := make([][]float32, p.Threads()) // per share: a tile per panel, for those not stored in dst
+	p.ForShares(groups, func(s, lo, hi int) {
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -359,10 +365,10 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 					xs := pn.xp[k0*pn.width : (k0+kl)*pn.width]
 					out, ldo := dst[pn.i0*R+j0:], R
 					if !inDst(pn) {
-						if scratch == nil {
-							scratch = make([]float32, len(panels)*12*32)
+						if scratch[s] == nil {
+							scratch[s] = make([]float32, len(panels)*12*32)
 						}
-						out, ldo = scratch[pi*12*32:(pi+1)*12*32], mr
+						out, ldo = scratch[s][pi*12*32:(pi+1)*12*32], mr
 					}
 					b.gemmTile(kl, K, xs, wf[min(k0, len(wf)):], wb[min(k0, len(wb)):], out, ldo, pn.width == nr, k0 > 0)
 				}
@@ -373,7 +379,7 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 				if inDst(pn) {
 					continue
 				}
-				out := scratch[pi*12*32 : (pi+1)*12*32]
+				out := scratch[s][pi*12*32 : (pi+1)*12*32]
 				si, sj := mr, 1 // element (i, j) of the tile is out[i*si+j*sj]
 				if !direct {
 					si, sj = 1, pn.width
@@ -428,9 +434,12 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 	kc := max(32, min(P, gemmPanelBytes/(4*wo)))
 	groups := (R + mr - 1) / mr
-	grain := max(1, groups/(8*p.Threads()))
-	p.For(groups, grain, func(lo, hi int) {
-		acc := make([]float32, len(panels)*12*32)
+	accs := make([][]float32, p.Threads()) // per share (see gemm)
+	p.ForShares(groups, func(s, lo, hi int) {
+		if accs[s] == nil {
+			accs[s] = make([]float32, len(panels)*12*32)
+		}
+		acc := accs[s]
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
