@@ -542,9 +542,23 @@ func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out []float32,
 }
 
 // packPanel writes rows [i0, i0+rows) of x (row length K) K-major into xp:
-// xp[c*nr+i] = x[i0+i, c]; rows ≥ rows are left as they are (zero).
+// xp[c*nr+i] = x[i0+i, c]; rows ≥ rows are left as they are (zero). Four
+// rows at a time, so that each column's four values are one contiguous
+// write (half the time of one row at a time, 34m's 128×512; eight rows
+// at a time measured between the two).
 func packPanel(xp, x []float32, i0, rows, K, nr int) {
-	for i := range rows {
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		r0 := x[(i0+i)*K : (i0+i+1)*K]
+		r1 := x[(i0+i+1)*K : (i0+i+2)*K][:len(r0)]
+		r2 := x[(i0+i+2)*K : (i0+i+3)*K][:len(r0)]
+		r3 := x[(i0+i+3)*K : (i0+i+4)*K][:len(r0)]
+		for c := range r0 {
+			o := xp[c*nr+i : c*nr+i+4 : c*nr+i+4]
+			o[0], o[1], o[2], o[3] = r0[c], r1[c], r2[c], r3[c]
+		}
+	}
+	for ; i < rows; i++ {
 		xr := x[(i0+i)*K : (i0+i+1)*K]
 		for c, v := range xr {
 			xp[c*nr+i] = v
