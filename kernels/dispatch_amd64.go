@@ -285,38 +285,58 @@ func gemvBatchF32AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *floa
 // each group (mr·K weights, in L1/L2) is multiplied with every panel of x by
 // the register-tiled kernel, so every weight loaded from memory is used
 // nr times from registers and n times overall.
+//
+// The AVX2 kernels store a tile straight into dst (transposed in
+// registers); a tile that dst does not hold whole (the last group of fewer
+// than mr weight rows, a panel's padding rows) goes to a scratch tile, as
+// do the AVX-512 kernels' (stored transposed), and is copied into dst.
 func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	mr, nr := 12, 32
 	if b.isa == isaAVX2 {
 		mr, nr = 6, 16
 	}
-	type panel struct{ i0, width, off int }
+	type panel struct {
+		i0, width int
+		xp        []float32 // the packed rows, width·K
+	}
 	var panels []panel
-	off := 0
+	padded := 0 // rows of all panels
 	for i0 := 0; i0 < n; {
 		width := nr
 		if n-i0 <= nr/2 {
 			width = nr / 2
 		}
-		panels = append(panels, panel{i0, width, off})
-		off += width * K
+		panels = append(panels, panel{i0: i0, width: width})
+		padded += width
 		i0 += width
 	}
-	xp := make([]float32, off)
+	// Each panel is allocated (and zeroed) by the thread that packs it:
+	// one buffer for all, allocated on the caller before the job, kept
+	// the pool's workers waiting 30-80 µs a product (34m, 128 rows,
+	// 2 threads), about 2% of the prefill.
 	p.For(len(panels), 1, func(lo, hi int) {
-		for _, pn := range panels[lo:hi] {
-			packPanel(xp[pn.off:pn.off+pn.width*K], x, pn.i0, min(pn.width, n-pn.i0), K, pn.width)
+		for i := lo; i < hi; i++ {
+			pn := &panels[i]
+			pn.xp = make([]float32, pn.width*K)
+			packPanel(pn.xp, x, pn.i0, min(pn.width, n-pn.i0), K, pn.width)
 		}
 	})
 	// K is taken in blocks of kc so that one block of every panel (n·kc
 	// floats) stays in L2 and one block of a weight group (mr·kc) in L1
-	// while the tiles accumulate in acc.
-	kc := max(64, min(K, gemmPanelBytes/(4*off/K))) &^ 1
+	// while the tiles accumulate (in dst, or in the scratch tiles).
+	kc := max(64, min(K, gemmPanelBytes/(4*padded))) &^ 1
+	// The weight groups are split into one contiguous share per thread
+	// (ForShares), a group at a time: each thread writes its own columns
+	// of dst, and the threads end within a group of each other. (For's
+	// chunks of an eighth of a thread's share ended up to a chunk apart,
+	// 100-200 µs at 34m's 128 rows, and chunks of two groups, interleaved
+	// between the threads, were slower still: dst's cache lines then
+	// travel between the cores.)
 	groups := (R + mr - 1) / mr
-	grain := max(1, groups/(8*p.Threads()))
-	p.For(groups, grain, func(lo, hi int) {
-		acc := make([]float32, len(panels)*12*32)
+	direct := b.isa == isaAVX2
+	scratch := make([][]float32, p.Threads()) // per share: a tile per panel, for those not stored in dst
+	p.ForShares(groups, func(s, lo, hi int) {
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -337,27 +357,37 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 					wf = pad
 				}
 			}
+			// inDst reports whether panel pn's tile is stored in dst.
+			inDst := func(pn panel) bool { return direct && rows == mr && pn.i0+pn.width <= n }
 			for k0 := 0; k0 < K; k0 += kc {
 				kl := min(kc, K-k0)
 				for pi, pn := range panels {
-					xs := xp[pn.off+k0*pn.width : pn.off+(k0+kl)*pn.width]
-					out := (*[12 * 32]float32)(acc[pi*12*32:])
-					if wb != nil {
-						b.gemmTile(kl, K, xs, nil, wb[k0:], out, mr, pn.width, pn.width == nr, k0 > 0)
-					} else {
-						b.gemmTile(kl, K, xs, wf[k0:], nil, out, mr, pn.width, pn.width == nr, k0 > 0)
+					xs := pn.xp[k0*pn.width : (k0+kl)*pn.width]
+					out, ldo := dst[pn.i0*R+j0:], R
+					if !inDst(pn) {
+						if scratch[s] == nil {
+							scratch[s] = make([]float32, len(panels)*12*32)
+						}
+						out, ldo = scratch[s][pi*12*32:(pi+1)*12*32], mr
 					}
+					b.gemmTile(kl, K, xs, wf[min(k0, len(wf)):], wb[min(k0, len(wb)):], out, ldo, pn.width == nr, k0 > 0)
 				}
 			}
-			// Scatter the transposed tiles: row by row of dst, so each
-			// write is a short contiguous run (reads stride through L1).
+			// Copy the scratch tiles into dst, row by row of dst, so each
+			// write is a short contiguous run.
 			for pi, pn := range panels {
-				out := acc[pi*12*32 : pi*12*32+mr*pn.width]
-				cols := min(pn.width, n-pn.i0)
-				for i := range cols {
+				if inDst(pn) {
+					continue
+				}
+				out := scratch[s][pi*12*32 : (pi+1)*12*32]
+				si, sj := mr, 1 // element (i, j) of the tile is out[i*si+j*sj]
+				if !direct {
+					si, sj = 1, pn.width
+				}
+				for i := range min(pn.width, n-pn.i0) {
 					d := dst[(pn.i0+i)*R+j0 : (pn.i0+i)*R+j0+rows]
 					for j := range d {
-						d[j] = out[j*pn.width+i]
+						d[j] = out[i*si+j*sj]
 					}
 				}
 			}
@@ -404,9 +434,12 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 	kc := max(32, min(P, gemmPanelBytes/(4*wo)))
 	groups := (R + mr - 1) / mr
-	grain := max(1, groups/(8*p.Threads()))
-	p.For(groups, grain, func(lo, hi int) {
-		acc := make([]float32, len(panels)*12*32)
+	accs := make([][]float32, p.Threads()) // per share (see gemm)
+	p.ForShares(groups, func(s, lo, hi int) {
+		if accs[s] == nil {
+			accs[s] = make([]float32, len(panels)*12*32)
+		}
+		acc := accs[s]
 		for g := lo; g < hi; g++ {
 			j0 := g * mr
 			rows := min(mr, R-j0)
@@ -459,27 +492,30 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 }
 
-// gemmTile computes out[j*nr+i] (+)= Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] for
-// j < mr, i < nr (adding to out when acc), with the full-width kernel when
-// full, else the half-width one.
-func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]float32, mr, nr int, full, acc bool) {
+// gemmTile computes the tile of weight rows j < mr by x rows i < nr (the
+// kernel's full width when full, else half of it) over k columns:
+// Σ_{c<k} xp[c*nr+i]·W[j*ldw+c] (of wf, or wb when wf is empty), added to
+// the tile's element in out when acc. The AVX2 kernels put element (i, j)
+// at out[i*ldo+j], the AVX-512 ones at out[j*nr+i] (ldo unused).
+func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out []float32, ldo int, full, acc bool) {
 	a := 0
 	if acc {
 		a = 1
 	}
+	f32 := len(wf) > 0
 	switch {
-	case wb == nil && b.isa >= isaAVX512 && full:
+	case f32 && b.isa >= isaAVX512 && full:
 		gemmF32AVX512(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil && b.isa >= isaAVX512:
+	case f32 && b.isa >= isaAVX512:
 		gemmF32AVX512Half(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil && full:
-		gemmF32AVX2(k, &xp[0], &wf[0], ldw, &out[0], a)
-	case wb == nil:
-		gemmF32AVX2Half(k, &xp[0], &wf[0], ldw, &out[0], a)
+	case f32 && full:
+		gemmF32AVX2(k, &xp[0], &wf[0], ldw, &out[0], ldo, a)
+	case f32:
+		gemmF32AVX2Half(k, &xp[0], &wf[0], ldw, &out[0], ldo, a)
 	case b.isa == isaAVX2 && full:
-		gemmBF16AVX2(k, &xp[0], &wb[0], ldw, &out[0], a)
+		gemmBF16AVX2(k, &xp[0], &wb[0], ldw, &out[0], ldo, a)
 	case b.isa == isaAVX2:
-		gemmBF16AVX2Half(k, &xp[0], &wb[0], ldw, &out[0], a)
+		gemmBF16AVX2Half(k, &xp[0], &wb[0], ldw, &out[0], ldo, a)
 	default: // AVX-512 BF16: pairs of columns, then an odd last one
 		ke := k &^ 1
 		if full {
@@ -488,6 +524,11 @@ func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]
 			gemmBF16AVX512Half(ke, &xp[0], &wb[0], ldw, &out[0], a)
 		}
 		if ke < k {
+			const mr = 12
+			nr := 32
+			if !full {
+				nr = 16
+			}
 			xl := xp[ke*nr : ke*nr+nr]
 			for j := range mr {
 				wv := BF16ToF32(wb[j*ldw+ke])
@@ -501,9 +542,23 @@ func (b Impl) gemmTile(k, ldw int, xp, wf []float32, wb []uint16, out *[12 * 32]
 }
 
 // packPanel writes rows [i0, i0+rows) of x (row length K) K-major into xp:
-// xp[c*nr+i] = x[i0+i, c]; rows ≥ rows are left as they are (zero).
+// xp[c*nr+i] = x[i0+i, c]; rows ≥ rows are left as they are (zero). Four
+// rows at a time, so that each column's four values are one contiguous
+// write (half the time of one row at a time, 34m's 128×512; eight rows
+// at a time measured between the two).
 func packPanel(xp, x []float32, i0, rows, K, nr int) {
-	for i := range rows {
+	i := 0
+	for ; i+4 <= rows; i += 4 {
+		r0 := x[(i0+i)*K : (i0+i+1)*K]
+		r1 := x[(i0+i+1)*K : (i0+i+2)*K][:len(r0)]
+		r2 := x[(i0+i+2)*K : (i0+i+3)*K][:len(r0)]
+		r3 := x[(i0+i+3)*K : (i0+i+4)*K][:len(r0)]
+		for c := range r0 {
+			o := xp[c*nr+i : c*nr+i+4 : c*nr+i+4]
+			o[0], o[1], o[2], o[3] = r0[c], r1[c], r2[c], r3[c]
+		}
+	}
+	for ; i < rows; i++ {
 		xr := x[(i0+i)*K : (i0+i+1)*K]
 		for c, v := range xr {
 			xp[c*nr+i] = v

@@ -12,8 +12,12 @@ e("// by NR activation rows (i): the NR rows of x are packed K-major")
 e("// (xp[c*NR+i] = x[i, c]) so they load as NR/16 (or NR/8) vectors; weights")
 e("// are read straight from their rows and broadcast, one per row, so")
 e("// BF16 weights are widened in registers and never packed. The kernel")
-e("// computes the whole K sum in registers and stores the tile transposed:")
-e("//   out[j*NR + i] = Σ_{c<k} xp[c*NR+i] · W[j*ldw + c]  (+ out[j*NR + i] if acc ≠ 0).")
+e("// computes the whole K sum in registers. The AVX-512 kernels store the tile")
+e("// transposed:")
+e("//   out[j*NR + i] = Σ_{c<k} xp[c*NR+i] · W[j*ldw + c]  (+ out[j*NR + i] if acc ≠ 0);")
+e("// the AVX2 kernels transpose it in registers and store it in the output's")
+e("// own layout, rows of ldo floats (so straight into the product):")
+e("//   out[i*ldo + j] = Σ_{c<k} xp[c*NR+i] · W[j*ldw + c]  (+ out[i*ldo + j] if acc ≠ 0).")
 e("")
 # AVX-512 F32: MR=12, NR=32
 rows512 = [("R8",""),("R8","(BX*1)"),("R8","(BX*2)"),("R9",""),("R9","(BX*1)"),("R9","(BX*2)"),
@@ -30,6 +34,76 @@ def prologue(elt):
 def zero(n, reg):
     for r in range(n):
         e("\tVXORPS %s%d, %s%d, %s%d" % (reg, r, reg, r, reg, r))
+
+def store_rows(label, halves, free):
+    # The AVX2 epilogue: each of halves is the 6 Y accumulators of one
+    # weight row j (lanes: 8 consecutive x rows i); they are transposed in
+    # registers (6×8 → 8 rows of 6) and written as rows i of out, ldo
+    # floats apart: 4 floats + 2 floats a row (added to out first if acc).
+    # free: 4 Y registers not among the accumulators.
+    e("%s_store:" % label)
+    e("\tMOVQ ldo+40(FP), SI")
+    e("\tSHLQ $2, SI")
+    e("\tMOVQ acc+48(FP), AX")
+    for acc in (False, True):
+        if acc:
+            e("%s_acc:" % label)
+        else:
+            e("\tTESTQ AX, AX")
+            e("\tJNE %s_acc" % label)
+        e("\tMOVQ DI, R12")
+        for r in halves:
+            transpose_store(r, free, acc)
+        e("\tVZEROUPPER")
+        e("\tRET")
+
+def transpose_store(r, free, acc):
+    # r: 6 Y registers, row j of the tile in r[j], x rows i = 0…7 in its
+    # lanes; R12 points at row i = 0 of out and is left at row 8.
+    f0, f1, f2, f3 = free
+    # Pairs of rows interleaved: t0/t1 = r0,r1 (low/high two of each lane),
+    # t2/t3 = r2,r3 (in r0, r1), t4/t5 = r4,r5 (in r2, r3).
+    e("\tVUNPCKLPS Y%d, Y%d, Y%d" % (r[1], r[0], f0))
+    e("\tVUNPCKHPS Y%d, Y%d, Y%d" % (r[1], r[0], f1))
+    e("\tVUNPCKLPS Y%d, Y%d, Y%d" % (r[3], r[2], r[0]))
+    e("\tVUNPCKHPS Y%d, Y%d, Y%d" % (r[3], r[2], r[1]))
+    e("\tVUNPCKLPS Y%d, Y%d, Y%d" % (r[5], r[4], r[2]))
+    e("\tVUNPCKHPS Y%d, Y%d, Y%d" % (r[5], r[4], r[3]))
+    # u0…u3: j = 0…3 of x rows 0…3 (low lanes) and 4…7 (high lanes).
+    u = (r[4], r[5], f2, f3)
+    e("\tVSHUFPS $0x44, Y%d, Y%d, Y%d" % (r[0], f0, u[0]))
+    e("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d" % (r[0], f0, u[1]))
+    e("\tVSHUFPS $0x44, Y%d, Y%d, Y%d" % (r[1], f1, u[2]))
+    e("\tVSHUFPS $0xEE, Y%d, Y%d, Y%d" % (r[1], f1, u[3]))
+    # j = 4, 5 of x rows 0,1 | 4,5 in r2 and 2,3 | 6,7 in r3; the high
+    # lanes (rows 4…7) into f0, f1.
+    e("\tVEXTRACTF128 $1, Y%d, X%d" % (r[2], f0))
+    e("\tVEXTRACTF128 $1, Y%d, X%d" % (r[3], f1))
+    tv, tp = r[0], r[1]  # temporaries (acc)
+    for i in range(0, 8, 2):
+        pair = (r[2], r[3], f0, f1)[i // 2]
+        for h in (0, 1):
+            v = u[(i + h) % 4]
+            addr = "(R12)" if h == 0 else "(R12)(SI*1)"
+            if not acc:
+                if i < 4:
+                    e("\tVMOVUPS X%d, %s" % (v, addr))
+                else:
+                    e("\tVEXTRACTF128 $1, Y%d, %s" % (v, addr))
+                continue
+            if i < 4:
+                e("\tVADDPS %s, X%d, X%d" % (addr, v, tv))
+            else:
+                e("\tVEXTRACTF128 $1, Y%d, X%d" % (v, tv))
+                e("\tVADDPS %s, X%d, X%d" % (addr, tv, tv))
+            e("\tVMOVUPS X%d, %s" % (tv, addr))
+        if acc:
+            e("\tVMOVQ 16(R12), X%d" % tp)
+            e("\tVMOVHPS 16(R12)(SI*1), X%d, X%d" % (tp, tp))
+            e("\tVADDPS X%d, X%d, X%d" % (tp, pair, pair))
+        e("\tVMOVQ X%d, 16(R12)" % pair)
+        e("\tVMOVHPS X%d, 16(R12)(SI*1)" % pair)
+        e("\tLEAQ (R12)(SI*2), R12")
 
 e("// func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32, acc int)")
 e("TEXT ·gemmF32AVX512(SB), NOSPLIT, $0-48")
@@ -109,8 +183,8 @@ e("\tRET")
 e("")
 
 rows256 = rows512[:6]
-e("// func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32, acc int)")
-e("TEXT ·gemmF32AVX2(SB), NOSPLIT, $0-48")
+e("// func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32, ldo int, acc int)")
+e("TEXT ·gemmF32AVX2(SB), NOSPLIT, $0-56")
 prologue(2)
 zero(12, "Y")
 e("\tTESTQ CX, CX")
@@ -128,21 +202,11 @@ for r in ("R8","R9"):
 e("\tADDQ $64, DX")
 e("\tDECQ CX")
 e("\tJNZ f256_loop")
-e("f256_store:")
-e("\tMOVQ acc+40(FP), AX")
-e("\tTESTQ AX, AX")
-e("\tJEQ f256_put")
-for r in range(12):
-    e("\tVADDPS %d(DI), Y%d, Y%d" % (32*r, r, r))
-e("f256_put:")
-for r in range(12):
-    e("\tVMOVUPS Y%d, %d(DI)" % (r, 32*r))
-e("\tVZEROUPPER")
-e("\tRET")
+store_rows("f256", ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
 e("")
 
-e("// func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)")
-e("TEXT ·gemmBF16AVX2(SB), NOSPLIT, $0-48")
+e("// func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, ldo int, acc int)")
+e("TEXT ·gemmBF16AVX2(SB), NOSPLIT, $0-56")
 prologue(1)
 zero(12, "Y")
 e("\tTESTQ CX, CX")
@@ -161,24 +225,16 @@ for r in ("R8","R9"):
 e("\tADDQ $64, DX")
 e("\tDECQ CX")
 e("\tJNZ b256_loop")
-e("b256_store:")
-e("\tMOVQ acc+40(FP), AX")
-e("\tTESTQ AX, AX")
-e("\tJEQ b256_put")
-for r in range(12):
-    e("\tVADDPS %d(DI), Y%d, Y%d" % (32*r, r, r))
-e("b256_put:")
-for r in range(12):
-    e("\tVMOVUPS Y%d, %d(DI)" % (r, 32*r))
-e("\tVZEROUPPER")
-e("\tRET")
+store_rows("b256", ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
+e("")
 
 def half(name, reg, vbytes, rows, f32, label, acc_w):
     # One vector of x rows per weight row: MR accumulators.
     mr = len(rows)
-    e("// func %s(k int, xp *float32, w *%s, ldw int, out *float32, acc int)" % (name, "float32" if f32 else "uint16"))
+    direct = reg == "Y"  # AVX2: stored in rows of ldo floats
+    e("// func %s(k int, xp *float32, w *%s, ldw int, out *float32, %sacc int)" % (name, "float32" if f32 else "uint16", "ldo int, " if direct else ""))
     e("// Half-width tile: MR=%d weight rows by one vector of x rows." % mr)
-    e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-%d" % (name, 56 if direct else 48))
     prologue(2 if f32 else 1)
     if mr == 12:
         e("\tLEAQ (R9)(AX*1), R10")
@@ -206,6 +262,10 @@ def half(name, reg, vbytes, rows, f32, label, acc_w):
     e("\tADDQ $%d, DX" % vbytes)
     e("\tDECQ CX")
     e("\tJNZ %s_loop" % label)
+    if direct:
+        store_rows(label, (list(range(mr)),), (mr, mr + 1, mr + 2, mr + 3))
+        e("")
+        return
     e("%s_store:" % label)
     e("\tMOVQ acc+40(FP), AX")
     e("\tTESTQ AX, AX")

@@ -37,10 +37,10 @@ func BenchmarkMicrokernel(b *testing.B) {
 		{"BF16/avx512/12x16", hasAVX512F, half, func() { gemmBF16AVX512Half(K, &xp[0], &wb[0], K, &out[0], 0) }},
 		{"BF16dot/avx512bf16/12x32", hasAVX512BF, full, func() { gemmBF16DotAVX512(K/2, &wb[0], &wb[0], K, &out[0], 0) }},
 		{"BF16dot/avx512bf16/12x16", hasAVX512BF, half, func() { gemmBF16DotAVX512Half(K/2, &wb[0], &wb[0], K, &out[0], 0) }},
-		{"F32/avx2/6x16", hasAVX2FMA, 2.0 * 6 * 16 * K, func() { gemmF32AVX2(K, &xp[0], &wf[0], K, &out[0], 0) }},
-		{"F32/avx2/6x8", hasAVX2FMA, 2.0 * 6 * 8 * K, func() { gemmF32AVX2Half(K, &xp[0], &wf[0], K, &out[0], 0) }},
-		{"BF16/avx2/6x16", hasAVX2FMA, 2.0 * 6 * 16 * K, func() { gemmBF16AVX2(K, &xp[0], &wb[0], K, &out[0], 0) }},
-		{"BF16/avx2/6x8", hasAVX2FMA, 2.0 * 6 * 8 * K, func() { gemmBF16AVX2Half(K, &xp[0], &wb[0], K, &out[0], 0) }},
+		{"F32/avx2/6x16", hasAVX2FMA, 2.0 * 6 * 16 * K, func() { gemmF32AVX2(K, &xp[0], &wf[0], K, &out[0], 6, 0) }},
+		{"F32/avx2/6x8", hasAVX2FMA, 2.0 * 6 * 8 * K, func() { gemmF32AVX2Half(K, &xp[0], &wf[0], K, &out[0], 6, 0) }},
+		{"BF16/avx2/6x16", hasAVX2FMA, 2.0 * 6 * 16 * K, func() { gemmBF16AVX2(K, &xp[0], &wb[0], K, &out[0], 6, 0) }},
+		{"BF16/avx2/6x8", hasAVX2FMA, 2.0 * 6 * 8 * K, func() { gemmBF16AVX2Half(K, &xp[0], &wb[0], K, &out[0], 6, 0) }},
 	} {
 		if !k.isa {
 			continue

@@ -235,3 +235,84 @@ func (p *Pool) For(n, grain int, fn func(lo, hi int)) {
 	p.offer.CompareAndSwap(j, nil) // no more helpers wanted
 	j.wait()
 }
+
+// ForShares calls fn(s, i, i+1) for every i in [0, n), in parallel on the
+// pool's threads, and returns when all calls have returned. [0, n) is cut
+// into one contiguous share per thread; share s's units are taken in order
+// from its front by the goroutine that runs share s, and, once that one has
+// run out, by the others from its back, one unit at a time. So each thread
+// works on its own contiguous range of the output, and a thread that is
+// late or descheduled has its units taken over a unit at a time: the last
+// units end within about one unit's time of each other, where For's
+// chunks, handed out in turn, interleave the threads' outputs (whose
+// shared cache lines then travel between cores) or end a chunk apart.
+//
+// The calls of one share s never run at once, so fn may keep state per
+// share (s < Threads()); fn must be safe for concurrent use otherwise.
+func (p *Pool) ForShares(n int, fn func(s, lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	t := min(p.Threads(), n)
+	if t <= 1 {
+		for i := range n {
+			fn(0, i, i+1)
+		}
+		return
+	}
+	shares := make([]share, t)
+	for s := range shares {
+		shares[s].set(s*n/t, (s+1)*n/t)
+	}
+	p.For(t, 1, func(lo, hi int) {
+		for s := lo; s < hi; s++ {
+			for i, ok := shares[s].front(); ok; i, ok = shares[s].front() {
+				fn(s, i, i+1)
+			}
+			for k := 1; k < t; k++ {
+				v := &shares[(s+k)%t]
+				for i, ok := v.back(); ok; i, ok = v.back() {
+					fn(s, i, i+1)
+				}
+			}
+		}
+	})
+}
+
+// share is the units [lo, hi) of one ForShares share not yet taken, both
+// bounds in one word (lo in the high half) so that taking from either end
+// is one compare-and-swap; padded to a cache line of its own.
+type share struct {
+	w atomic.Uint64
+	_ [56]byte
+}
+
+func (s *share) set(lo, hi int) { s.w.Store(uint64(lo)<<32 | uint64(hi)) }
+
+// front takes the first unit left, if any.
+func (s *share) front() (int, bool) {
+	for {
+		w := s.w.Load()
+		lo, hi := w>>32, w&0xffffffff
+		if lo >= hi {
+			return 0, false
+		}
+		if s.w.CompareAndSwap(w, (lo+1)<<32|hi) {
+			return int(lo), true
+		}
+	}
+}
+
+// back takes the last unit left, if any.
+func (s *share) back() (int, bool) {
+	for {
+		w := s.w.Load()
+		lo, hi := w>>32, w&0xffffffff
+		if lo >= hi {
+			return 0, false
+		}
+		if s.w.CompareAndSwap(w, lo<<32|(hi-1)) {
+			return int(hi - 1), true
+		}
+	}
+}

@@ -51,6 +51,27 @@ func TestPoolFor(t *testing.T) {
 	nilPool.Close()
 }
 
+func TestPoolForShares(t *testing.T) {
+	var nilPool *Pool
+	for _, p := range []*Pool{nilPool, NewPool(1), NewPool(2), NewPool(5)} {
+		for _, n := range []int{-1, 0, 1, 2, 7, 100, 1001} {
+			hits := make([]atomic.Int32, max(n, 0))
+			busy := make([]atomic.Int32, p.Threads())
+			p.ForShares(n, func(s, lo, hi int) {
+				require.Less(t, s, p.Threads())
+				require.Equal(t, int32(1), busy[s].Add(1), "two calls of share %d at once", s)
+				assert.Equal(t, lo+1, hi)
+				hits[lo].Add(1)
+				busy[s].Add(-1)
+			})
+			for i := range hits {
+				require.Equal(t, int32(1), hits[i].Load(), "threads=%d n=%d: index %d", p.Threads(), n, i)
+			}
+		}
+		p.Close()
+	}
+}
+
 func TestPoolRunsInParallel(t *testing.T) {
 	p := NewPool(3)
 	defer p.Close()

@@ -23,10 +23,10 @@ func gemmF32AVX512(k int, xp *float32, w *float32, ldw int, out *float32, acc in
 func gemmBF16AVX512(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
+func gemmF32AVX2(k int, xp *float32, w *float32, ldw int, out *float32, ldo, acc int)
 
 //go:noescape
-func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
+func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, ldo, acc int)
 
 //go:noescape
 func dotAVX2(x, y *float32, n int) float32
@@ -65,10 +65,10 @@ func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32, ac
 func gemmBF16AVX512Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
 
 //go:noescape
-func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32, acc int)
+func gemmF32AVX2Half(k int, xp *float32, w *float32, ldw int, out *float32, ldo, acc int)
 
 //go:noescape
-func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32, acc int)
+func gemmBF16AVX2Half(k int, xp *float32, w *uint16, ldw int, out *float32, ldo, acc int)
 
 //go:noescape
 func gemv4F32AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)

@@ -23,7 +23,10 @@ type MatMulCase struct{ N, Rows, Cols int }
 // at most 2 KiB (the kernels that prefetch the next eight rows) and longer.
 // Also every n = 2…8 of the small-batch kernels (batched decode) with odd
 // row counts (against groups of 2, 3 and 4 rows), K below one vector and K
-// tails, serial and split over threads.
+// tails, serial and split over threads. The prefill shapes take the AVX2
+// tiles stored straight into dst (whole groups of 6 weight rows by whole
+// panels of 16 or 8 x rows, in one K block or several) beside those that
+// go through a scratch tile (the last group, a panel's padding rows).
 var MatMulCases = []MatMulCase{
 	{1, 1, 1}, {1, 1, 16}, {1, 7, 13}, {1, 4, 32}, {1, 5, 33}, {1, 9, 47}, {1, 64, 256},
 	{1, 33, 4099}, {1, 130, 1024},
@@ -36,6 +39,7 @@ var MatMulCases = []MatMulCase{
 	{6, 25, 7}, {7, 6, 16}, {15, 37, 100}, {16, 12, 32}, {17, 23, 33},
 	{31, 25, 64}, {32, 12, 64}, {33, 37, 129}, {48, 50, 2}, {64, 96, 256},
 	{100, 50, 300}, {129, 61, 77}, {129, 61, 777}, {40, 24, 4100}, {20, 13, 4099},
+	{24, 18, 600}, {128, 62, 1100}, {56, 12, 40},
 }
 
 func refMatMul(x []float32, n int, w *kernels.Mat) []float64 {
