@@ -60,7 +60,16 @@ type cpuResident struct {
 }
 
 func (r *cpuResident) NewSeq() Seq {
-	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim())}
+	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim(), r.kvDType())}
+}
+
+// kvDType is the element type of the model's KV caches: BF16 when the
+// attention projections are BF16, else F32 (see Cache).
+func (r *cpuResident) kvDType() kernels.DType {
+	if len(r.w.Layers) > 0 && r.w.Layers[0].QKV.DType == kernels.BF16 {
+		return kernels.BF16
+	}
+	return kernels.F32
 }
 
 func (r *cpuResident) Close() error { return nil }
@@ -82,13 +91,20 @@ func (r *cpuResident) NewBatch(seqs []Seq) Batch {
 
 // rope splits one row of the fused q, k, v projection at position p: the
 // queries, rotated, into q; the key, rotated, and the value into kv's row
-// p of layer.
+// p of layer (an F32 cache takes the rotated key directly; for a BF16 one
+// the key is rotated in place in qkv, then rounded into the cache).
 func (r *cpuResident) rope(q, qkv []float32, kv *Cache, layer, p int) {
 	c := &r.cfg
 	Q, KV := c.QDim(), c.KVDim()
 	r.w.Rope.Rotate(q, qkv[:Q], c.NumAttentionHeads, p)
-	r.w.Rope.Rotate(kv.row(layer, 0, p), qkv[Q:Q+KV], c.NumKeyValueHeads, p)
-	copy(kv.row(layer, 1, p), qkv[Q+KV:Q+2*KV])
+	k, v := qkv[Q:Q+KV], qkv[Q+KV:Q+2*KV]
+	if kv.DType() == kernels.F32 {
+		r.w.Rope.Rotate(kv.f32Row(layer, 0, p), k, c.NumKeyValueHeads, p)
+	} else {
+		r.w.Rope.Rotate(k, k, c.NumKeyValueHeads, p)
+		kv.setRow(layer, 0, p, k)
+	}
+	kv.setRow(layer, 1, p, v)
 }
 
 // attentionSpec returns the attention call of n rows of layer from pos0.
@@ -306,7 +322,8 @@ type AttentionSpec struct {
 // visible keys block by block for the query heads that share that KV head
 // (GQA): scores of a block's keys in one strided DotRows call per head, a
 // numerically stable softmax per head, and the weighted sum of values in
-// one AxpyRows call per block and head.
+// one AxpyRows call per block and head (DotRowsBF16 and AxpyRowsBF16 on a
+// BF16 cache: Cache.dotKeys and Cache.axpyValues).
 func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	if a.N <= decodeAttentionRows { // decode: split over positions, not heads
 		c.decodeAttention(dst, q, a, row)
@@ -314,7 +331,6 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 	}
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
-	kvDim := a.KVHeads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	total := a.N * a.KVHeads
 	grain := max(1, total/(4*c.pool.Threads()))
@@ -340,13 +356,11 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 			koff := g * hd
 			qrow := q[t*a.Heads*hd:]
 			for p := first; p <= pos; {
-				ks := kv.span(a.Layer, 0, p)
 				end := min(pos+1, (p/blockLen+1)*blockLen)
-				rows := ks[(p%blockLen)*kvDim+koff:]
 				for k := 0; k < group; k++ {
 					h := g*group + k
 					sc := scores[k*width+p-first : k*width+end-first]
-					c.k.DotRows(sc, qrow[h*hd:(h+1)*hd], rows, kvDim)
+					kv.dotKeys(c.k, sc, qrow[h*hd:(h+1)*hd], a.Layer, p, koff)
 				}
 				p = end
 			}
@@ -358,12 +372,10 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 				clear(dst[(t*a.Heads+h)*hd : (t*a.Heads+h+1)*hd])
 			}
 			for p := first; p <= pos; {
-				vs := kv.span(a.Layer, 1, p)
 				end := min(pos+1, (p/blockLen+1)*blockLen)
-				rows := vs[(p%blockLen)*kvDim+koff:]
 				for k := 0; k < group; k++ {
 					h := g*group + k
-					c.k.AxpyRows(dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+p-first:k*width+end-first], rows, kvDim)
+					kv.axpyValues(c.k, dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+p-first:k*width+end-first], a.Layer, p, koff)
 				}
 				p = end
 			}
@@ -393,7 +405,6 @@ const decodeAttentionRows = 1
 func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
-	kvDim := a.KVHeads * hd
 	qDim := a.Heads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	// Each row's visible positions [first, pos], its blocks, and its tasks:
@@ -451,10 +462,8 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			qrow := q[t*qDim : (t+1)*qDim]
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
-				ks := kv.span(a.Layer, 0, p)[(p%blockLen)*kvDim:]
 				for h := range a.Heads {
-					koff := h / group * hd
-					c.k.DotRows(scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], ks[koff:], kvDim)
+					kv.dotKeys(c.k, scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], a.Layer, p, h/group*hd)
 				}
 				p = end
 			}
@@ -480,10 +489,8 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			}
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
-				vs := kv.span(a.Layer, 1, p)[(p%blockLen)*kvDim:]
 				for h := range a.Heads {
-					koff := h / group * hd
-					c.k.AxpyRows(out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], vs[koff:], kvDim)
+					kv.axpyValues(c.k, out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], a.Layer, p, h/group*hd)
 				}
 				p = end
 			}
