@@ -31,7 +31,7 @@ func TestCacheDTypeFollowsWeights(t *testing.T) {
 func TestCacheRowRounding(t *testing.T) {
 	row := []float32{1, 1 + 1.0/256, 1 + 3.0/256, 1 + 1.0/512, -3.14159, 1e-20, float32(math.Inf(-1)), float32(math.NaN())}
 	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
-		c := newCache(2, len(row), dt)
+		c := newCache(2, len(row), 4, dt)
 		c.grow(40)
 		c.setRow(1, 0, 37, row)
 		c.setRow(1, 1, 37, row)
@@ -51,7 +51,7 @@ func TestCacheRowRounding(t *testing.T) {
 	}
 	// BF16's step at 1 is 1/128: 1 + 1/256 and 1 + 3/256 are ties, which go
 	// to the even neighbour.
-	c := newCache(1, 2, kernels.BF16)
+	c := newCache(1, 2, 2, kernels.BF16)
 	c.grow(1)
 	c.setRow(0, 0, 0, []float32{1 + 1.0/256, 1 + 3.0/256})
 	require.Equal(t, []float32{1, 1 + 1.0/64}, c.Key(0, 0))

@@ -60,7 +60,7 @@ type cpuResident struct {
 }
 
 func (r *cpuResident) NewSeq() Seq {
-	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim(), r.kvDType())}
+	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim(), r.cfg.HeadDim, r.kvDType())}
 }
 
 // kvDType is the element type of the model's KV caches: BF16 when the
@@ -90,20 +90,15 @@ func (r *cpuResident) NewBatch(seqs []Seq) Batch {
 }
 
 // rope splits one row of the fused q, k, v projection at position p: the
-// queries, rotated, into q; the key, rotated, and the value into kv's row
-// p of layer (an F32 cache takes the rotated key directly; for a BF16 one
-// the key is rotated in place in qkv, then rounded into the cache).
+// queries, rotated, into q; the key, rotated (in place in qkv), and the
+// value into kv's row p of layer.
 func (r *cpuResident) rope(q, qkv []float32, kv *Cache, layer, p int) {
 	c := &r.cfg
 	Q, KV := c.QDim(), c.KVDim()
 	r.w.Rope.Rotate(q, qkv[:Q], c.NumAttentionHeads, p)
 	k, v := qkv[Q:Q+KV], qkv[Q+KV:Q+2*KV]
-	if kv.DType() == kernels.F32 {
-		r.w.Rope.Rotate(kv.f32Row(layer, 0, p), k, c.NumKeyValueHeads, p)
-	} else {
-		r.w.Rope.Rotate(k, k, c.NumKeyValueHeads, p)
-		kv.setRow(layer, 0, p, k)
-	}
+	r.w.Rope.Rotate(k, k, c.NumKeyValueHeads, p)
+	kv.setRow(layer, 0, p, k)
 	kv.setRow(layer, 1, p, v)
 }
 
@@ -320,7 +315,7 @@ type AttentionSpec struct {
 // pairs, the last queries (the most keys, causal) handed out first so that
 // no thread is left with a long chunk at the end; each pair walks its
 // visible keys block by block for the query heads that share that KV head
-// (GQA): scores of a block's keys in one strided DotRows call per head, a
+// (GQA): scores of a block's keys in one DotRows call per head, a
 // numerically stable softmax per head, and the weighted sum of values in
 // one AxpyRows call per block and head (DotRowsBF16 and AxpyRowsBF16 on a
 // BF16 cache: Cache.dotKeys and Cache.axpyValues).
@@ -353,14 +348,13 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 				first = max(0, pos-a.Window+1)
 			}
 			span := pos + 1 - first
-			koff := g * hd
 			qrow := q[t*a.Heads*hd:]
 			for p := first; p <= pos; {
 				end := min(pos+1, (p/blockLen+1)*blockLen)
 				for k := 0; k < group; k++ {
 					h := g*group + k
 					sc := scores[k*width+p-first : k*width+end-first]
-					kv.dotKeys(c.k, sc, qrow[h*hd:(h+1)*hd], a.Layer, p, koff)
+					kv.dotKeys(c.k, sc, qrow[h*hd:(h+1)*hd], a.Layer, g, p)
 				}
 				p = end
 			}
@@ -375,7 +369,7 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 				end := min(pos+1, (p/blockLen+1)*blockLen)
 				for k := 0; k < group; k++ {
 					h := g*group + k
-					kv.axpyValues(c.k, dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+p-first:k*width+end-first], a.Layer, p, koff)
+					kv.axpyValues(c.k, dst[(t*a.Heads+h)*hd:(t*a.Heads+h+1)*hd], scores[k*width+p-first:k*width+end-first], a.Layer, g, p)
 				}
 				p = end
 			}
@@ -392,9 +386,8 @@ const decodeAttentionRows = 1
 // decodeAttention is attention for a few query rows (decode). It splits the
 // work over (row, chunk of positions) pairs rather than over heads: a
 // chunk is a run of whole cache blocks (one per thread and row), and its
-// task reads each block's key rows, then its value rows, for every head
-// while the block is in cache, instead of every head task striding over
-// the whole cache for its slice of each row.
+// task reads each block's keys, then its values, for every head while the
+// block is in cache, instead of every head task walking the whole cache.
 //
 // Each task computes, for every query head, the scores of its chunk's
 // visible keys, their softmax within the chunk and the chunk's softmax-
@@ -463,7 +456,7 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
 				for h := range a.Heads {
-					kv.dotKeys(c.k, scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], a.Layer, p, h/group*hd)
+					kv.dotKeys(c.k, scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], a.Layer, h/group, p)
 				}
 				p = end
 			}
@@ -490,7 +483,7 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
 				for h := range a.Heads {
-					kv.axpyValues(c.k, out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], a.Layer, p, h/group*hd)
+					kv.axpyValues(c.k, out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], a.Layer, h/group, p)
 				}
 				p = end
 			}

@@ -6,11 +6,11 @@
 // A Model binds weights from a Hugging Face checkpoint (Load) or builds
 // random ones of a preset shape (NewRandom, for benchmarks). BF16 weights
 // stay BF16 in memory; activations are float32. Each Session owns a KV cache
-// laid out layer × position × kv_dim in blocks of 32 positions; Forward
-// runs a whole prompt in batched passes and one token per step when
-// decoding. Sessions fork copy-on-write, so a program's source is prefilled
-// once and every debugging step continues from it, and they roll back with
-// Truncate.
+// in blocks of 32 positions (layer × {K, V} × KV head × position × head_dim
+// within a block); Forward runs a whole prompt in batched passes and one
+// token per step when decoding. Sessions fork copy-on-write, so a program's
+// source is prefilled once and every debugging step continues from it, and
+// they roll back with Truncate.
 //
 // The CPU's KV cache holds keys and values in the weights' dtype: BF16 for
 // a BF16 model (each row rounded to nearest even when written, keys after
