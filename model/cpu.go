@@ -288,9 +288,22 @@ func (b *cpuBatch) RoPE(layer, _, n int) {
 	}
 }
 
+// Attention runs a batch of at least a row per thread through
+// decodeAttention (a task per row, reading each block's keys and values for
+// every head in turn), fewer rows through attention, which splits them over
+// KV heads. Both compute the same sums in the same order. On 8 BF16
+// sessions at 1000 positions (the default model's shape, three alternating
+// rounds, load 4-6), a decode step's fastest time on one thread was 5.6-6.9
+// ms against 8.7-9.8 (CPU time 7.0-9.0 against 11-14 ms); on two threads
+// within the noise (4.9-6.9 against 3.5-6.3 ms).
 func (b *cpuBatch) Attention(layer, _, n int) {
-	b.r.c.attention(b.act[ActAtt], b.act[ActQ], b.r.attentionSpec(layer, 0, n),
-		func(t int) (*Cache, int) { s := b.seqs[t]; return s.cache, s.Len() - 1 })
+	a := b.r.attentionSpec(layer, 0, n)
+	row := func(t int) (*Cache, int) { s := b.seqs[t]; return s.cache, s.Len() - 1 }
+	if n >= b.r.c.pool.Threads() {
+		b.r.c.decodeAttention(b.act[ActAtt], b.act[ActQ], a, row)
+		return
+	}
+	b.r.c.attention(b.act[ActAtt], b.act[ActQ], a, row)
 }
 
 // AttentionSpec describes one attention call.
@@ -377,15 +390,16 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 	})
 }
 
-// decodeAttentionRows is the most query rows that attention hands to
-// decodeAttention: a single session's decode step. (Batches of sessions,
-// one row each, keep the per-head split: with a row per session there is
-// already work for every thread; not measured against the chunked path.)
+// decodeAttentionRows is the most query rows of one sequence that
+// attention hands to decodeAttention: a single session's decode step.
+// (A Batch of sessions, one row each, calls decodeAttention itself when it
+// has a row per thread.)
 const decodeAttentionRows = 1
 
-// decodeAttention is attention for a few query rows (decode). It splits the
-// work over (row, chunk of positions) pairs rather than over heads: a
-// chunk is a run of whole cache blocks (one per thread and row), and its
+// decodeAttention is attention for decode rows: one session's, or one per
+// session of a Batch. It splits the work over (row, chunk of positions)
+// pairs rather than over heads: a chunk is a run of whole cache blocks
+// (one per thread and row), and its
 // task reads each block's keys, then its values, for every head while the
 // block is in cache, instead of every head task walking the whole cache.
 //
@@ -421,8 +435,10 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 	// positions) two chunks measured slower than one.
 	const minChunkBlocks = 8
 	chunks := c.pool.Threads()
-	if a.Heads*keys*hd < 1<<16 {
-		chunks = 1 // too little to pay for waking another thread
+	if a.Heads*keys*hd < 1<<16 || a.N >= chunks {
+		// Too little to pay for waking another thread, or a row per
+		// thread already (a Batch): one chunk per row, no merge.
+		chunks = 1
 	}
 	for t, sp := range spans {
 		taskStart[t+1] = taskStart[t] + max(1, min(chunks, sp.blocks/minChunkBlocks))
