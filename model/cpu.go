@@ -399,9 +399,10 @@ const decodeAttentionRows = 1
 // decodeAttention is attention for decode rows: one session's, or one per
 // session of a Batch. It splits the work over (row, chunk of positions)
 // pairs rather than over heads: a chunk is a run of whole cache blocks
-// (one per thread and row), and its
-// task reads each block's keys, then its values, for every head while the
-// block is in cache, instead of every head task walking the whole cache.
+// (one per thread and row, or one per row when there is a row per
+// thread), and its task reads each block's keys, then its values, for
+// every head while the block is in cache, instead of every head task
+// walking the whole cache.
 //
 // Each task computes, for every query head, the scores of its chunk's
 // visible keys, their softmax within the chunk and the chunk's softmax-
