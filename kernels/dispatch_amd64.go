@@ -692,6 +692,74 @@ func (b Impl) axpyRows(dst, a, m []float32, stride int) {
 	}
 }
 
+// dotRowsBF16 is dotRows on BF16 rows, with the BF16 matrix-vector
+// kernels: eight rows at a time, then one (the vector widths' multiples of
+// columns), the remaining columns in Go.
+func (b Impl) dotRowsBF16(dst, x []float32, m []uint16, stride int) {
+	k := len(x)
+	if b.isa == isaGeneric {
+		dotRowsBF16Go(dst, x, m, stride)
+		return
+	}
+	done, kd := 0, 0 // rows computed by an eight-row kernel, and its columns
+	if r8 := len(dst) &^ 7; r8 > 0 {
+		if k32 := k &^ 31; b.isa >= isaAVX512 && k32 > 0 {
+			gemv8BF16AVX512(&dst[0], &x[0], &m[0], r8, k32, stride)
+			done, kd = r8, k32
+		} else if k8 := k &^ 7; b.isa == isaAVX2 && k8 > 0 {
+			gemv8BF16AVX2(&dst[0], &x[0], &m[0], r8, k8, stride)
+			done, kd = r8, k8
+		}
+		if kd < k {
+			for j := range done {
+				dst[j] += dotBF16Go(x[kd:], m[j*stride+kd:j*stride+k])
+			}
+		}
+	}
+	width := 16
+	if b.isa == isaAVX2 {
+		width = 8
+	}
+	kv := k &^ (width - 1)
+	rest := dst[done:]
+	if len(rest) == 0 {
+		return
+	}
+	if kv == 0 {
+		dotRowsBF16Go(rest, x, m[done*stride:], stride)
+		return
+	}
+	if b.isa >= isaAVX512 {
+		gemvBF16AVX512(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
+	} else {
+		gemvBF16AVX2(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
+	}
+	if kv < k {
+		for j := range rest {
+			o := (done + j) * stride
+			rest[j] += dotBF16Go(x[kv:], m[o+kv:o+k])
+		}
+	}
+}
+
+// axpyRowsBF16 is axpyRows on BF16 rows: the AVX2 kernel (on every
+// assembly level, like the F32 one) over the multiples of 16 columns, the
+// rest in Go.
+func (b Impl) axpyRowsBF16(dst, a []float32, m []uint16, stride int) {
+	k := len(dst)
+	kv := k &^ 15
+	if b.isa == isaGeneric || kv == 0 {
+		axpyRowsBF16Go(dst, a, m, stride)
+		return
+	}
+	axpyRowsBF16AVX2(&dst[0], &a[0], &m[0], len(a), stride, kv)
+	if kv < k {
+		for j, v := range a {
+			axpyBF16Go(dst[kv:], v, m[j*stride+kv:j*stride+k])
+		}
+	}
+}
+
 func (b Impl) swiglu(dst, gate, up []float32) {
 	nv := len(dst) &^ 7
 	if b.isa == isaGeneric || nv == 0 {

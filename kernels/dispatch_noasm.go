@@ -19,7 +19,13 @@ var native, fast = Generic(), Generic()
 
 func (b Impl) dotRows(dst, x, m []float32, stride int)  { dotRowsGo(dst, x, m, stride) }
 func (b Impl) axpyRows(dst, a, m []float32, stride int) { axpyRowsGo(dst, a, m, stride) }
-func (b Impl) swiglu(dst, gate, up []float32)           { swigluGo(dst, gate, up) }
-func (b Impl) softmax(x []float32)                      { softmaxGo(x) }
+func (b Impl) dotRowsBF16(dst, x []float32, m []uint16, stride int) {
+	dotRowsBF16Go(dst, x, m, stride)
+}
+func (b Impl) axpyRowsBF16(dst, a []float32, m []uint16, stride int) {
+	axpyRowsBF16Go(dst, a, m, stride)
+}
+func (b Impl) swiglu(dst, gate, up []float32) { swigluGo(dst, gate, up) }
+func (b Impl) softmax(x []float32)            { softmaxGo(x) }
 
 func (b Impl) maxScan(x []float32) (float32, bool) { return maxScanGo(x) }

@@ -177,3 +177,25 @@ func axpyRowsGo(dst, a, m []float32, stride int) {
 		axpyGo(dst, v, m[j*stride:j*stride+k])
 	}
 }
+
+func dotRowsBF16Go(dst, x []float32, m []uint16, stride int) {
+	k := len(x)
+	for j := range dst {
+		dst[j] = dotBF16Go(x, m[j*stride:j*stride+k])
+	}
+}
+
+func axpyRowsBF16Go(dst, a []float32, m []uint16, stride int) {
+	k := len(dst)
+	for j, v := range a {
+		axpyBF16Go(dst, v, m[j*stride:j*stride+k])
+	}
+}
+
+// axpyBF16Go computes dst[i] += a·bf16(x[i]) for i < len(dst).
+func axpyBF16Go(dst []float32, a float32, x []uint16) {
+	x = x[:len(dst)]
+	for i, v := range x {
+		dst[i] += a * math.Float32frombits(uint32(v)<<16)
+	}
+}

@@ -175,6 +175,31 @@ func (b Impl) AxpyRows(dst, a, m []float32, stride int) {
 	b.axpyRows(dst, a[:rows], m, stride)
 }
 
+// DotRowsBF16 is DotRows on rows of BF16 elements (a KV cache kept in
+// BF16): dst[j] = Σ_c x[c] · m[j·stride + c], each element of m widened to
+// float32 exactly, accumulated in float32.
+func (b Impl) DotRowsBF16(dst, x []float32, m []uint16, stride int) {
+	rows := rowsFitting(len(dst), stride, len(x), len(m))
+	if rows == 0 {
+		return
+	}
+	if len(x) == 0 {
+		clear(dst[:rows])
+		return
+	}
+	b.dotRowsBF16(dst[:rows], x, m, stride)
+}
+
+// AxpyRowsBF16 is AxpyRows on rows of BF16 elements: dst[c] += Σ_j a[j] ·
+// m[j·stride + c], each element of m widened to float32 exactly.
+func (b Impl) AxpyRowsBF16(dst, a []float32, m []uint16, stride int) {
+	rows := rowsFitting(len(a), stride, len(dst), len(m))
+	if rows == 0 || len(dst) == 0 {
+		return
+	}
+	b.axpyRowsBF16(dst, a[:rows], m, stride)
+}
+
 // DotRows computes dst[j] = x · m[j·stride:] with the Native implementation; see
 // Impl.DotRows.
 func DotRows(dst, x, m []float32, stride int) { native.DotRows(dst, x, m, stride) }

@@ -36,6 +36,14 @@ func TestArgmax(t *testing.T) {
 func TestDotRows(t *testing.T)  { forEach(t, kerneltest.TestDotRows) }
 func TestAxpyRows(t *testing.T) { forEach(t, kerneltest.TestAxpyRows) }
 
+func TestDotRowsBF16(t *testing.T) {
+	forEach(t, func(t *testing.T, o kerneltest.Ops) { kerneltest.TestDotRowsBF16(t, o.(kernels.Impl)) })
+}
+
+func TestAxpyRowsBF16(t *testing.T) {
+	forEach(t, func(t *testing.T, o kerneltest.Ops) { kerneltest.TestAxpyRowsBF16(t, o.(kernels.Impl)) })
+}
+
 // FuzzMatMul compares the Native implementation with the pure-Go one on arbitrary
 // small shapes and contents.
 func FuzzMatMul(f *testing.F) {

@@ -50,6 +50,9 @@ func mulScaledAVX2(dst, x, w *float32, s float32, n int)
 func axpyRowsAVX2(dst, a, m *float32, rows, stride, k int)
 
 //go:noescape
+func axpyRowsBF16AVX2(dst, a *float32, m *uint16, rows, stride, k int)
+
+//go:noescape
 func swigluAVX2(dst, gate, up *float32, n int)
 
 //go:noescape

@@ -299,5 +299,99 @@ max_reduce:
 	VORPS        Y3, Y2, Y2
 	VPTEST       Y2, Y2
 	SETNE        nan+20(FP)
+
+// func axpyRowsBF16AVX2(dst, a *float32, m *uint16, rows, stride, k int)
+// dst[c] += Σ_{j<rows} a[j]·bf16(m[j*stride+c]) for c < k, k a multiple of
+// 16 (BF16 rows widened exactly by a zero extension and a shift): column
+// blocks of 16 held in registers while the rows stream by, four rows at a
+// time into four sets of accumulators.
+TEXT ·axpyRowsBF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ rows+24(FP), R8
+	MOVQ stride+32(FP), BX
+	SHLQ $1, BX
+	LEAQ (BX)(BX*2), R12
+	MOVQ k+40(FP), R9
+	XORQ R10, R10
+
+abr_col:
+	CMPQ    R10, R9
+	JGE     abr_done
+	VMOVUPS (DI)(R10*4), Y0
+	VMOVUPS 32(DI)(R10*4), Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	VXORPS  Y4, Y4, Y4
+	VXORPS  Y5, Y5, Y5
+	VXORPS  Y6, Y6, Y6
+	VXORPS  Y7, Y7, Y7
+	LEAQ    (DX)(R10*2), R11
+	XORQ    CX, CX
+
+abr_row4:
+	LEAQ         4(CX), AX
+	CMPQ         AX, R8
+	JGT          abr_row1
+	VBROADCASTSS (SI)(CX*4), Y8
+	VBROADCASTSS 4(SI)(CX*4), Y9
+	VBROADCASTSS 8(SI)(CX*4), Y10
+	VBROADCASTSS 12(SI)(CX*4), Y11
+	VPMOVZXWD    (R11), Y12
+	VPMOVZXWD    16(R11), Y13
+	VPSLLD       $16, Y12, Y12
+	VPSLLD       $16, Y13, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y8, Y1
+	VPMOVZXWD    (R11)(BX*1), Y12
+	VPMOVZXWD    16(R11)(BX*1), Y13
+	VPSLLD       $16, Y12, Y12
+	VPSLLD       $16, Y13, Y13
+	VFMADD231PS  Y12, Y9, Y2
+	VFMADD231PS  Y13, Y9, Y3
+	VPMOVZXWD    (R11)(BX*2), Y12
+	VPMOVZXWD    16(R11)(BX*2), Y13
+	VPSLLD       $16, Y12, Y12
+	VPSLLD       $16, Y13, Y13
+	VFMADD231PS  Y12, Y10, Y4
+	VFMADD231PS  Y13, Y10, Y5
+	VPMOVZXWD    (R11)(R12*1), Y12
+	VPMOVZXWD    16(R11)(R12*1), Y13
+	VPSLLD       $16, Y12, Y12
+	VPSLLD       $16, Y13, Y13
+	VFMADD231PS  Y12, Y11, Y6
+	VFMADD231PS  Y13, Y11, Y7
+	LEAQ         (R11)(BX*4), R11
+	MOVQ         AX, CX
+	JMP          abr_row4
+
+abr_row1:
+	CMPQ         CX, R8
+	JGE          abr_store
+	VBROADCASTSS (SI)(CX*4), Y8
+	VPMOVZXWD    (R11), Y12
+	VPMOVZXWD    16(R11), Y13
+	VPSLLD       $16, Y12, Y12
+	VPSLLD       $16, Y13, Y13
+	VFMADD231PS  Y12, Y8, Y0
+	VFMADD231PS  Y13, Y8, Y1
+	ADDQ         BX, R11
+	INCQ         CX
+	JMP          abr_row1
+
+abr_store:
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	VADDPS  Y6, Y4, Y4
+	VADDPS  Y7, Y5, Y5
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VMOVUPS Y0, (DI)(R10*4)
+	VMOVUPS Y1, 32(DI)(R10*4)
+	ADDQ    $16, R10
+	JMP     abr_col
+
+abr_done:
 	VZEROUPPER
 	RET

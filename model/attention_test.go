@@ -12,24 +12,40 @@ import (
 
 // Attention over many cache blocks, with GQA and sliding windows, against
 // the float64 reference; also through a forked cache after copy-on-write.
+// F32 and BF16 caches (the reference reads the rows as cached, BF16 ones
+// widened).
 func TestAttentionAgainstNaive(t *testing.T) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		t.Run(dt.String(), func(t *testing.T) { testAttentionAgainstNaive(t, dt) })
+	}
+}
+
+// fillCache writes random rows (normal, standard deviation sd) into
+// positions [0, positions) of layer l of c, and returns the keys and values
+// as cached (BF16 ones widened), positions × kvDim each.
+func fillCache(r *rand.Rand, c *Cache, l, positions int, sd float64) (keys, vals []float32) {
+	row := make([]float32, c.kvDim)
+	for p := range positions {
+		for _, kv := range []int{0, 1} {
+			for i := range row {
+				row[i] = float32(sd * r.NormFloat64())
+			}
+			c.setRow(l, kv, p, row)
+		}
+		keys, vals = append(keys, c.Key(l, p)...), append(vals, c.Value(l, p)...)
+	}
+	return keys, vals
+}
+
+func testAttentionAgainstNaive(t *testing.T, dt kernels.DType) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const heads, kvHeads, hd, positions = 6, 2, 16, 150
 	kvDim := kvHeads * hd
-	c := newCache(2, kvDim)
+	c := newCache(2, kvDim, hd, dt)
 	c.grow(positions - 10)
 	c = c.Fork()
 	c.grow(10)
-	keys, vals := make([]float32, 0, positions*kvDim), make([]float32, 0, positions*kvDim)
-	for p := 0; p < positions; p++ {
-		for _, kv := range []int{0, 1} {
-			row := c.row(1, kv, p)
-			for i := range row {
-				row[i] = float32(r.NormFloat64())
-			}
-		}
-		keys, vals = append(keys, c.Key(1, p)...), append(vals, c.Value(1, p)...)
-	}
+	keys, vals := fillCache(r, c, 1, positions, 1)
 	be := NewCPUWith(kernels.Native(), 2)
 	defer be.Close()
 	for _, window := range []int{0, 1, 37, 1000} {
@@ -52,22 +68,20 @@ func TestAttentionAgainstNaive(t *testing.T) {
 // Decode attention (one query row) split into position chunks on 1 to 3
 // threads, merged across chunks, against the float64 reference: GQA, rows
 // ending on and beside block boundaries, windows starting inside a block.
+// F32 and BF16 caches.
 func TestDecodeAttentionChunks(t *testing.T) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		t.Run(dt.String(), func(t *testing.T) { testDecodeAttentionChunks(t, dt) })
+	}
+}
+
+func testDecodeAttentionChunks(t *testing.T, dt kernels.DType) {
 	r := rand.New(rand.NewPCG(2, 3))
 	const heads, kvHeads, hd, positions = 8, 2, 32, 800
 	kvDim := kvHeads * hd
-	c := newCache(2, kvDim)
+	c := newCache(2, kvDim, hd, dt)
 	c.grow(positions)
-	keys, vals := make([]float32, 0, positions*kvDim), make([]float32, 0, positions*kvDim)
-	for p := 0; p < positions; p++ {
-		for _, kv := range []int{0, 1} {
-			row := c.row(0, kv, p)
-			for i := range row {
-				row[i] = float32(3 * r.NormFloat64()) // wide scores: chunk maxima differ
-			}
-		}
-		keys, vals = append(keys, c.Key(0, p)...), append(vals, c.Value(0, p)...)
-	}
+	keys, vals := fillCache(r, c, 0, positions, 3) // wide scores: chunk maxima differ
 	for _, threads := range []int{1, 2, 3} {
 		be := NewCPUWith(kernels.Native(), threads)
 		for _, pos := range []int{0, 31, 32, 63, 64, 200, 299, 520, 799} {

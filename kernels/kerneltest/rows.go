@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/kernels"
 )
 
 // RowsCases are (rows, width, stride - width) shapes for DotRows and
@@ -15,17 +17,56 @@ var RowsCases = []struct{ Rows, Width, Extra int }{
 	{1, 1, 0}, {3, 7, 0}, {5, 8, 3}, {17, 16, 16}, {33, 31, 1}, {64, 32, 0},
 	{7, 33, 31}, {100, 64, 192}, {129, 100, 0}, {300, 128, 384}, {2, 4099, 5},
 	{8, 8, 0}, {9, 40, 3}, {16, 7, 1}, {23, 72, 8}, {40, 520, 0},
+	{37, 32, 224}, {31, 64, 448}, {5, 16, 0}, {13, 48, 16}, {3, 24, 0},
+}
+
+// RowsBF16Ops are DotRows and AxpyRows on rows of BF16 elements (a KV cache
+// kept in BF16); kernels.Impl implements them.
+type RowsBF16Ops interface {
+	DotRowsBF16(dst, x []float32, m []uint16, stride int)
+	AxpyRowsBF16(dst, a []float32, m []uint16, stride int)
+}
+
+// rowsOp is DotRows or AxpyRows on float32 rows, or an adapter that hands
+// the rows (already BF16 values) to the BF16 variant.
+type rowsOp func(dst, x, m []float32, stride int)
+
+func bf16Rows(op func(dst, x []float32, m []uint16, stride int)) rowsOp {
+	return func(dst, x, m []float32, stride int) {
+		h := make([]uint16, len(m))
+		kernels.F32ToBF16Slice(h, m)
+		op(dst, x, h, stride)
+	}
+}
+
+// roundBF16 rounds every element of x to the nearest BF16 value, so that
+// the float64 reference sees exactly what a BF16 kernel reads.
+func roundBF16(x []float32) {
+	for i, v := range x {
+		x[i] = kernels.BF16ToF32(kernels.F32ToBF16(v))
+	}
 }
 
 // TestDotRows checks dst[j] = x · m[j·stride:], guard regions, NaN
 // propagation by row, and the rows-that-fit rule.
-func TestDotRows(t *testing.T, impl Ops) {
+func TestDotRows(t *testing.T, impl Ops) { testDotRows(t, impl.DotRows, false) }
+
+// TestDotRowsBF16 is TestDotRows for DotRowsBF16 (the reference reads the
+// same BF16 values widened).
+func TestDotRowsBF16(t *testing.T, impl RowsBF16Ops) {
+	testDotRows(t, bf16Rows(impl.DotRowsBF16), true)
+}
+
+func testDotRows(t *testing.T, dotRows rowsOp, bf16 bool) {
 	r := newRand(t)
 	for _, c := range RowsCases {
 		stride := c.Width + c.Extra
 		name := fmt.Sprintf("rows=%d/width=%d/stride=%d", c.Rows, c.Width, stride)
 		m := make([]float32, (c.Rows-1)*stride+c.Width)
 		fill(r, m)
+		if bf16 {
+			roundBF16(m)
+		}
 		x := make([]float32, c.Width)
 		fill(r, x)
 		ref := func() []float64 {
@@ -39,14 +80,14 @@ func TestDotRows(t *testing.T, impl Ops) {
 		}
 		dst := newGuarded(c.Rows)
 		fill(r, dst.s())
-		impl.DotRows(dst.s(), x, m, stride)
+		dotRows(dst.s(), x, m, stride)
 		dst.check(t, name)
 		expectClose(t, name, dst.s(), ref(), LimitF32)
 
 		j := r.IntN(c.Rows)
 		m[j*stride+r.IntN(c.Width)] = float32(math.NaN())
 		dst = newGuarded(c.Rows)
-		impl.DotRows(dst.s(), x, m, stride)
+		dotRows(dst.s(), x, m, stride)
 		dst.check(t, name+"/nan")
 		expectClose(t, name+"/nan", dst.s(), ref(), LimitF32)
 	}
@@ -54,23 +95,34 @@ func TestDotRows(t *testing.T, impl Ops) {
 	x := []float32{1, 2}
 	m := []float32{1, 1, 2, 2, 3}
 	dst := []float32{9, 9, 9}
-	impl.DotRows(dst, x, m, 2)
+	dotRows(dst, x, m, 2)
 	require.Equal(t, []float32{3, 6, 9}, dst, "third row does not fit")
-	impl.DotRows(dst, x, m, -1)
+	dotRows(dst, x, m, -1)
 	require.Equal(t, []float32{3, 6, 9}, dst, "negative stride")
-	impl.DotRows(dst, x, m, 0)
+	dotRows(dst, x, m, 0)
 	require.Equal(t, []float32{3, 3, 3}, dst, "stride 0")
 }
 
 // TestAxpyRows checks dst += Σ_j a[j]·m[j·stride:], guard regions, NaN
 // propagation by column, and the rows-that-fit rule.
-func TestAxpyRows(t *testing.T, impl Ops) {
+func TestAxpyRows(t *testing.T, impl Ops) { testAxpyRows(t, impl.AxpyRows, false) }
+
+// TestAxpyRowsBF16 is TestAxpyRows for AxpyRowsBF16 (the reference reads
+// the same BF16 values widened).
+func TestAxpyRowsBF16(t *testing.T, impl RowsBF16Ops) {
+	testAxpyRows(t, bf16Rows(impl.AxpyRowsBF16), true)
+}
+
+func testAxpyRows(t *testing.T, axpyRows rowsOp, bf16 bool) {
 	r := newRand(t)
 	for _, c := range RowsCases {
 		stride := c.Width + c.Extra
 		name := fmt.Sprintf("rows=%d/width=%d/stride=%d", c.Rows, c.Width, stride)
 		m := make([]float32, (c.Rows-1)*stride+c.Width)
 		fill(r, m)
+		if bf16 {
+			roundBF16(m)
+		}
 		a := make([]float32, c.Rows)
 		fill(r, a)
 		init := make([]float32, c.Width)
@@ -87,7 +139,7 @@ func TestAxpyRows(t *testing.T, impl Ops) {
 		}
 		dst := newGuarded(c.Width)
 		copy(dst.s(), init)
-		impl.AxpyRows(dst.s(), a, m, stride)
+		axpyRows(dst.s(), a, m, stride)
 		dst.check(t, name)
 		expectClose(t, name, dst.s(), ref(), LimitF32)
 
@@ -95,11 +147,11 @@ func TestAxpyRows(t *testing.T, impl Ops) {
 		m[r.IntN(c.Rows)*stride+r.IntN(c.Width)] = float32(math.NaN())
 		dst = newGuarded(c.Width)
 		copy(dst.s(), init)
-		impl.AxpyRows(dst.s(), a, m, stride)
+		axpyRows(dst.s(), a, m, stride)
 		dst.check(t, name+"/nonfinite")
 		expectClose(t, name+"/nonfinite", dst.s(), ref(), LimitF32)
 	}
 	dst := []float32{1, 1}
-	impl.AxpyRows(dst, []float32{1, 10, 100}, []float32{1, 2, 3, 4, 5}, 2)
+	axpyRows(dst, []float32{1, 10, 100}, []float32{1, 2, 3, 4, 5}, 2)
 	require.Equal(t, []float32{1 + 1 + 30, 1 + 2 + 40}, dst, "third row does not fit")
 }

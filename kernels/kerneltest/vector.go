@@ -268,4 +268,8 @@ func TestAll(t *testing.T, impl Ops) {
 	t.Run("SwiGLU", func(t *testing.T) { TestSwiGLU(t, impl) })
 	t.Run("DotRows", func(t *testing.T) { TestDotRows(t, impl) })
 	t.Run("AxpyRows", func(t *testing.T) { TestAxpyRows(t, impl) })
+	if bf, ok := impl.(RowsBF16Ops); ok {
+		t.Run("DotRowsBF16", func(t *testing.T) { TestDotRowsBF16(t, bf) })
+		t.Run("AxpyRowsBF16", func(t *testing.T) { TestAxpyRowsBF16(t, bf) })
+	}
 }
