@@ -299,6 +299,8 @@ max_reduce:
 	VORPS        Y3, Y2, Y2
 	VPTEST       Y2, Y2
 	SETNE        nan+20(FP)
+	VZEROUPPER
+	RET
 
 // func axpyRowsBF16AVX2(dst, a *float32, m *uint16, rows, stride, k int)
 // dst[c] += Σ_{j<rows} a[j]·bf16(m[j*stride+c]) for c < k, k a multiple of
