@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
-	"github.com/ndbg/ndbg/bench"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 )
@@ -37,7 +37,7 @@ var benchActions = []dsl.Action{{Kind: dsl.StepOver}, {Kind: dsl.StepOver}, {Kin
 
 // runActions plays benchActions on a fresh session; it returns each
 // action's latency, the process's CPU time during the actions
-// (bench.ProcessCPU: every goroutine's, the forward pass's workers
+// (cputime.Process: every goroutine's, the forward pass's workers
 // included) and the session's text.
 func runActions(b *testing.B, m *ndbg.Model, src []byte) ([]time.Duration, time.Duration, string) {
 	s := startSession(b, m, src)
@@ -61,10 +61,10 @@ func playActions(b *testing.B, s *ndbg.Session) ([]time.Duration, time.Duration)
 	var lat []time.Duration
 	var cpu time.Duration
 	for _, a := range benchActions {
-		c0, t0 := bench.ProcessCPU(), time.Now()
+		c0, t0 := cputime.Process(), time.Now()
 		_, err := s.Do(context.Background(), a)
 		lat = append(lat, time.Since(t0))
-		cpu += bench.ProcessCPU() - c0
+		cpu += cputime.Process() - c0
 		if err != nil {
 			require.ErrorIs(b, err, ndbg.ErrFinished)
 			break
@@ -108,14 +108,14 @@ func BenchmarkNeuralAction(b *testing.B) {
 		require.NoError(b, err)
 		_, err = sess.Forward(ctx, head[len(program):], false)
 		require.NoError(b, err)
-		c1, t1 := bench.ProcessCPU(), time.Now()
+		c1, t1 := cputime.Process(), time.Now()
 		for _, tok := range tail {
 			_, err := smp.Sample(sess.Last())
 			require.NoError(b, err)
 			_, err = sess.Forward(ctx, []int{tok}, false)
 			require.NoError(b, err)
 		}
-		return time.Since(t1), bench.ProcessCPU() - c1
+		return time.Since(t1), cputime.Process() - c1
 	}
 
 	var lat []time.Duration

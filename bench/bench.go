@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
@@ -170,7 +171,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	prompt := benchPrompt(cfg, o.Prefill)
 	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
-	cpu0, wall0 := ProcessCPU(), time.Now()
+	cpu0, wall0 := cputime.Process(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
 		s := m.NewSession()
 		t0 := time.Now()
@@ -196,7 +197,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 		}
 	}
 	if threads, ok := deviceThreads(m); ok { // a CPU backend
-		r.CPUShare = (ProcessCPU() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads)
+		r.CPUShare = (cputime.Process() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads)
 	}
 	r.PrefillTokS = float64(o.Prefill) / bestPrefill.Seconds()
 	r.DecodeTokS = float64(o.Decode) / bestDecode.Seconds()
@@ -402,14 +403,14 @@ func measureSessions(ctx context.Context, m *model.Model, o Options, counts []in
 				if batched {
 					b = model.NewBatcher(m, n, batchWindow)
 				}
-				cpu0 := ProcessCPU()
+				cpu0 := cputime.Process()
 				d, err := decodeConcurrently(ctx, base, n, o.Decode, b)
 				if err != nil {
 					return nil, err
 				}
 				tokens := float64(n * o.Decode)
 				tokS, tokCPU := tokens/d.Seconds(), 0.0
-				if cpu := ProcessCPU() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
+				if cpu := cputime.Process() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
 					tokCPU = tokens / cpu.Seconds()
 				}
 				if batched {

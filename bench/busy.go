@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
@@ -80,7 +81,7 @@ func measureBusy(ctx context.Context, m *model.Model, o Options) (BusyResult, er
 		s := base.Fork()
 		defer s.Close()
 		tok := first
-		cpu0, t0 := ProcessCPU(), time.Now()
+		cpu0, t0 := cputime.Process(), time.Now()
 		for range max(1, o.Decode) {
 			l, err := s.Forward(ctx, []int{tok}, false)
 			if err != nil {
@@ -89,7 +90,7 @@ func measureBusy(ctx context.Context, m *model.Model, o Options) (BusyResult, er
 			tok = sample.Argmax(l)
 		}
 		wall := time.Since(t0).Seconds()
-		return float64(max(1, o.Decode)) / wall, (ProcessCPU() - cpu0).Seconds() / wall / float64(threads), nil
+		return float64(max(1, o.Decode)) / wall, (cputime.Process() - cpu0).Seconds() / wall / float64(threads), nil
 	}
 	r := BusyResult{Device: m.Device().Name()}
 	for range max(1, o.Reps) {

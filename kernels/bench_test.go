@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/kernels"
 )
 
@@ -24,9 +25,9 @@ var (
 	refPeakCPU = sync.OnceValue(func() float64 {
 		best := 0.0
 		for range 3 {
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			f := kernels.FMALoop(4 << 20)
-			if d := (cpuTime() - c0).Seconds(); d > 0 && f/d/1e9 > best {
+			if d := (cputime.Process() - c0).Seconds(); d > 0 && f/d/1e9 > best {
 				best = f / d / 1e9
 			}
 		}
@@ -169,7 +170,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 					defer p.Close()
 					i := 0
 					fastest := time.Duration(1 << 62)
-					start, c0 := time.Now(), cpuTime()
+					start, c0 := time.Now(), cputime.Process()
 					for b.Loop() {
 						t0 := time.Now()
 						if err := be.MatMul(p, dst, x, n, w); err != nil {
@@ -186,7 +187,7 @@ func BenchmarkMatMulGEMM(b *testing.B) {
 					// Per CPU-second of all threads, against one thread's
 					// peak per CPU-second: the kernel's efficiency whatever
 					// else runs on the machine.
-					if d := (cpuTime() - c0).Seconds(); d > 0 && peakCPU > 0 {
+					if d := (cputime.Process() - c0).Seconds(); d > 0 && peakCPU > 0 {
 						b.ReportMetric(100*flop/d/1e9/peakCPU, "%peak/cpu")
 					}
 				})
@@ -244,7 +245,7 @@ func BenchmarkMatMulBatch(b *testing.B) {
 				b.Run(fmt.Sprintf("%v/%dx%d/n=%d", dt, sh.rows, sh.cols, n), func(b *testing.B) {
 					i := 0
 					fastest := time.Duration(1 << 62)
-					c0 := cpuTime()
+					c0 := cputime.Process()
 					for b.Loop() {
 						t0 := time.Now()
 						if err := kernels.MatMul(nil, dst, x, n, ws[i%copies]); err != nil {
@@ -256,7 +257,7 @@ func BenchmarkMatMulBatch(b *testing.B) {
 					flop := 2 * float64(n) * float64(sh.rows*sh.cols)
 					b.ReportMetric(fastest.Seconds()*1e6, "µs-best")
 					b.ReportMetric(flop/fastest.Seconds()/1e9, "GFLOP/s-best")
-					if d := (cpuTime() - c0).Seconds(); d > 0 {
+					if d := (cputime.Process() - c0).Seconds(); d > 0 {
 						b.ReportMetric(flop*float64(i)/d/1e9, "GFLOP/cpu-s")
 					}
 				})

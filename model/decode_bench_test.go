@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/kernels"
 )
 
@@ -80,7 +81,7 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 		s := m.NewSession()
 		fastest := time.Duration(1 << 62)
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		for b.Loop() {
 			if err := s.Truncate(0); err != nil {
 				b.Fatal(err)
@@ -93,7 +94,7 @@ func BenchmarkPrefill(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N*prompt)/b.Elapsed().Seconds(), "tok/s")
 		b.ReportMetric(prompt/fastest.Seconds(), "tok/s-best")
-		if d := (cpuTime() - c0).Seconds(); d > 0 {
+		if d := (cputime.Process() - c0).Seconds(); d > 0 {
 			b.ReportMetric(float64(b.N*prompt)/d, "tok/cpu-s")
 		}
 	})
