@@ -44,19 +44,15 @@ del _ndbg_os, _ndbg_r, _ndbg_k, _ndbg_v
 // message the end of the script's standard error. With ErrTimeout and
 // ErrCrash the output so far is returned too.
 func Script(ctx context.Context, lim Limits, source string, stdin []byte, extra ...*os.File) ([]byte, error) {
-	lim = lim.withDefaults()
 	closeExtra := func() {
 		for _, f := range extra {
 			f.Close()
 		}
 	}
-	if lim.Python == "" {
-		py, err := FindPython(ctx)
-		if err != nil {
-			closeExtra()
-			return nil, err
-		}
-		lim.Python = py
+	lim, err := lim.resolved(ctx)
+	if err != nil {
+		closeExtra()
+		return nil, err
 	}
 	dir := ""
 	if lim.Unsandboxed {

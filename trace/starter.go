@@ -39,13 +39,9 @@ type Starter struct {
 // NewStarter returns a Starter for runs under lim (defaults filled in; an
 // empty Python is python3 on PATH, looked up now).
 func NewStarter(ctx context.Context, lim Limits) (*Starter, error) {
-	lim = lim.withDefaults()
-	if lim.Python == "" {
-		py, err := FindPython(ctx)
-		if err != nil {
-			return nil, err
-		}
-		lim.Python = py
+	lim, err := lim.resolved(ctx)
+	if err != nil {
+		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	return &Starter{lim: lim, ctx: sctx, cancel: cancel}, nil

@@ -61,6 +61,20 @@ type Limits struct {
 // field replaced by its default.
 func (l Limits) WithDefaults() Limits { return l.withDefaults() }
 
+// resolved is l with its defaults and its interpreter: python3 on PATH
+// (FindPython) where l names none.
+func (l Limits) resolved(ctx context.Context) (Limits, error) {
+	l = l.withDefaults()
+	if l.Python == "" {
+		py, err := FindPython(ctx)
+		if err != nil {
+			return Limits{}, err
+		}
+		l.Python = py
+	}
+	return l, nil
+}
+
 func (l Limits) withDefaults() Limits {
 	if l.Timeout <= 0 {
 		l.Timeout = 5 * time.Second
@@ -181,13 +195,9 @@ func Run(ctx context.Context, prog *dsl.Program, call string, lim Limits) (*Resu
 	if prog == nil {
 		return nil, &Error{Kind: ErrSetup, Msg: "nil program"}
 	}
-	lim = lim.withDefaults()
-	if lim.Python == "" {
-		py, err := FindPython(ctx)
-		if err != nil {
-			return nil, err
-		}
-		lim.Python = py
+	lim, err := lim.resolved(ctx)
+	if err != nil {
+		return nil, err
 	}
 	p, err := startProc(ctx, lim, "single")
 	if err != nil {
