@@ -630,52 +630,7 @@ func (b Impl) mulScaled(dst, x, w []float32, s float32) {
 	mulScaledGo(dst[nv:], x[nv:], w[nv:], s)
 }
 
-func (b Impl) dotRows(dst, x, m []float32, stride int) {
-	k := len(x)
-	if b.isa == isaGeneric {
-		dotRowsGo(dst, x, m, stride)
-		return
-	}
-	done, kd := 0, 0 // rows computed by an eight-row kernel, and its columns
-	if r8 := len(dst) &^ 7; r8 > 0 {
-		if k32 := k &^ 31; b.isa >= isaAVX512 && k32 > 0 {
-			gemv8F32AVX512(&dst[0], &x[0], &m[0], r8, k32, stride)
-			done, kd = r8, k32
-		} else if k8 := k &^ 7; b.isa == isaAVX2 && k8 > 0 {
-			gemv8F32AVX2(&dst[0], &x[0], &m[0], r8, k8, stride)
-			done, kd = r8, k8
-		}
-		if kd < k {
-			for j := range done {
-				dst[j] += dotGo(x[kd:], m[j*stride+kd:j*stride+k])
-			}
-		}
-	}
-	width := 16
-	if b.isa == isaAVX2 {
-		width = 8
-	}
-	kv := k &^ (width - 1)
-	rest := dst[done:]
-	if len(rest) == 0 {
-		return
-	}
-	if kv == 0 {
-		dotRowsGo(rest, x, m[done*stride:], stride)
-		return
-	}
-	if b.isa >= isaAVX512 {
-		gemvF32AVX512(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
-	} else {
-		gemvF32AVX2(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
-	}
-	if kv < k {
-		for j := range rest {
-			o := (done + j) * stride
-			rest[j] += dotGo(x[kv:], m[o+kv:o+k])
-		}
-	}
-}
+func (b Impl) dotRows(dst, x, m []float32, stride int) { dotRowsOf(b.isa, dst, x, m, stride) }
 
 func (b Impl) axpyRows(dst, a, m []float32, stride int) {
 	k := len(dst)
@@ -692,52 +647,112 @@ func (b Impl) axpyRows(dst, a, m []float32, stride int) {
 	}
 }
 
-// dotRowsBF16 is dotRows on BF16 rows, with the BF16 matrix-vector
-// kernels: eight rows at a time, then one (the vector widths' multiples of
-// columns), the remaining columns in Go.
 func (b Impl) dotRowsBF16(dst, x []float32, m []uint16, stride int) {
+	dotRowsOf(b.isa, dst, x, m, stride)
+}
+
+// dotRowsOf is dotRows on F32 or BF16 rows, with the matrix-vector
+// kernels of the rows' type: eight rows at a time, then one (each on the
+// columns that fill its vectors), the remaining columns in Go.
+func dotRowsOf[T float32 | uint16](level isa, dst, x []float32, m []T, stride int) {
 	k := len(x)
-	if b.isa == isaGeneric {
-		dotRowsBF16Go(dst, x, m, stride)
+	if level == isaGeneric {
+		dotRowsGoOf(dst, x, m, stride)
 		return
 	}
 	done, kd := 0, 0 // rows computed by an eight-row kernel, and its columns
 	if r8 := len(dst) &^ 7; r8 > 0 {
-		if k32 := k &^ 31; b.isa >= isaAVX512 && k32 > 0 {
-			gemv8BF16AVX512(&dst[0], &x[0], &m[0], r8, k32, stride)
+		if k32 := k &^ 31; level >= isaAVX512 && k32 > 0 {
 			done, kd = r8, k32
-		} else if k8 := k &^ 7; b.isa == isaAVX2 && k8 > 0 {
-			gemv8BF16AVX2(&dst[0], &x[0], &m[0], r8, k8, stride)
+		} else if k8 := k &^ 7; level == isaAVX2 && k8 > 0 {
 			done, kd = r8, k8
+		}
+		if done > 0 {
+			gemv8Of(level, dst, x, m, done, kd, stride)
 		}
 		if kd < k {
 			for j := range done {
-				dst[j] += dotBF16Go(x[kd:], m[j*stride+kd:j*stride+k])
+				dst[j] += dotGoOf(x[kd:], m[j*stride+kd:j*stride+k])
 			}
 		}
 	}
 	width := 16
-	if b.isa == isaAVX2 {
+	if level == isaAVX2 {
 		width = 8
 	}
 	kv := k &^ (width - 1)
 	rest := dst[done:]
-	if len(rest) == 0 {
+	switch {
+	case len(rest) == 0:
+		return
+	case kv == 0:
+		dotRowsGoOf(rest, x, m[done*stride:], stride)
 		return
 	}
-	if kv == 0 {
-		dotRowsBF16Go(rest, x, m[done*stride:], stride)
-		return
-	}
-	if b.isa >= isaAVX512 {
-		gemvBF16AVX512(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
-	} else {
-		gemvBF16AVX2(&rest[0], &x[0], &m[done*stride], len(rest), kv, stride)
-	}
+	gemv1Of(level, rest, x, m[done*stride:], kv, stride)
 	if kv < k {
 		for j := range rest {
 			o := (done + j) * stride
-			rest[j] += dotBF16Go(x[kv:], m[o+kv:o+k])
+			rest[j] += dotGoOf(x[kv:], m[o+kv:o+k])
+		}
+	}
+}
+
+// dotGoOf is dotGo or dotBF16Go, by m's type.
+func dotGoOf[T float32 | uint16](x []float32, m []T) float32 {
+	switch m := any(m).(type) {
+	case []float32:
+		return dotGo(x, m)
+	case []uint16:
+		return dotBF16Go(x, m)
+	}
+	return 0
+}
+
+// dotRowsGoOf is dotRowsGo or dotRowsBF16Go, by m's type.
+func dotRowsGoOf[T float32 | uint16](dst, x []float32, m []T, stride int) {
+	switch m := any(m).(type) {
+	case []float32:
+		dotRowsGo(dst, x, m, stride)
+	case []uint16:
+		dotRowsBF16Go(dst, x, m, stride)
+	}
+}
+
+// gemv8Of runs the eight-row matrix-vector kernel of m's type on rows of
+// k columns, stride apart.
+func gemv8Of[T float32 | uint16](level isa, d, x []float32, m []T, rows, k, stride int) {
+	switch m := any(m).(type) {
+	case []float32:
+		if level >= isaAVX512 {
+			gemv8F32AVX512(&d[0], &x[0], &m[0], rows, k, stride)
+		} else {
+			gemv8F32AVX2(&d[0], &x[0], &m[0], rows, k, stride)
+		}
+	case []uint16:
+		if level >= isaAVX512 {
+			gemv8BF16AVX512(&d[0], &x[0], &m[0], rows, k, stride)
+		} else {
+			gemv8BF16AVX2(&d[0], &x[0], &m[0], rows, k, stride)
+		}
+	}
+}
+
+// gemv1Of runs the one-row matrix-vector kernel of m's type on len(d) rows
+// of k columns, stride apart.
+func gemv1Of[T float32 | uint16](level isa, d, x []float32, m []T, k, stride int) {
+	switch m := any(m).(type) {
+	case []float32:
+		if level >= isaAVX512 {
+			gemvF32AVX512(&d[0], &x[0], &m[0], len(d), k, stride)
+		} else {
+			gemvF32AVX2(&d[0], &x[0], &m[0], len(d), k, stride)
+		}
+	case []uint16:
+		if level >= isaAVX512 {
+			gemvBF16AVX512(&d[0], &x[0], &m[0], len(d), k, stride)
+		} else {
+			gemvBF16AVX2(&d[0], &x[0], &m[0], len(d), k, stride)
 		}
 	}
 }
