@@ -322,10 +322,10 @@ type AttentionSpec struct {
 // Heads × HeadDim; query head h reads KV head h / (Heads/KVHeads); a.Pos0
 // is not used.
 //
-// One query row (decode) goes to decodeAttention, which splits the row's
-// positions into chunks instead (every head per key row read) and merges
-// the chunks' softmaxes. For more rows, work is split over (query, KV head)
-// pairs, the last queries (the most keys, causal) handed out first so that
+// One query row (decode) of at least decodeAttentionBlocks blocks goes to
+// decodeAttention, which splits the row's positions into chunks instead
+// (every head per key row read) and merges the chunks' softmaxes. For more
+// rows, or a shorter one, work is split over (query, KV head) pairs, the last queries (the most keys, causal) handed out first so that
 // no thread is left with a long chunk at the end; each pair walks its
 // visible keys block by block for the query heads that share that KV head
 // (GQA): scores of a block's keys in one DotRows call per head, a
@@ -334,8 +334,15 @@ type AttentionSpec struct {
 // BF16 cache: Cache.dotKeys and Cache.axpyValues).
 func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	if a.N <= decodeAttentionRows { // decode: split over positions, not heads
-		c.decodeAttention(dst, q, a, row)
-		return
+		_, pos := row(0)
+		first := 0
+		if a.Window > 0 {
+			first = max(0, pos-a.Window+1)
+		}
+		if pos/blockLen-first/blockLen+1 >= decodeAttentionBlocks {
+			c.decodeAttention(dst, q, a, row)
+			return
+		}
 	}
 	hd := a.HeadDim
 	group := a.Heads / a.KVHeads
@@ -348,7 +355,7 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 		width = max(width, pos+1)
 		keys += pos + 1
 	}
-	if work := a.Heads * keys * hd; work < 1<<16 {
+	if work := a.Heads * keys * hd; work < 1<<14 {
 		grain = total // too little to pay for waking another thread
 	}
 	c.pool.For(total, grain, func(lo, hi int) {
@@ -396,6 +403,20 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 // has a row per thread.)
 const decodeAttentionRows = 1
 
+// minChunkBlocks is the fewest blocks of a decodeAttention chunk (it makes
+// a chunk per thread and row, of at least this many blocks): every chunk
+// costs a softmax per head and a merge, and below 8 blocks (256 positions)
+// two chunks measured slower than one.
+const minChunkBlocks = 8
+
+// decodeAttentionBlocks is the fewest cache blocks of a decode row that
+// decodeAttention takes: below, its chunks of at least minChunkBlocks
+// leave it one chunk, one thread, while the split over KV heads gives
+// every thread work (34m at 128 positions, 2 threads: 74 against 120 µs
+// for F32 keys and values, 72 against 104 for BF16; one thread within
+// noise; BenchmarkAttentionDecode under chrt, three alternating rounds).
+const decodeAttentionBlocks = 2 * minChunkBlocks
+
 // decodeAttention is attention for decode rows: one session's, or one per
 // session of a Batch. It splits the work over (row, chunk of positions)
 // pairs rather than over heads: a chunk is a run of whole cache blocks
@@ -431,10 +452,6 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 		spans[t] = span{first, pos, pos/blockLen - first/blockLen + 1}
 		keys += pos + 1 - first
 	}
-	// A chunk per thread and row, of at least minChunkBlocks blocks: every
-	// chunk costs a softmax per head and a merge, and below 8 blocks (256
-	// positions) two chunks measured slower than one.
-	const minChunkBlocks = 8
 	chunks := c.pool.Threads()
 	if a.Heads*keys*hd < 1<<16 || a.N >= chunks {
 		// Too little to pay for waking another thread, or a row per
