@@ -797,21 +797,28 @@ func (b Impl) maxScan(x []float32) (m float32, nan bool) {
 	return max(m, m2), nan || nan2
 }
 
-func (b Impl) softmax(x []float32) {
+func (b Impl) expShifted(dst, x []float32) float64 {
 	nv := len(x) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
-		softmaxGo(x)
-		return
+		return expShiftedGo(dst, x)
 	}
 	m, nan := b.maxScan(x)
 	if nan {
 		m = float32(math.NaN())
 	}
-	sum := float64(expSumAVX2(&x[0], m, nv))
+	sum := float64(expSumAVX2(&dst[0], &x[0], m, nv))
 	for i := nv; i < len(x); i++ {
 		e := math.Exp(float64(x[i] - m))
-		x[i] = float32(e)
+		dst[i] = float32(e)
 		sum += e
 	}
-	b.scale(x, float32(1/sum))
+	return sum
+}
+
+func (b Impl) softmax(x []float32) {
+	if b.isa == isaGeneric || len(x) < 8 {
+		softmaxGo(x)
+		return
+	}
+	b.scale(x, float32(1/b.expShifted(x, x)))
 }

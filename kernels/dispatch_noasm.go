@@ -29,3 +29,5 @@ func (b Impl) swiglu(dst, gate, up []float32) { swigluGo(dst, gate, up) }
 func (b Impl) softmax(x []float32)            { softmaxGo(x) }
 
 func (b Impl) maxScan(x []float32) (float32, bool) { return maxScanGo(x) }
+
+func (b Impl) expShifted(dst, x []float32) float64 { return expShiftedGo(dst, x) }

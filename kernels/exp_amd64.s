@@ -197,19 +197,20 @@ sw_done:
 	VZEROUPPER
 	RET
 
-// func expSumAVX2(x *float32, m float32, n int) float32
-// x[i] = e^(x[i] - m), returns Σ x[i]; n a multiple of 8.
-TEXT ·expSumAVX2(SB), NOSPLIT, $0-28
-	MOVQ         x+0(FP), DI
-	VBROADCASTSS m+8(FP), Y7
-	MOVQ         n+16(FP), CX
+// func expSumAVX2(dst, x *float32, m float32, n int) float32
+// dst[i] = e^(x[i] - m), returns Σ dst[i]; n a multiple of 8; dst may be x.
+TEXT ·expSumAVX2(SB), NOSPLIT, $0-36
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	VBROADCASTSS m+16(FP), Y7
+	MOVQ         n+24(FP), CX
 	VXORPS       Y8, Y8, Y8
 	XORQ         AX, AX
 	TESTQ        CX, CX
 	JEQ          es_reduce
 
 es_loop:
-	VMOVUPS (DI)(AX*4), Y0
+	VMOVUPS (SI)(AX*4), Y0
 	VSUBPS  Y7, Y0, Y0
 	EXP
 	VADDPS  Y0, Y8, Y8
@@ -223,6 +224,6 @@ es_reduce:
 	VADDPS       X1, X8, X0
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
-	VMOVSS       X0, ret+24(FP)
+	VMOVSS       X0, ret+32(FP)
 	VZEROUPPER
 	RET

@@ -122,10 +122,9 @@ func maxScanGo(x []float32) (m float32, nan bool) {
 	return m, nan
 }
 
-func softmaxGo(x []float32) {
-	if len(x) == 0 {
-		return
-	}
+// expShiftedGo sets dst[i] = exp(x[i] - m), m the largest element of x
+// (NaN where x has a NaN), and returns their sum; len(dst) ≥ len(x).
+func expShiftedGo(dst, x []float32) float64 {
 	m, nan := maxScanGo(x)
 	if nan {
 		m = float32(math.NaN())
@@ -133,10 +132,17 @@ func softmaxGo(x []float32) {
 	var sum float64
 	for i, v := range x {
 		e := math.Exp(float64(v - m))
-		x[i] = float32(e)
+		dst[i] = float32(e)
 		sum += e
 	}
-	inv := float32(1 / sum)
+	return sum
+}
+
+func softmaxGo(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	inv := float32(1 / expShiftedGo(x, x))
 	for i := range x {
 		x[i] *= inv
 	}

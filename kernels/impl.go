@@ -125,6 +125,18 @@ func (b Impl) RMSNorm(dst, x, weight []float32, eps float32) {
 // NaN; -Inf entries (masked positions) give 0.
 func (b Impl) Softmax(x []float32) { b.softmax(x) }
 
+// ExpShifted sets dst[i] = exp(x[i] - m) for i < len(x), m the largest
+// element of x, and returns their sum: softmax(x) times that sum (a
+// probability from it needs one division, not a pass over x). A NaN
+// anywhere makes every output NaN; -Inf entries give 0. dst must hold
+// len(x) elements and may be x.
+func (b Impl) ExpShifted(dst, x []float32) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	return b.expShifted(dst[:len(x)], x)
+}
+
 // Argmax returns the index of the largest element of x, the lowest among
 // equal ones; NaNs are passed over, and -1 means x has nothing else (the
 // greedy choice of a token from its logits).
@@ -231,6 +243,10 @@ func RMSNorm(dst, x, weight []float32, eps float32) { native.RMSNorm(dst, x, wei
 
 // Softmax computes a numerically stable softmax in place; see Impl.Softmax.
 func Softmax(x []float32) { native.Softmax(x) }
+
+// ExpShifted sets dst = exp(x - max x) and returns its sum with the Native
+// implementation; see Impl.ExpShifted.
+func ExpShifted(dst, x []float32) float64 { return native.ExpShifted(dst, x) }
 
 // Argmax returns the index of x's largest element with the Native
 // implementation; see Impl.Argmax.

@@ -27,6 +27,13 @@ func TestRMSNorm(t *testing.T) { forEach(t, kerneltest.TestRMSNorm) }
 func TestSoftmax(t *testing.T) { forEach(t, kerneltest.TestSoftmax) }
 func TestSwiGLU(t *testing.T)  { forEach(t, kerneltest.TestSwiGLU) }
 
+// TestExpShifted runs the suite's ExpShifted check on every implementation.
+func TestExpShifted(t *testing.T) {
+	for _, b := range kernels.Impls() {
+		t.Run(b.Name(), func(t *testing.T) { kerneltest.TestExpShifted(t, b) })
+	}
+}
+
 // TestArgmax runs the suite's Argmax check on every implementation.
 func TestArgmax(t *testing.T) {
 	for _, b := range kernels.Impls() {

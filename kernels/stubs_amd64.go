@@ -59,7 +59,7 @@ func swigluAVX2(dst, gate, up *float32, n int)
 func maxAVX2(x *float32, n int) (m float32, nan bool)
 
 //go:noescape
-func expSumAVX2(x *float32, m float32, n int) float32
+func expSumAVX2(dst, x *float32, m float32, n int) float32
 
 //go:noescape
 func gemmF32AVX512Half(k int, xp *float32, w *float32, ldw int, out *float32, acc int)

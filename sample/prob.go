@@ -13,9 +13,10 @@ import (
 // token), and allowed, the probability mass the unrestricted distribution
 // gives the tokens mask allows (1 for a nil mask). It is the model's own
 // distribution whatever the Sampler's temperature, top-k or top-p: what the
-// model believes, not how a token was drawn. The softmax is the kernels'
-// vectorized one, into the Sampler's scratch space: one pass over the
-// logits, then a sum over the allowed tokens.
+// model believes, not how a token was drawn. The softmax's weights
+// exp(logit - max) come from the kernels' vectorized pass into the
+// Sampler's scratch space, with their sum; then a sum over the allowed
+// tokens, and two divisions instead of normalising every weight.
 func (s *Sampler) Prob(logits []float32, mask *Mask, tok int) (p, allowed float64, err error) {
 	if tok < 0 || tok >= len(logits) {
 		return 0, 0, fmt.Errorf("sample: token %d outside %d logits", tok, len(logits))
@@ -26,18 +27,24 @@ func (s *Sampler) Prob(logits []float32, mask *Mask, tok int) (p, allowed float6
 	if mask != nil && !mask.Allowed(tok) {
 		return 0, 0, nil
 	}
-	w := s.softmax(logits)
-	return probOf(w, tok, allowedMass(w, mask))
+	w := s.scratch(len(logits))
+	z := kernels.ExpShifted(w, logits)
+	a := allowedWeight(w, z, mask)
+	if !(a > 0) || math.IsNaN(float64(w[tok])) {
+		return 0, 0, ErrNoToken
+	}
+	return min(float64(w[tok])/a, 1), min(a/z, 1), nil
 }
 
-// allowedMass sums the probabilities w of the tokens mask allows (1 for a
-// nil mask), without a call per token. A mask that allows most tokens (a
-// string's characters) is summed over the tokens it rules out instead, as
-// 1 minus their mass, when that mass is below one half: the difference then
-// loses no more than the float32 rounding of the softmax already has.
-func allowedMass(w []float32, mask *Mask) float64 {
+// allowedWeight sums the weights w of the tokens mask allows (z, the sum
+// of all of them, for a nil mask), without a call per token. A mask that
+// allows most tokens (a string's characters) is summed over the tokens it
+// rules out instead, as z minus their weight, when that is below half of
+// z: the difference then loses no more than the float32 rounding of the
+// weights already has.
+func allowedWeight(w []float32, z float64, mask *Mask) float64 {
 	if mask == nil {
-		return 1
+		return z
 	}
 	if 2*mask.Count() > len(w) {
 		var out float64
@@ -49,8 +56,8 @@ func allowedMass(w []float32, mask *Mask) float64 {
 				out += float64(w[wi*64+trailingZeros(bitsw)])
 			}
 		}
-		if out < 0.5 {
-			return 1 - out
+		if out < z/2 {
+			return z - out
 		}
 	}
 	var sum float64
@@ -60,21 +67,4 @@ func allowedMass(w []float32, mask *Mask) float64 {
 		}
 	}
 	return sum
-}
-
-// softmax returns softmax(logits) in the Sampler's scratch space.
-func (s *Sampler) softmax(logits []float32) []float32 {
-	w := s.scratch(len(logits))
-	copy(w, logits)
-	kernels.Softmax(w)
-	return w
-}
-
-// probOf is Prob's result for token tok from the softmax w and the mass
-// allowed of the allowed tokens.
-func probOf(w []float32, tok int, allowed float64) (p, a float64, err error) {
-	if !(allowed > 0) || math.IsNaN(float64(w[tok])) {
-		return 0, 0, ErrNoToken
-	}
-	return min(float64(w[tok])/allowed, 1), min(allowed, 1), nil
 }

@@ -3,6 +3,7 @@ package kerneltest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -196,6 +197,58 @@ func TestSoftmax(t *testing.T, impl Ops) {
 	big := []float32{1000, 1000, -1000}
 	impl.Softmax(big)
 	require.InDeltaSlice(t, []float32{0.5, 0.5, 0}, big, 1e-7, "large logits")
+}
+
+// TestExpShifted checks dst = exp(x - max x) and its sum, into another
+// slice (x unchanged) and in place, with masked (-Inf) entries and NaN. A
+// CPU op, as Argmax.
+func TestExpShifted(t *testing.T, impl interface {
+	ExpShifted(dst, x []float32) float64
+}) {
+	ref := func(x []float32) ([]float64, float64) {
+		m := math.Inf(-1)
+		for _, v := range x {
+			m = math.Max(m, float64(v))
+		}
+		out := make([]float64, len(x))
+		var s float64
+		for i, v := range x {
+			out[i] = math.Exp(float64(v) - m)
+			s += out[i]
+		}
+		return out, s
+	}
+	r := newRand(t)
+	for _, n := range VectorLens {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(20 * (2*r.Float64() - 1))
+		}
+		if n > 1 {
+			x[r.IntN(n)] = float32(math.Inf(-1))
+		}
+		orig := slices.Clone(x)
+		want, wantSum := ref(x)
+		dst := newGuarded(n)
+		sum := impl.ExpShifted(dst.s(), x)
+		dst.check(t, fmt.Sprintf("expshifted/n=%d", n))
+		require.Equal(t, orig, x, "expshifted/n=%d: x changed", n)
+		expectClose(t, fmt.Sprintf("expshifted/n=%d", n), dst.s(), want, LimitF32)
+		require.InEpsilon(t, wantSum+1e-300, sum+1e-300, 1e-6, "expshifted/n=%d: sum", n)
+		sum = impl.ExpShifted(x, x) // in place
+		expectClose(t, fmt.Sprintf("expshifted/in-place/n=%d", n), x, want, LimitF32)
+		require.InEpsilon(t, wantSum+1e-300, sum+1e-300, 1e-6, "expshifted/in-place/n=%d: sum", n)
+		if n == 0 {
+			continue
+		}
+		fill(r, x)
+		x[r.IntN(n)] = float32(math.NaN())
+		sum = impl.ExpShifted(dst.s(), x)
+		require.True(t, math.IsNaN(sum), "expshifted/nan/n=%d: sum %v", n, sum)
+		for i, v := range dst.s() {
+			require.True(t, math.IsNaN(float64(v)), "expshifted/nan/n=%d: element %d = %v", n, i, v)
+		}
+	}
 }
 
 // TestArgmax checks the index of the largest element: the lowest among
