@@ -12,9 +12,10 @@ import (
 // spare that has said hello and waits for its one request. Starting an
 // interpreter (bubblewrap, Python, the tracer's imports) is most of a short
 // run's time (about 45 ms of 55 here), so a debugger that starts sessions
-// one after another (a server's, an agent's) finds it done. The first run
-// starts its own interpreter and only then a spare: a one-shot command
-// never pays for a spare it does not use. Nothing of a program ever runs
+// one after another (a server's, an agent's) finds it done. The first two
+// runs start their own interpreters, and only the second sets a spare
+// starting: a one-shot command (ndbg-infer) never starts a spare beside its
+// work that it would not use. Nothing of a program ever runs
 // in an interpreter that ran another: a spare is only ever handed one
 // request, as Run's own interpreter is.
 //
@@ -32,6 +33,7 @@ type Starter struct {
 	mu       sync.Mutex
 	spare    *proc // started, nothing sent to it; nil while there is none
 	starting bool  // a spare is being started
+	runs     int   // runs taken so far: spares from the second on
 	closed   bool
 	wg       sync.WaitGroup // spare starts and background shutdowns, counted under mu before Close
 }
@@ -88,10 +90,11 @@ func (s *Starter) Close() {
 }
 
 // take returns an interpreter for a run under lim: the spare when there is
-// one and lim starts interpreters as the Starter's do, else a new one, after
-// which a spare is set starting.
+// one and lim starts interpreters as the Starter's do, else a new one; from
+// the second run on it then sets a spare starting.
 func (s *Starter) take(ctx context.Context, lim Limits) (*proc, error) {
 	s.mu.Lock()
+	s.runs++
 	p := s.spare
 	if p != nil && sameStart(lim, s.lim) {
 		s.spare = nil
@@ -102,7 +105,9 @@ func (s *Starter) take(ctx context.Context, lim Limits) (*proc, error) {
 	s.mu.Unlock()
 	p, err := startProc(ctx, lim, "single")
 	s.mu.Lock()
-	s.refill()
+	if s.runs > 1 {
+		s.refill()
+	}
 	s.mu.Unlock()
 	return p, err
 }

@@ -22,31 +22,39 @@ func spareOf(t *testing.T, s *Starter) *proc {
 }
 
 // TestStarterRunsEachProgramInAFreshInterpreter: runs on a Starter give
-// Run's results, the second on the spare started after the first, and a
-// program never sees what another left in its interpreter (a mark on the
-// sys module, which one interpreter shares among all its code).
+// Run's results, from the third on in the spare started after the one
+// before (a single run starts no spare), and a program never sees what
+// another left in its interpreter (a mark on the sys module, which one
+// interpreter shares among all its code).
 func TestStarterRunsEachProgramInAFreshInterpreter(t *testing.T) {
 	lim := testLimits(t)
 	s, err := NewStarter(context.Background(), lim)
 	require.NoError(t, err)
 	defer s.Close()
 	prog := program(t, "import sys\n\ndef f(x):\n    seen = hasattr(sys, 'ndbg_mark')\n    sys.ndbg_mark = x\n    return seen\n", "f")
-	s.mu.Lock()
-	require.Nil(t, s.spare, "no spare before the first run")
-	s.mu.Unlock()
+	noSpare := func(msg string) {
+		t.Helper()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		require.False(t, s.spare != nil || s.starting, msg)
+	}
+	noSpare("no spare before the first run")
 
 	want, err := Run(context.Background(), prog, "f(1)", lim)
 	require.NoError(t, err)
 	require.Equal(t, "False", want.Return)
-	for i := range 3 {
+	for i := range 4 {
 		var spare *proc
-		if i > 0 {
+		if i > 1 {
 			spare = spareOf(t, s)
 		}
 		res, err := s.Run(context.Background(), prog, "f(1)", lim)
 		require.NoError(t, err)
 		require.Equal(t, want.Events, res.Events, "run %d", i)
 		require.Equal(t, "False", res.Return, "run %d saw an earlier run's mark", i)
+		if i == 0 {
+			noSpare("a single run started a spare")
+		}
 		if spare != nil {
 			s.mu.Lock()
 			require.NotSame(t, spare, s.spare, "run %d did not take the spare", i)
@@ -80,8 +88,10 @@ func TestStarterCloseLeavesNoProcess(t *testing.T) {
 	s, err := NewStarter(context.Background(), lim)
 	require.NoError(t, err)
 	prog := program(t, "def f():\n    return 1\n", "f")
-	_, err = s.Run(context.Background(), prog, "f()", lim)
-	require.NoError(t, err)
+	for range 2 {
+		_, err = s.Run(context.Background(), prog, "f()", lim)
+		require.NoError(t, err)
+	}
 	spare := spareOf(t, s)
 	pgid := spare.cmd.Process.Pid // the child leads its own group
 	require.NotEmpty(t, groupMembers(t, pgid))
