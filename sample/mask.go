@@ -59,6 +59,22 @@ func (m *Mask) Count() int {
 	return c
 }
 
+// Only returns the one token the mask allows, if it allows exactly one:
+// a token that needs no model to choose it.
+func (m *Mask) Only() (int, bool) {
+	id := -1
+	for wi, w := range m.words {
+		switch {
+		case w == 0:
+		case id >= 0 || w&(w-1) != 0:
+			return 0, false
+		default:
+			id = wi*64 + bits.TrailingZeros64(w)
+		}
+	}
+	return id, id >= 0
+}
+
 // Words exposes the bitset (bit i%64 of word i/64 is token i) so that a
 // constrained decoder can fill it wholesale, e.g. by OR-ing precomputed
 // per-state masks.

@@ -36,6 +36,34 @@ func (s *Sampler) Prob(logits []float32, mask *Mask, tok int) (p, allowed float6
 	return min(float64(w[tok])/a, 1), min(a/z, 1), nil
 }
 
+// CondProb returns Prob's p alone: how likely token tok is under the
+// model's distribution restricted to the tokens mask allows and
+// renormalised. It costs what the allowed tokens do, not the vocabulary: a
+// mask that allows few tokens (a grammar's usual verdict: a name, a
+// separator, the next byte of a line) is summed over its tokens only,
+// where Prob must weigh every token for the allowed mass. A nil or dense
+// mask goes through Prob.
+func (s *Sampler) CondProb(logits []float32, mask *Mask, tok int) (float64, error) {
+	if mask == nil || !sparse(mask) || mask.Len() != len(logits) || tok < 0 || tok >= len(logits) {
+		p, _, err := s.Prob(logits, mask, tok)
+		return p, err
+	}
+	if !mask.Allowed(tok) {
+		return 0, nil
+	}
+	maxv, ok := maxAllowed(logits, mask)
+	if !ok || logits[tok] != logits[tok] {
+		return 0, ErrNoToken
+	}
+	var sum float64
+	each(logits, mask, func(_ int, v float32) { sum += float64(expScaled(v, maxv, 1)) })
+	return min(float64(expScaled(logits[tok], maxv, 1))/sum, 1), nil
+}
+
+// sparse reports whether mask allows few enough tokens (at most one in
+// sixteen) that a loop over them beats a vector pass over all of them.
+func sparse(mask *Mask) bool { return 16*mask.Count() <= mask.Len() }
+
 // allowedWeight sums the weights w of the tokens mask allows (z, the sum
 // of all of them, for a nil mask), without a call per token. A mask that
 // allows most tokens (a string's characters) is summed over the tokens it

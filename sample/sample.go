@@ -101,13 +101,17 @@ func (s *Sampler) SampleMasked(logits []float32, mask *Mask) (int, error) {
 func Argmax(x []float32) int { return kernels.Argmax(x) }
 
 // greedy returns the allowed token with the largest logit (the lowest id
-// among ties). The largest logit of all is usually allowed (the grammar
+// among ties). A mask that allows few tokens is searched directly. Under
+// a dense one the largest logit of all is usually allowed (the grammar
 // rules out what the model rarely wants), and then it is the answer: no
 // allowed token is larger, and none equal comes before the first of all.
 // Otherwise it looks among the allowed tokens only.
 func greedy(logits []float32, mask *Mask) (int, error) {
-	best := Argmax(logits)
-	if mask != nil && best >= 0 && !mask.Allowed(best) {
+	best := -1
+	if mask == nil || !sparse(mask) {
+		best = Argmax(logits)
+	}
+	if mask != nil && (best < 0 || !mask.Allowed(best)) {
 		best = -1
 		bv := float32(math.Inf(-1))
 		for wi, w := range mask.words {

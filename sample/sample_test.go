@@ -110,9 +110,10 @@ func TestGreedy(t *testing.T) {
 
 	// Random logits with ties and NaNs, random masks: the allowed token with
 	// the largest logit, the lowest among ties (the largest of all allowed
-	// or not).
+	// or not); every other mask allows about one token in 32, so that
+	// greedy searches the allowed tokens alone.
 	r := rand.New(rand.NewPCG(1, 2))
-	for range 2000 {
+	for trial := range 4000 {
 		n := 1 + r.IntN(300)
 		logits, m := make([]float32, n), NewMask(n)
 		for i := range logits {
@@ -120,7 +121,7 @@ func TestGreedy(t *testing.T) {
 			if r.IntN(20) == 0 {
 				logits[i] = float32(math.NaN())
 			}
-			if r.IntN(3) > 0 {
+			if trial%2 == 0 && r.IntN(3) > 0 || trial%2 == 1 && r.IntN(32) == 0 {
 				m.Allow(i)
 			}
 		}
@@ -259,6 +260,22 @@ func TestMask(t *testing.T) {
 	assert.False(t, m.Allowed(-1))
 	m.Allow(500) // ignored
 	assert.Equal(t, 128, m.Count())
+
+	// Only: the one allowed token, in any word; none or two: false.
+	_, ok := m.Only()
+	assert.False(t, ok)
+	for _, id := range []int{0, 63, 64, 129} {
+		m.Reset()
+		_, ok = m.Only()
+		assert.False(t, ok)
+		m.Allow(id)
+		got, ok := m.Only()
+		assert.True(t, ok)
+		assert.Equal(t, id, got)
+		m.Allow((id + 1) % 130)
+		_, ok = m.Only()
+		assert.False(t, ok, "two tokens: %d and the next", id)
+	}
 }
 
 // setConstraint allows a fixed set and counts how it is consulted.
@@ -383,6 +400,68 @@ func TestProb(t *testing.T) {
 		require.InEpsilon(t, za/z, allowed, 1e-5, "n %d: allowed mass", n)
 		require.InDelta(t, exp[tok]/za, p, 1e-5, "n %d: p", n)
 	}
+}
+
+// CondProb is Prob's p, over masks that allow few tokens (summed over
+// them) and many (through Prob), against float64 sums; with NaN and -Inf
+// logits among the allowed tokens.
+func TestCondProb(t *testing.T) {
+	smp, err := New(Params{})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 6))
+	nan, inf := float32(math.NaN()), float32(math.Inf(-1))
+	for trial := range 600 {
+		n := 16 + r.IntN(600)
+		logits, mask := make([]float32, n), NewMask(n)
+		den := []int{2, 20, 64}[trial%3]
+		for i := range logits {
+			logits[i] = float32(4 * r.NormFloat64())
+			if r.IntN(den) == 0 {
+				mask.Allow(i)
+			}
+		}
+		tok := r.IntN(n)
+		mask.Allow(tok)
+		if trial%5 == 4 { // a -Inf token allowed; NaN only elsewhere
+			logits[(tok+1)%n] = inf
+			mask.Allow((tok + 1) % n)
+			logits[(tok+2)%n] = nan
+		}
+		var za float64
+		for i, v := range logits {
+			if mask.Allowed(i) && v == v {
+				za += math.Exp(float64(v))
+			}
+		}
+		p, err := smp.CondProb(logits, mask, tok)
+		if trial%5 == 4 && !sparse(mask) {
+			require.ErrorIs(t, err, ErrNoToken) // through Prob: a NaN among all the tokens
+			continue
+		}
+		require.NoError(t, err)
+		require.InDelta(t, math.Exp(float64(logits[tok]))/za, p, 1e-5, "n %d, %d allowed", n, mask.Count())
+		if trial%5 == 4 {
+			continue // Prob's sum over all tokens is NaN
+		}
+		pp, _, err := smp.Prob(logits, mask, tok)
+		require.NoError(t, err)
+		require.InDelta(t, pp, p, 1e-6)
+	}
+	// Not allowed: 0; a NaN token or nothing finite allowed: ErrNoToken.
+	logits := make([]float32, 64)
+	mask := NewMask(64)
+	mask.Allow(3)
+	p, err := smp.CondProb(logits, mask, 4)
+	require.NoError(t, err)
+	require.Zero(t, p)
+	logits[3] = nan
+	_, err = smp.CondProb(logits, mask, 3)
+	require.ErrorIs(t, err, ErrNoToken)
+	logits[3] = inf
+	_, err = smp.CondProb(logits, mask, 3)
+	require.ErrorIs(t, err, ErrNoToken)
+	_, err = smp.CondProb(logits, NewMask(3), 0)
+	require.Error(t, err)
 }
 
 // Argmax: the lowest index among ties, NaNs skipped, -1 when nothing but
