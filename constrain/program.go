@@ -115,8 +115,20 @@ func (p *Program) Start(c Context) (*Matcher, error) {
 
 // rulesFor derives and interns the frame rules of a context.
 func (p *Program) rulesFor(c Context) (int16, error) {
-	var key strings.Builder
-	fmt.Fprintf(&key, "%s|%d|%d|%v|%t|", c.Action, c.From.Event, c.From.Line, c.Stack, c.Literals)
+	// The key spells out everything the rules depend on. It is built by
+	// appends, not fmt: a frame's start costs a key, and the dots part has
+	// an entry per line of the program.
+	key := append(make([]byte, 0, 128), c.Action.Kind.String()...)
+	for _, l := range c.Action.Lines {
+		key = strconv.AppendInt(append(key, ','), int64(l), 10)
+	}
+	key = strconv.AppendInt(append(key, '|'), int64(c.From.Event), 10)
+	key = strconv.AppendInt(append(key, '|'), int64(c.From.Line), 10)
+	key = append(key, '|')
+	for _, l := range c.Stack {
+		key = strconv.AppendInt(append(key, ','), int64(l), 10)
+	}
+	key = strconv.AppendBool(append(key, '|'), c.Literals)
 	var dots map[int]nameSet
 	if c.Dots != nil {
 		dots = map[int]nameSet{}
@@ -129,13 +141,15 @@ func (p *Program) rulesFor(c Context) (int16, error) {
 			}
 			if !s.empty() {
 				dots[l] = s
-				fmt.Fprintf(&key, "%d:%x,", l, s)
+				key = strconv.AppendInt(append(key, '|'), int64(l), 10)
+				for _, w := range s {
+					key = strconv.AppendUint(append(key, ':'), w, 16)
+				}
 			}
 		}
 	}
-	k := key.String()
 	p.mu.RLock()
-	id, ok := p.rulesKey[k]
+	id, ok := p.rulesKey[string(key)]
 	p.mu.RUnlock()
 	if ok {
 		return id, nil
@@ -147,7 +161,7 @@ func (p *Program) rulesFor(c Context) (int16, error) {
 	r.dotsAt, r.literals = dots, c.Literals
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if id, ok := p.rulesKey[k]; ok {
+	if id, ok := p.rulesKey[string(key)]; ok {
 		return id, nil
 	}
 	for e := range r.events {
@@ -167,7 +181,7 @@ func (p *Program) rulesFor(c Context) (int16, error) {
 	p.rules[p.nRules] = &r
 	id = int16(p.nRules)
 	p.nRules++
-	p.rulesKey[k] = id
+	p.rulesKey[string(key)] = id
 	return id, nil
 }
 
