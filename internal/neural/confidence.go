@@ -96,7 +96,13 @@ func (f *frameConf) finish(st *dsl.State) *engine.Confidence {
 // probability (allowed, from Sampler.Prob). The grammar then ends the
 // value; the model meant a longer one.
 func runaway(pos constrain.Position, allowed float64) bool {
-	return pos.InString && pos.Len > dsl.MaxRepr-4 && allowed < 0.5
+	return nearReprEnd(pos) && allowed < 0.5
+}
+
+// nearReprEnd reports whether pos is within the last bytes a repr may
+// have, where runaway weighs the allowed tokens.
+func nearReprEnd(pos constrain.Position) bool {
+	return pos.InString && pos.Len > dsl.MaxRepr-4
 }
 
 // contextReserve is the room a return value being written keeps in the

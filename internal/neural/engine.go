@@ -347,9 +347,10 @@ func (e *Engine) encoder(traj *dsl.Trajectory) (*dsl.Encoder, error) {
 }
 
 // decodeFrame decodes one frame under the matcher: a special token the
-// grammar forces is queued without the model; everywhere else (forced text
-// included, so that the model keeps its own tokenization) the sampler draws
-// a token among those the grammar allows. Each drawn token's probability
+// grammar forces, or the one token a mask allows, is queued without the
+// model (it is read with the token after it, in one pass); everywhere else
+// (forced text included, so that the model keeps its own tokenization) the
+// sampler draws a token among those the grammar allows. Each drawn token's probability
 // under the constrained distribution goes into the frame's confidence
 // (Confidence). A value the model runs away with is cut (runaway): by the
 // grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where the
@@ -373,14 +374,10 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 			e.pending = append(e.pending, sp)
 			continue
 		}
-		if err := e.flush(ctx); err != nil {
-			return nil, nil, err
-		}
 		pos := m.Position()
 		if !pos.InString {
 			cutting = false
 		}
-		logits := e.sess.Last()
 		e.mask.Reset()
 		closing, brace := false, false
 		if cutAtContext {
@@ -389,23 +386,39 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 		if !closing {
 			m.FillMask(e.mask.Words())
 		}
-		tok, err := e.smp.SampleMasked(logits, e.mask)
-		if err != nil {
-			return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
-		}
-		p, allowed, err := e.smp.Prob(logits, e.mask, tok)
-		if err != nil {
-			return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
-		}
-		switch {
-		case cutting: // the rest of a value already cut counts for nothing
-		case brace && allowed < 0.5: // the model meant more locals
-			conf.cutLocals()
-		case runaway(pos, allowed) || closing && allowed < 0.5:
-			conf.cut(pos)
-			cutting = true
-		default:
-			conf.add(pos, p)
+		// The mass the model gives the allowed tokens matters only where
+		// the frame may be cut; elsewhere a token the mask alone decides
+		// has probability 1 and needs no logits.
+		weighAllowed := closing || nearReprEnd(pos)
+		tok, only := e.mask.Only()
+		if !only || weighAllowed {
+			if err := e.flush(ctx); err != nil {
+				return nil, nil, err
+			}
+			logits := e.sess.Last()
+			var err error
+			if tok, err = e.smp.SampleMasked(logits, e.mask); err != nil {
+				return nil, nil, fmt.Errorf("ndbg: sampling: %w", err)
+			}
+			p, allowed := 1.0, 1.0
+			if weighAllowed {
+				p, allowed, err = e.smp.Prob(logits, e.mask, tok)
+			} else {
+				p, err = e.smp.CondProb(logits, e.mask, tok)
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("ndbg: the probability of token %d: %w", tok, err)
+			}
+			switch {
+			case cutting: // the rest of a value already cut counts for nothing
+			case brace && allowed < 0.5: // the model meant more locals
+				conf.cutLocals()
+			case runaway(pos, allowed) || closing && allowed < 0.5:
+				conf.cut(pos)
+				cutting = true
+			default:
+				conf.add(pos, p)
+			}
 		}
 		if !m.Accept(tok) {
 			return nil, nil, fmt.Errorf("ndbg: internal: sampled token %d rejected", tok)
@@ -425,7 +438,7 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 // that a restart from it (Apply) still fits. closing reports whether it
 // filled the mask, brace whether with the tokens that end the locals.
 func (e *Engine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
-	left := e.m.eng.Config().MaxPositionEmbeddings - e.sess.Len()
+	left := e.m.eng.Config().MaxPositionEmbeddings - e.sess.Len() - len(e.pending)
 	long := n >= e.frameCap()
 	switch {
 	case pos.Part == constrain.PartValue && pos.InString:
@@ -535,15 +548,20 @@ func lastState(traj *dsl.Trajectory) *dsl.State {
 // after a text whose reference frames are refs (dsl's References): those of
 // the reference frame of the line's function.
 func dots(p *dsl.Program, refs map[int]*dsl.State) func(int) []string {
+	byFunc := map[int][]string{} // the names, once per function: asked for every line
 	return func(l int) []string {
-		r := refs[p.FuncOf(l)]
-		if r == nil {
-			return nil
+		f := p.FuncOf(l)
+		if names, ok := byFunc[f]; ok {
+			return names
 		}
-		names := make([]string, len(r.Locals))
-		for i, loc := range r.Locals {
-			names[i] = loc.Name
+		var names []string
+		if r := refs[f]; r != nil {
+			names = make([]string, len(r.Locals))
+			for i, loc := range r.Locals {
+				names[i] = loc.Name
+			}
 		}
+		byFunc[f] = names
 		return names
 	}
 }
