@@ -182,6 +182,13 @@ func TestRandomDecodingAlwaysCompletes(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, allowed, "dead end after %d tokens in state %+v", m.Accepted(), m.st)
+			// A forced special is the only token allowed; ForcedSpecial is
+			// Forced's special.
+			_, sp := m.Forced()
+			require.Equal(t, sp, m.ForcedSpecial())
+			if sp >= 0 {
+				require.Equal(t, []int{sp}, allowed)
+			}
 			require.True(t, m.Accept(allowed[rng.IntN(len(allowed))]))
 		}
 	}

@@ -83,6 +83,19 @@ func (m *Matcher) Forced() (text []byte, special int) {
 	}
 }
 
+// ForcedSpecial returns the special token the grammar forces next (it can
+// be fed without the model), or -1 where there is a choice or the grammar
+// forces text: Forced's special alone, without walking the forced text, so
+// that a decoder may ask at every token.
+func (m *Matcher) ForcedSpecial() int {
+	_, sp, ok := m.p.forced(m.st)
+	if !ok || sp == "" {
+		return -1
+	}
+	id, _ := m.p.vocab.Special(sp)
+	return id
+}
+
 // FillMask sets bit id of mask (mask[id/64] bit id%64) for every allowed
 // token and clears the others. mask must hold Vocab.Size() bits.
 func (m *Matcher) FillMask(mask []uint64) {

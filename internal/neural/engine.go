@@ -366,7 +366,7 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 		if len(out) > maxFrameTokens {
 			return nil, nil, errors.New("ndbg: internal: frame did not end")
 		}
-		if text, sp := m.Forced(); len(text) == 0 && sp >= 0 {
+		if sp := m.ForcedSpecial(); sp >= 0 {
 			if !m.Accept(sp) {
 				return nil, nil, fmt.Errorf("ndbg: internal: forced token %d rejected", sp)
 			}
