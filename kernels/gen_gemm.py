@@ -206,74 +206,71 @@ store_rows("f256", ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
 e("")
 
 def bf16avx2(name, nvec, label):
-    # AVX2 BF16 tile: 6 weight rows by nvec vectors of 8 x rows, weights
-    # read in place two columns at a time. One VBROADCASTSS of the dword
-    # (W[j, c], W[j, c+1]) gives column c+1's float as the dword masked to
-    # its high half (VPAND) and column c's as the dword shifted up 16
-    # (VPSLLD). The one-column loop before it (VPBROADCASTW, a load plus a
-    # shuffle uop on Zen 3, and a shift per weight and column) ran at 69-71%
-    # of the FMA peak on cache-resident operands (Zen 3), this one at 78-80%:
-    # the dword broadcast is a pure load, and one ALU uop per column is left.
+    # AVX2 BF16 tile: 6 weight rows by nvec vectors of 8 x rows, the
+    # weights read in place. Column c's weight of row j is widened without
+    # a shift: one VBROADCASTSS of the dword (W[j, c-1], W[j, c]), 2 bytes
+    # before it, has W[j, c] in each lane's high half, and a VPAND with
+    # 0xFFFF0000 clears the low half: a pure load and one ALU uop per
+    # weight. Column 0 (no word before it in the block) is widened by
+    # VPBROADCASTW and VPSLLD $16, as every column was before. On Zen 3
+    # (cache-resident operands, 6x16, K = 256-768) that one-column loop ran
+    # at 83-86% of the FMA peak and a dword broadcast per two columns with
+    # VPSLLD for one and VPAND for the other at 80-85%; with VPAND alone
+    # 96-98%, the F32 kernel's rate: the shifts, not the broadcasts, took
+    # the FMA pipes' slots. The mask is built with VEX instructions before
+    # any other vector work: a legacy-SSE MOVQ into X15 after column 0's
+    # VEX instructions cost about 130 ns a call.
     mr = len(rows256)
     nacc = mr * nvec
     e("// func %s(k int, xp *float32, w *uint16, ldw int, out *float32, ldo int, acc int)" % name)
-    e("// %d weight rows × %d x rows; k may be odd (the last column on its own)." % (mr, 8 * nvec))
+    e("// %d weight rows × %d x rows." % (mr, 8 * nvec))
     e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
     prologue(1)
     x = list(range(nacc, nacc + nvec))  # x vectors of one column
-    if nvec == 2:
-        # 12 accumulators, 2 x, a temporary and the mask: columns c (all
-        # rows) then c+1 (all rows), each weight dword broadcast twice.
-        tmp, mask = 14, 15
-    else:
-        # 6 accumulators, x of columns c and c+1, the mask, two temporaries.
-        xo, mask, tmp, tmp2 = nacc + 1, nacc + 2, nacc + 3, nacc + 4
+    tmp, mask = nacc + nvec, nacc + nvec + 1
     e("\tMOVL $0xffff0000, R10")
-    e("\tMOVQ R10, X%d" % mask)
+    e("\tVMOVD R10, X%d" % mask)
     e("\tVPBROADCASTD X%d, Y%d" % (mask, mask))
     zero(nacc, "Y")
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_store" % label)
+    # Column 0.
+    for v in range(nvec):
+        e("\tVMOVUPS %d(DX), Y%d" % (32 * v, x[v]))
+    for j, (b, ix) in enumerate(rows256):
+        e("\tVPBROADCASTW (%s)%s, Y%d" % (b, ix, tmp))
+        e("\tVPSLLD $16, Y%d, Y%d" % (tmp, tmp))
+        for v in range(nvec):
+            e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[v], tmp, nvec * j + v))
+    # Columns 1…k-1 two at a time: R8 (R9) points at the word before
+    # column c, so the dwords at 0 and 2 bytes have columns c and c+1 in
+    # their high halves.
+    e("\tADDQ $%d, DX" % (32 * nvec))
+    e("\tDECQ CX")
     e("\tMOVQ CX, R10")
     e("\tSHRQ $1, CX")
-    e("\tJEQ %s_odd" % label)
-    e("%s_loop:" % label)
-    if nvec == 2:
-        for h in (0, 1):
-            for v in range(nvec):
-                e("\tVMOVUPS %d(DX), Y%d" % (32 * (nvec * h + v), x[v]))
-            for j, (b, ix) in enumerate(rows256):
-                e("\tVBROADCASTSS (%s)%s, Y%d" % (b, ix, tmp))
-                if h == 0:
-                    e("\tVPSLLD $16, Y%d, Y%d" % (tmp, tmp))
-                else:
-                    e("\tVPAND Y%d, Y%d, Y%d" % (mask, tmp, tmp))
-                for v in range(nvec):
-                    e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[v], tmp, nvec * j + v))
-    else:
-        e("\tVMOVUPS (DX), Y%d" % x[0])
-        e("\tVMOVUPS 32(DX), Y%d" % xo)
+    e("\tJEQ %s_last" % label)
+    def column(off, xoff):
+        for v in range(nvec):
+            e("\tVMOVUPS %d(DX), Y%d" % (xoff + 32 * v, x[v]))
         for j, (b, ix) in enumerate(rows256):
-            e("\tVBROADCASTSS (%s)%s, Y%d" % (b, ix, tmp))
-            e("\tVPSLLD $16, Y%d, Y%d" % (tmp, tmp2))
+            e("\tVBROADCASTSS %d(%s)%s, Y%d" % (off, b, ix, tmp))
             e("\tVPAND Y%d, Y%d, Y%d" % (mask, tmp, tmp))
-            e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[0], tmp2, j))
-            e("\tVFMADD231PS Y%d, Y%d, Y%d" % (xo, tmp, j))
+            for v in range(nvec):
+                e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[v], tmp, nvec * j + v))
+    e("\tPCALIGN $64")
+    e("%s_loop:" % label)
+    column(0, 0)
+    column(2, 32 * nvec)
     for r in ("R8", "R9"):
         e("\tADDQ $4, %s" % r)
     e("\tADDQ $%d, DX" % (64 * nvec))
     e("\tDECQ CX")
     e("\tJNZ %s_loop" % label)
-    # An odd k: the last column alone, each weight broadcast as a word.
-    e("%s_odd:" % label)
+    e("%s_last:" % label)  # k-1 odd: column k-1
     e("\tTESTQ $1, R10")
     e("\tJEQ %s_store" % label)
-    t = nacc + nvec
-    for v in range(nvec):
-        e("\tVMOVUPS %d(DX), Y%d" % (32 * v, x[v]))
-    for j, (b, ix) in enumerate(rows256):
-        e("\tVPBROADCASTW (%s)%s, Y%d" % (b, ix, t))
-        e("\tVPSLLD $16, Y%d, Y%d" % (t, t))
-        for v in range(nvec):
-            e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[v], t, nvec * j + v))
+    column(0, 0)
     if nvec == 2:
         store_rows(label, ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
     else:
