@@ -20,9 +20,9 @@ func BenchmarkMicrokernel(b *testing.B) {
 	wf := make([]float32, 12*K)
 	wb := make([]uint16, 32*K)
 	var out [12 * 32]float32
-	// Written, not left zero: untouched pages all map the kernel's one zero
-	// page, and reading it through many addresses held the AVX2 tiles at
-	// 80-85% of the peak (Zen 3) against 97-98% on written data.
+	// Written with values, not left as allocated: on the untouched zero
+	// operands the AVX2 tiles measured 80-85% of the peak (Zen 3, 2026-11-25;
+	// untouched pages may all map one zero page), 97-98% on these.
 	for i := range xp {
 		xp[i] = float32(i%7) * 0.1
 	}
