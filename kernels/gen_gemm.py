@@ -205,37 +205,88 @@ e("\tJNZ f256_loop")
 store_rows("f256", ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
 e("")
 
-e("// func gemmBF16AVX2(k int, xp *float32, w *uint16, ldw int, out *float32, ldo int, acc int)")
-e("TEXT ·gemmBF16AVX2(SB), NOSPLIT, $0-56")
-prologue(1)
-zero(12, "Y")
-e("\tTESTQ CX, CX")
-e("\tJEQ b256_store")
-e("b256_loop:")
-e("\tVMOVUPS (DX), Y12")
-e("\tVMOVUPS 32(DX), Y13")
-for j,(b,ix) in enumerate(rows256):
-    t = 14 + j % 2
-    e("\tVPBROADCASTW (%s)%s, Y%d" % (b, ix, t))
-    e("\tVPSLLD $16, Y%d, Y%d" % (t, t))
-    e("\tVFMADD231PS Y12, Y%d, Y%d" % (t, 2*j))
-    e("\tVFMADD231PS Y13, Y%d, Y%d" % (t, 2*j+1))
-for r in ("R8","R9"):
-    e("\tADDQ $2, %s" % r)
-e("\tADDQ $64, DX")
-e("\tDECQ CX")
-e("\tJNZ b256_loop")
-store_rows("b256", ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
-e("")
+def bf16avx2(name, nvec, label):
+    # AVX2 BF16 tile: 6 weight rows by nvec vectors of 8 x rows, the
+    # weights read in place. Column c's weight of row j is widened without
+    # a shift: one VBROADCASTSS of the dword (W[j, c-1], W[j, c]), 2 bytes
+    # before it, has W[j, c] in each lane's high half, and a VPAND with
+    # 0xFFFF0000 clears the low half: a pure load and one ALU uop per
+    # weight. Column 0 (no word before it in the block) is widened by
+    # VPBROADCASTW and VPSLLD $16, as every column was before. On Zen 3
+    # (cache-resident operands, 6x16, K = 256-768) that one-column loop ran
+    # at 83-86% of the FMA peak and a dword broadcast per two columns with
+    # VPSLLD for one and VPAND for the other at 80-85%; with VPAND alone
+    # 96-98%, the F32 kernel's rate: the shifts, not the broadcasts, took
+    # the FMA pipes' slots. The mask is built with VEX instructions before
+    # any other vector work: a legacy-SSE MOVQ into X15 after column 0's
+    # VEX instructions cost about 130 ns a call.
+    mr = len(rows256)
+    nacc = mr * nvec
+    e("// func %s(k int, xp *float32, w *uint16, ldw int, out *float32, ldo int, acc int)" % name)
+    e("// %d weight rows × %d x rows." % (mr, 8 * nvec))
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    prologue(1)
+    x = list(range(nacc, nacc + nvec))  # x vectors of one column
+    tmp, mask = nacc + nvec, nacc + nvec + 1
+    e("\tMOVL $0xffff0000, R10")
+    e("\tVMOVD R10, X%d" % mask)
+    e("\tVPBROADCASTD X%d, Y%d" % (mask, mask))
+    zero(nacc, "Y")
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_store" % label)
+    # Column 0.
+    for v in range(nvec):
+        e("\tVMOVUPS %d(DX), Y%d" % (32 * v, x[v]))
+    for j, (b, ix) in enumerate(rows256):
+        e("\tVPBROADCASTW (%s)%s, Y%d" % (b, ix, tmp))
+        e("\tVPSLLD $16, Y%d, Y%d" % (tmp, tmp))
+        for v in range(nvec):
+            e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[v], tmp, nvec * j + v))
+    # Columns 1…k-1 two at a time: R8 (R9) points at the word before
+    # column c, so the dwords at 0 and 2 bytes have columns c and c+1 in
+    # their high halves.
+    e("\tADDQ $%d, DX" % (32 * nvec))
+    e("\tDECQ CX")
+    e("\tMOVQ CX, R10")
+    e("\tSHRQ $1, CX")
+    e("\tJEQ %s_last" % label)
+    def column(off, xoff):
+        for v in range(nvec):
+            e("\tVMOVUPS %d(DX), Y%d" % (xoff + 32 * v, x[v]))
+        for j, (b, ix) in enumerate(rows256):
+            e("\tVBROADCASTSS %d(%s)%s, Y%d" % (off, b, ix, tmp))
+            e("\tVPAND Y%d, Y%d, Y%d" % (mask, tmp, tmp))
+            for v in range(nvec):
+                e("\tVFMADD231PS Y%d, Y%d, Y%d" % (x[v], tmp, nvec * j + v))
+    e("\tPCALIGN $64")
+    e("%s_loop:" % label)
+    column(0, 0)
+    column(2, 32 * nvec)
+    for r in ("R8", "R9"):
+        e("\tADDQ $4, %s" % r)
+    e("\tADDQ $%d, DX" % (64 * nvec))
+    e("\tDECQ CX")
+    e("\tJNZ %s_loop" % label)
+    e("%s_last:" % label)  # k-1 odd: column k-1
+    e("\tTESTQ $1, R10")
+    e("\tJEQ %s_store" % label)
+    column(0, 0)
+    if nvec == 2:
+        store_rows(label, ([0, 2, 4, 6, 8, 10], [1, 3, 5, 7, 9, 11]), (12, 13, 14, 15))
+    else:
+        store_rows(label, (list(range(mr)),), (mr, mr + 1, mr + 2, mr + 3))
+    e("")
 
-def half(name, reg, vbytes, rows, f32, label, acc_w):
-    # One vector of x rows per weight row: MR accumulators.
+bf16avx2("gemmBF16AVX2", 2, "b256")
+
+def half(name, reg, vbytes, rows, label):
+    # F32: one vector of x rows per weight row, MR accumulators.
     mr = len(rows)
     direct = reg == "Y"  # AVX2: stored in rows of ldo floats
-    e("// func %s(k int, xp *float32, w *%s, ldw int, out *float32, %sacc int)" % (name, "float32" if f32 else "uint16", "ldo int, " if direct else ""))
+    e("// func %s(k int, xp *float32, w *%s, ldw int, out *float32, %sacc int)" % (name, "float32", "ldo int, " if direct else ""))
     e("// Half-width tile: MR=%d weight rows by one vector of x rows." % mr)
     e("TEXT ·%s(SB), NOSPLIT, $0-%d" % (name, 56 if direct else 48))
-    prologue(2 if f32 else 1)
+    prologue(2)
     if mr == 12:
         e("\tLEAQ (R9)(AX*1), R10")
         e("\tLEAQ (R10)(AX*1), R11")
@@ -247,18 +298,14 @@ def half(name, reg, vbytes, rows, f32, label, acc_w):
     e("\tVMOVUPS (DX), %s%d" % (reg, xr))
     for j,(b,ix) in enumerate(rows):
         t = xr + 1 + j % 2
-        if f32 and reg == "Z": # embedded broadcast: 97% of peak vs 72%
+        if reg == "Z": # embedded broadcast: 97% of peak vs 72%
             e("\tVFMADD231PS.BCST (%s)%s, Z%d, Z%d" % (b, ix, xr, j))
             continue
-        if f32:
-            e("\tVBROADCASTSS (%s)%s, %s%d" % (b, ix, reg, t))
-        else:
-            e("\tVPBROADCASTW (%s)%s, %s%d" % (b, ix, reg, t))
-            e("\tVPSLLD $16, %s%d, %s%d" % (reg, t, reg, t))
+        e("\tVBROADCASTSS (%s)%s, %s%d" % (b, ix, reg, t))
         e("\tVFMADD231PS %s%d, %s%d, %s%d" % (reg, xr, reg, t, reg, j))
     bases = ("R8","R9","R10","R11") if mr == 12 else ("R8","R9")
     for r in bases:
-        e("\tADDQ $%d, %s" % (4 if f32 else 2, r))
+        e("\tADDQ $4, %s" % r)
     e("\tADDQ $%d, DX" % vbytes)
     e("\tDECQ CX")
     e("\tJNZ %s_loop" % label)
@@ -317,9 +364,9 @@ e("\tVZEROUPPER")
 e("\tRET")
 e("")
 
-half("gemmF32AVX512Half", "Z", 64, rows512, True, "hf512", 0)
-half("gemmF32AVX2Half", "Y", 32, rows256, True, "hf256", 0)
-half("gemmBF16AVX2Half", "Y", 32, rows256, False, "hb256", 0)
+half("gemmF32AVX512Half", "Z", 64, rows512, "hf512")
+half("gemmF32AVX2Half", "Y", 32, rows256, "hf256")
+bf16avx2("gemmBF16AVX2Half", 1, "hb256")
 
 def vdpbf16ps(dst, src1, src2):
     # EVEX.512.F3.0F38.W0 52 /r: dst.f32[i] += src1.bf16[2i]·src2.bf16[2i] +

@@ -26,7 +26,8 @@ type MatMulCase struct{ N, Rows, Cols int }
 // tails, serial and split over threads. The prefill shapes take the AVX2
 // tiles stored straight into dst (whole groups of 6 weight rows by whole
 // panels of 16 or 8 x rows, in one K block or several) beside those that
-// go through a scratch tile (the last group, a panel's padding rows).
+// go through a scratch tile (the last group, a panel's padding rows), and
+// an odd K (the AVX2 BF16 tiles' last column on its own), as short as 1.
 var MatMulCases = []MatMulCase{
 	{1, 1, 1}, {1, 1, 16}, {1, 7, 13}, {1, 4, 32}, {1, 5, 33}, {1, 9, 47}, {1, 64, 256},
 	{1, 33, 4099}, {1, 130, 1024},
@@ -39,7 +40,7 @@ var MatMulCases = []MatMulCase{
 	{6, 25, 7}, {7, 6, 16}, {15, 37, 100}, {16, 12, 32}, {17, 23, 33},
 	{31, 25, 64}, {32, 12, 64}, {33, 37, 129}, {48, 50, 2}, {64, 96, 256},
 	{100, 50, 300}, {129, 61, 77}, {129, 61, 777}, {40, 24, 4100}, {20, 13, 4099},
-	{24, 18, 600}, {128, 62, 1100}, {56, 12, 40},
+	{24, 18, 600}, {128, 62, 1100}, {56, 12, 40}, {17, 12, 1}, {32, 13, 3},
 }
 
 func refMatMul(x []float32, n int, w *kernels.Mat) []float64 {
