@@ -13,10 +13,12 @@ const gemvMaxN = 3
 // of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
 // n = 5…8 take the blocked product); n = 2…8 with AVX2, where the blocked
 // product's half panel of 8 rows is bound by weight broadcasts, as long as
-// x is small enough. The AVX2 kernels read x from memory once per FMA and
-// W as one stream, row after row: measured on Zen 3 (BenchmarkMatMulBatch),
-// they lose to the previous paths once x outgrows about 48 KiB (BF16
-// weights) or 28 KiB (F32), and for F32 rows over 6 KiB, where repeated
+// x is small enough. The AVX2 kernels read x from L1 or L2 once per FMA
+// (three weight rows at a time for F32 at n ≥ 4: once per three) and W
+// row after row: measured on Zen 3 (BenchmarkMatMulBatch), they lose to
+// the previous paths once x outgrows about 48 KiB (BF16 weights) or 28 KiB
+// (F32; the three-row kernels too: 134m's 768×2048 at n = 8, x 64 KiB,
+// 0.85-0.9× of the GEMM), and for F32 rows over 6 KiB, where repeated
 // one-row GEMVs, four weight streams each, read W faster.
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
@@ -233,8 +235,39 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 	}
 	if w.DType == BF16 {
 		gemvBatchBF16AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
-	} else {
-		gemvBatchF32AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], rows, kv, K)
+		return
+	}
+	r3 := 0 // rows taken three at a time
+	if kn >= gemvRows3MinN {
+		r3 = rows / 3 * 3
+	}
+	if r3 > 0 {
+		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3, kv, K)
+	}
+	if rows > r3 {
+		gemvBatchF32AVX2(kn, &d[r3], ldd, &x[0], K, &w.F32[(r0+r3)*K], rows-r3, kv, K)
+	}
+}
+
+// gemvRows3MinN is the smallest n for which F32 weights take the AVX2
+// small-batch kernels that hold three weight rows in registers
+// (gemvBatch{4…8}F32Rows3AVX2).
+const gemvRows3MinN = 4
+
+// gemvBatchF32Rows3AVX2 calls the three-rows-at-a-time AVX2 kernel for n
+// rows of x (4 ≤ n ≤ 8) on F32 weights; rows a multiple of 3.
+func gemvBatchF32Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int) {
+	switch n {
+	case 4:
+		gemvBatch4F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 5:
+		gemvBatch5F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 6:
+		gemvBatch6F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	case 7:
+		gemvBatch7F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+	default:
+		gemvBatch8F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
 	}
 }
 

@@ -204,4 +204,145 @@ def gemvn(n, bf16):
 for bf16 in (False, True):
     for n in range(2, 9):
         gemvn(n, bf16)
+# AVX2 small-batch kernels with three weight rows at a time, F32 (n = 4…8):
+# the three rows' 8-column vectors stay in registers while the rows of x
+# come by, one register each, so each load feeds three FMAs (7 loads per 12
+# FMAs at 4 rows of x, against 9 per 8 when one weight row meets n rows of
+# x from memory). n rows of x go in passes of at most 4 (GEMVR3_PASSES;
+# 3 × 4 accumulators), each pass over the same three weight rows, which
+# the first pass brought into L1. While the first pass runs, the next three
+# rows are prefetched at the same columns (PREFETCHT0 of the next group,
+# one line per row per 16 columns): the one-row kernels above compute and
+# then wait for memory row after row (n = 8 from memory took compute time
+# plus read time), while this keeps the next rows in flight. Rows come in
+# groups of 3 (the caller takes the rest); k a multiple of 8.
+#   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n, r < rows.
+#
+# GP registers: dst in DI, the three weight rows in SI, R11, R12, the next
+# group's in R13, BX, R15 (prefetch), rows left in CX, the loop bound in R8,
+# the column in R14, this pass's x rows in DX, AX, R9, R10.
+GEMVR3_PASSES = {4: [4], 5: [3, 2], 6: [3, 3], 7: [4, 3], 8: [4, 4]}
+
+e("// Small-batch matrix-vector products for AVX2, three weight rows at a time")
+e("// (F32, n = 4…8 rows of x in passes of at most 4), rows a multiple of 3,")
+e("// k a multiple of 8:")
+e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n, r < rows.")
+e("")
+
+def gemvr3(n):
+    passes = GEMVR3_PASSES[n]
+    name = "gemvBatch%dF32Rows3AVX2" % n
+    lab = "g%dr3" % n
+    wp = ["SI", "R11", "R12"]
+    nextp = ["R13", "BX", "R15"]
+    xp = ["DX", "AX", "R9", "R10"]
+    wr = [12, 13, 14]
+    xr = 15
+    e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
+    e("\tMOVQ dst+0(FP), DI")
+    e("\tMOVQ w+32(FP), SI")
+    e("\tMOVQ rows+40(FP), CX")
+    e("%s_group:" % lab)
+    e("\tCMPQ CX, $3")
+    e("\tJLT %s_done" % lab)
+    e("\tMOVQ ldw+56(FP), R8")
+    e("\tSHLQ $2, R8")
+    prev = "SI"
+    for r in wp[1:] + nextp:
+        e("\tLEAQ (%s)(R8*1), %s" % (prev, r))
+        prev = r
+    # What each pass prefetches per 16 columns: one pass takes the next
+    # three rows at this column; two share them evenly, so that memory is
+    # busy all along: the first pass row 0 and the first half of row 1
+    # (column c/2: the byte offset 2c), the second the other half of row 1
+    # (BX moved on by half a row in between) and row 2.
+    if len(passes) == 1:
+        prefetch = [["(%s)(R14*4)" % r for r in nextp]]
+    else:
+        prefetch = [["(R13)(R14*4)", "(BX)(R14*2)"], ["(BX)(R14*2)", "(R15)(R14*4)"]]
+    first = 0  # the pass's first row of x
+    for p, nx in enumerate(passes):
+        if p == 1:
+            e("\tMOVQ ldw+56(FP), R14")
+            e("\tLEAQ (BX)(R14*2), BX")
+        acc = [[j * nx + i for i in range(nx)] for j in range(3)]  # acc[j][i]
+        pl = "%s_p%d" % (lab, p)
+        # this pass's rows of x
+        e("\tMOVQ ldx+24(FP), R14")
+        e("\tSHLQ $2, R14")
+        if first == 0:
+            e("\tMOVQ x+16(FP), DX")
+        else:
+            e("\tIMUL3Q $%d, R14, DX" % first)
+            e("\tADDQ x+16(FP), DX")
+        for i in range(1, nx):
+            e("\tLEAQ (%s)(R14*1), %s" % (xp[i - 1], xp[i]))
+        for j in range(3):
+            for i in range(nx):
+                z = acc[j][i]
+                e("\tVXORPS Y%d, Y%d, Y%d" % (z, z, z))
+
+        def step(off):
+            for j in range(3):
+                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (off, wp[j], wr[j]))
+            for i in range(nx):
+                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (off, xp[i], xr))
+                for j in range(3):
+                    e("\tVFMADD231PS Y%d, Y%d, Y%d" % (wr[j], xr, acc[j][i]))
+
+        # 16 columns per iteration while at least 16 are left, then one
+        # vector of 8 if k leaves it.
+        e("\tXORQ R14, R14")
+        e("\tMOVQ k+48(FP), R8")
+        e("\tSUBQ $8, R8")
+        e("\tCMPQ R14, R8")
+        e("\tJGE %s_tail" % pl)
+        e("%s_loop:" % pl)
+        for a in prefetch[p]:
+            e("\tPREFETCHT0 %s" % a)
+        step(0)
+        step(32)
+        e("\tADDQ $16, R14")
+        e("\tCMPQ R14, R8")
+        e("\tJLT %s_loop" % pl)
+        e("%s_tail:" % pl)
+        e("\tADDQ $8, R8")
+        e("\tCMPQ R14, R8")
+        e("\tJGE %s_reduce" % pl)
+        step(0)
+        e("%s_reduce:" % pl)
+        # Per row of x: the three accumulators summed into [s0, s1, s2, s2]
+        # (VHADDPS pairs, then the halves), stored as 2 + 1 floats at
+        # dst[(first+i)*ldd + r…r+2].
+        e("\tMOVQ ldd+8(FP), R14")
+        e("\tSHLQ $2, R14")
+        t = wr[0]
+        for i in range(nx):
+            a0, a1, a2 = (acc[j][i] for j in range(3))
+            e("\tVHADDPS Y%d, Y%d, Y%d" % (a1, a0, a0))
+            e("\tVHADDPS Y%d, Y%d, Y%d" % (a2, a2, a2))
+            e("\tVHADDPS Y%d, Y%d, Y%d" % (a2, a0, a0))
+            e("\tVEXTRACTF128 $1, Y%d, X%d" % (a0, t))
+            e("\tVADDPS X%d, X%d, X%d" % (t, a0, a0))
+            row = first + i
+            if row == 0:
+                e("\tMOVQ DI, R8")
+            else:
+                e("\tIMUL3Q $%d, R14, R8" % row)
+                e("\tADDQ DI, R8")
+            e("\tVMOVLPS X%d, (R8)" % a0)
+            e("\tVEXTRACTPS $2, X%d, 8(R8)" % a0)
+        first += nx
+    e("\tADDQ $12, DI")
+    e("\tMOVQ R13, SI")
+    e("\tSUBQ $3, CX")
+    e("\tJMP %s_group" % lab)
+    e("%s_done:" % lab)
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e("")
+
+for n in sorted(GEMVR3_PASSES):
+    gemvr3(n)
 print("\n".join(L))
