@@ -237,12 +237,12 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 		gemvBatchBF16AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
 		return
 	}
-	r3 := 0 // rows taken three at a time
+	r3 := 0 // rows taken three at a time, as three streams of r3/3 rows
 	if kn >= gemvRows3MinN {
 		r3 = rows / 3 * 3
 	}
 	if r3 > 0 {
-		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3, kv, K)
+		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3/3, kv, K)
 	}
 	if rows > r3 {
 		gemvBatchF32AVX2(kn, &d[r3], ldd, &x[0], K, &w.F32[(r0+r3)*K], rows-r3, kv, K)
@@ -255,19 +255,20 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 const gemvRows3MinN = 4
 
 // gemvBatchF32Rows3AVX2 calls the three-rows-at-a-time AVX2 kernel for n
-// rows of x (4 ≤ n ≤ 8) on F32 weights; rows a multiple of 3.
-func gemvBatchF32Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int) {
+// rows of x (4 ≤ n ≤ 8) on F32 weights: 3·m rows, taken as rows g, m+g
+// and 2m+g together (three sequential streams), m = triples.
+func gemvBatchF32Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *float32, triples, k, ldw int) {
 	switch n {
 	case 4:
-		gemvBatch4F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+		gemvBatch4F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	case 5:
-		gemvBatch5F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+		gemvBatch5F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	case 6:
-		gemvBatch6F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+		gemvBatch6F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	case 7:
-		gemvBatch7F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+		gemvBatch7F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	default:
-		gemvBatch8F32Rows3AVX2(dst, ldd, x, ldx, w, rows, k, ldw)
+		gemvBatch8F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	}
 }
 

@@ -210,23 +210,29 @@ for bf16 in (False, True):
 # FMAs at 4 rows of x, against 9 per 8 when one weight row meets n rows of
 # x from memory). n rows of x go in passes of at most 4 (GEMVR3_PASSES;
 # 3 × 4 accumulators), each pass over the same three weight rows, which
-# the first pass brought into L1. While the first pass runs, the next three
-# rows are prefetched at the same columns (PREFETCHT0 of the next group,
-# one line per row per 16 columns): the one-row kernels above compute and
-# then wait for memory row after row (n = 8 from memory took compute time
-# plus read time), while this keeps the next rows in flight. Rows come in
-# groups of 3 (the caller takes the rest); k a multiple of 8.
-#   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n, r < rows.
+# the first pass brought into L1.
 #
-# GP registers: dst in DI, the three weight rows in SI, R11, R12, the next
-# group's in R13, BX, R15 (prefetch), rows left in CX, the loop bound in R8,
-# the column in R14, this pass's x rows in DX, AX, R9, R10.
+# The three rows are not neighbours but rows g, m+g and 2m+g of 3m rows
+# (g = 0…m-1): three streams that each walk m consecutive rows, one long
+# sequential run of memory apiece, which the hardware prefetcher follows.
+# Neighbouring rows, whose streams jump three rows ahead every three rows,
+# read W from memory at about 0.75× the rate of the one-row GEMV at n = 1
+# and left the compute waiting, even with the next rows prefetched in
+# software (bench/RESULTS.md); the long streams need no software prefetch.
+#   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,
+#   r = g, m+g, 2m+g for g < m (m = rows), k a multiple of 8.
+#
+# GP registers: dst (row 0, column g) in DI, the three weight rows in SI,
+# R11, R12, ldw in bytes in BX, m in bytes (the distance between the
+# streams in dst) in R13, ldd in bytes in R15, triples left in CX, the loop
+# bound in R8, the column in R14, this pass's x rows in DX, AX, R9, R10.
 GEMVR3_PASSES = {4: [4], 5: [3, 2], 6: [3, 3], 7: [4, 3], 8: [4, 4]}
 
 e("// Small-batch matrix-vector products for AVX2, three weight rows at a time")
-e("// (F32, n = 4…8 rows of x in passes of at most 4), rows a multiple of 3,")
-e("// k a multiple of 8:")
-e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n, r < rows.")
+e("// from three streams of m rows (F32, n = 4…8 rows of x in passes of at")
+e("// most 4), k a multiple of 8:")
+e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,")
+e("//   r = g, m+g, 2m+g for g < m, m = rows.")
 e("")
 
 def gemvr3(n):
@@ -234,38 +240,29 @@ def gemvr3(n):
     name = "gemvBatch%dF32Rows3AVX2" % n
     lab = "g%dr3" % n
     wp = ["SI", "R11", "R12"]
-    nextp = ["R13", "BX", "R15"]
     xp = ["DX", "AX", "R9", "R10"]
     wr = [12, 13, 14]
     xr = 15
     e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)" % name)
     e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     e("\tMOVQ dst+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), R15")
+    e("\tSHLQ $2, R15")
     e("\tMOVQ w+32(FP), SI")
     e("\tMOVQ rows+40(FP), CX")
+    e("\tMOVQ CX, R13")
+    e("\tSHLQ $2, R13")
+    e("\tMOVQ ldw+56(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tMOVQ CX, R8")
+    e("\tIMULQ BX, R8")
+    e("\tLEAQ (SI)(R8*1), R11")
+    e("\tLEAQ (R11)(R8*1), R12")
     e("%s_group:" % lab)
-    e("\tCMPQ CX, $3")
-    e("\tJLT %s_done" % lab)
-    e("\tMOVQ ldw+56(FP), R8")
-    e("\tSHLQ $2, R8")
-    prev = "SI"
-    for r in wp[1:] + nextp:
-        e("\tLEAQ (%s)(R8*1), %s" % (prev, r))
-        prev = r
-    # What each pass prefetches per 16 columns: one pass takes the next
-    # three rows at this column; two share them evenly, so that memory is
-    # busy all along: the first pass row 0 and the first half of row 1
-    # (column c/2: the byte offset 2c), the second the other half of row 1
-    # (BX moved on by half a row in between) and row 2.
-    if len(passes) == 1:
-        prefetch = [["(%s)(R14*4)" % r for r in nextp]]
-    else:
-        prefetch = [["(R13)(R14*4)", "(BX)(R14*2)"], ["(BX)(R14*2)", "(R15)(R14*4)"]]
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_done" % lab)
     first = 0  # the pass's first row of x
     for p, nx in enumerate(passes):
-        if p == 1:
-            e("\tMOVQ ldw+56(FP), R14")
-            e("\tLEAQ (BX)(R14*2), BX")
         acc = [[j * nx + i for i in range(nx)] for j in range(3)]  # acc[j][i]
         pl = "%s_p%d" % (lab, p)
         # this pass's rows of x
@@ -299,8 +296,6 @@ def gemvr3(n):
         e("\tCMPQ R14, R8")
         e("\tJGE %s_tail" % pl)
         e("%s_loop:" % pl)
-        for a in prefetch[p]:
-            e("\tPREFETCHT0 %s" % a)
         step(0)
         step(32)
         e("\tADDQ $16, R14")
@@ -313,10 +308,8 @@ def gemvr3(n):
         step(0)
         e("%s_reduce:" % pl)
         # Per row of x: the three accumulators summed into [s0, s1, s2, s2]
-        # (VHADDPS pairs, then the halves), stored as 2 + 1 floats at
-        # dst[(first+i)*ldd + r…r+2].
-        e("\tMOVQ ldd+8(FP), R14")
-        e("\tSHLQ $2, R14")
+        # (VHADDPS pairs, then the halves), stored at dst[(first+i)*ldd +
+        # g], one stream (m floats) apart.
         t = wr[0]
         for i in range(nx):
             a0, a1, a2 = (acc[j][i] for j in range(3))
@@ -329,14 +322,16 @@ def gemvr3(n):
             if row == 0:
                 e("\tMOVQ DI, R8")
             else:
-                e("\tIMUL3Q $%d, R14, R8" % row)
+                e("\tIMUL3Q $%d, R15, R8" % row)
                 e("\tADDQ DI, R8")
-            e("\tVMOVLPS X%d, (R8)" % a0)
-            e("\tVEXTRACTPS $2, X%d, 8(R8)" % a0)
+            e("\tVMOVSS X%d, (R8)" % a0)
+            e("\tVEXTRACTPS $1, X%d, (R8)(R13*1)" % a0)
+            e("\tVEXTRACTPS $2, X%d, (R8)(R13*2)" % a0)
         first += nx
-    e("\tADDQ $12, DI")
-    e("\tMOVQ R13, SI")
-    e("\tSUBQ $3, CX")
+    e("\tADDQ $4, DI")
+    for r in wp:
+        e("\tADDQ BX, %s" % r)
+    e("\tDECQ CX")
     e("\tJMP %s_group" % lab)
     e("%s_done:" % lab)
     e("\tVZEROUPPER")
