@@ -13,13 +13,14 @@ const gemvMaxN = 3
 // of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
 // n = 5…8 take the blocked product); n = 2…8 with AVX2, where the blocked
 // product's half panel of 8 rows is bound by weight broadcasts, as long as
-// x is small enough. The AVX2 kernels read x from L1 or L2 once per FMA
-// (three weight rows at a time for F32 at n ≥ 4: once per three) and W
-// row after row: measured on Zen 3 (BenchmarkMatMulBatch), they lose to
-// the previous paths once x outgrows about 48 KiB (BF16 weights) or 28 KiB
-// (F32; the three-row kernels too: 134m's 768×2048 at n = 8, x 64 KiB,
-// 0.85-0.9× of the GEMM), and for F32 rows over 6 KiB, where repeated
-// one-row GEMVs, four weight streams each, read W faster.
+// x is small enough. The AVX2 kernels read x from L1 or L2, once per FMA
+// (F32 at n ≥ 4: once per three, three weight rows at a time): measured on
+// Zen 3 (BenchmarkMatMulBatch, BenchmarkGemvBatchPaths), they lose to the
+// previous paths once x outgrows about 48 KiB (BF16 weights, and F32 at n
+// ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the GEMM's
+// time, at n = 6 0.94×; 512×1376 at n = 8 0.77×) or 28 KiB (F32 at n = 2,
+// 3), and for those F32 rows over 6 KiB, where repeated one-row GEMVs,
+// four weight streams each, read W faster.
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
@@ -30,6 +31,8 @@ func (b Impl) useGemvBatch(n int, w *Mat) bool {
 		return false
 	case w.DType == BF16:
 		return n*w.Cols*4 <= 48<<10
+	case n >= gemvRows3MinN:
+		return n*w.Cols*4 <= 48<<10 && w.Cols*4 <= 8<<10
 	default:
 		return n*w.Cols*4 <= 28<<10 && w.Cols*4 <= 6<<10
 	}
