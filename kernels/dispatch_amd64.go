@@ -363,6 +363,10 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	// floats) stays in L2 and one block of a weight group (mr·kc) in L1
 	// while the tiles accumulate (in dst, or in the scratch tiles).
 	kc := max(64, min(K, gemmPanelBytes/(4*padded))) &^ 1
+	if b.isa == isaAVX2 && len(panels) == 1 && R >= 2*mr {
+		b.gemmStreams(p, dst, panels[0].xp, n, w, mr, panels[0].width, kc, panels[0].width == nr)
+		return
+	}
 	// The weight groups are split into one contiguous share per thread
 	// (ForShares), a group at a time: each thread writes its own columns
 	// of dst, and the threads end within a group of each other. (For's
@@ -523,6 +527,59 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 					for j := range d {
 						d[j] = out[j*pn.width+i]
 					}
+				}
+			}
+		}
+	})
+}
+
+// gemmStreams is gemm for one panel of x (n ≤ 16 rows: a batched decode
+// step whose x outgrew the small-batch kernels) on AVX2: the weight groups
+// are rows g, m+g, …, (mr-1)·m+g of the first m·mr (m = R/mr), mr streams
+// of m consecutive rows each, long sequential reads that the hardware
+// prefetcher follows, where groups of neighbouring rows jump mr rows every
+// mr rows (134m's 768×2048 F32 at n = 8: 0.84× the time; kernels/README.md).
+// Each tile goes through a scratch tile into its columns of dst; the last
+// R - m·mr rows are one zero-padded group of neighbours.
+func (b Impl) gemmStreams(p *Pool, dst, xp []float32, n int, w *Mat, mr, width, kc int, full bool) {
+	K, R := w.Cols, w.Rows
+	m := R / mr
+	groups := m
+	if m*mr < R {
+		groups++
+	}
+	p.ForShares(groups, func(_, lo, hi int) {
+		tile := make([]float32, mr*width)
+		for g := lo; g < hi; g++ {
+			j0, ldw, rows, step := g, m*K, mr, m // the group's rows: j0 + j·step, j < rows
+			if g == m {
+				j0, ldw, rows, step = m*mr, K, R-m*mr, 1
+			}
+			var wf []float32
+			var wb []uint16
+			if w.DType == BF16 {
+				wb = w.BF16[j0*K:]
+				if rows < mr { // the kernel reads mr rows: pad with zeros
+					pad := make([]uint16, mr*K)
+					copy(pad, wb)
+					wb = pad
+				}
+			} else {
+				wf = w.F32[j0*K:]
+				if rows < mr {
+					pad := make([]float32, mr*K)
+					copy(pad, wf)
+					wf = pad
+				}
+			}
+			for k0 := 0; k0 < K; k0 += kc {
+				kl := min(kc, K-k0)
+				b.gemmTile(kl, ldw, xp[k0*width:(k0+kl)*width], wf[min(k0, len(wf)):], wb[min(k0, len(wb)):], tile, mr, full, k0 > 0)
+			}
+			for i := range n {
+				d := dst[i*R+j0:]
+				for j := range rows {
+					d[j*step] = tile[i*mr+j]
 				}
 			}
 		}
