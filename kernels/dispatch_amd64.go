@@ -18,9 +18,11 @@ const gemvMaxN = 3
 // Zen 3 (BenchmarkMatMulBatch, BenchmarkGemvBatchPaths), they lose to the
 // previous paths once x outgrows about 48 KiB (BF16 weights, and F32 at n
 // ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the GEMM's
-// time, at n = 6 0.94×; 512×1376 at n = 8 0.77×) or 28 KiB (F32 at n = 2,
-// 3), and for those F32 rows over 6 KiB, where repeated one-row GEMVs,
-// four weight streams each, read W faster.
+// time, at n = 6 0.94×, 512×1376 at n = 8 0.77×, against the GEMM of
+// neighbouring weight groups; against gemmStreams 1.07× at 768×2048 n = 6,
+// 0.75× at n = 4, 0.89× at 512×1376 n = 8) or 28 KiB (F32 at n = 2, 3), and
+// for those F32 rows over 6 KiB, where repeated one-row GEMVs, four weight
+// streams each, read W faster.
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
