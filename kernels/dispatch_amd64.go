@@ -13,11 +13,16 @@ const gemvMaxN = 3
 // of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
 // n = 5…8 take the blocked product); n = 2…8 with AVX2, where the blocked
 // product's half panel of 8 rows is bound by weight broadcasts, as long as
-// x is small enough. The AVX2 kernels read x from memory once per FMA and
-// W as one stream, row after row: measured on Zen 3 (BenchmarkMatMulBatch),
-// they lose to the previous paths once x outgrows about 48 KiB (BF16
-// weights) or 28 KiB (F32), and for F32 rows over 6 KiB, where repeated
-// one-row GEMVs, four weight streams each, read W faster.
+// x is small enough. The AVX2 kernels read x from L1 or L2, once per FMA
+// (F32 at n ≥ 4: once per three, three weight rows at a time): measured on
+// Zen 3 (BenchmarkMatMulBatch, BenchmarkGemvBatchPaths), they lose to the
+// previous paths once x outgrows about 48 KiB (BF16 weights, and F32 at n
+// ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the GEMM's
+// time, at n = 6 0.94×, 512×1376 at n = 8 0.77×, against the GEMM of
+// neighbouring weight groups; against gemmStreams 1.07× at 768×2048 n = 6,
+// 0.75× at n = 4, 0.89× at 512×1376 n = 8) or 28 KiB (F32 at n = 2, 3), and
+// for those F32 rows over 6 KiB, where repeated one-row GEMVs, four weight
+// streams each, read W faster.
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
@@ -28,6 +33,8 @@ func (b Impl) useGemvBatch(n int, w *Mat) bool {
 		return false
 	case w.DType == BF16:
 		return n*w.Cols*4 <= 48<<10
+	case n >= gemvRows3MinN:
+		return n*w.Cols*4 <= 48<<10 && w.Cols*4 <= 8<<10
 	default:
 		return n*w.Cols*4 <= 28<<10 && w.Cols*4 <= 6<<10
 	}
@@ -233,8 +240,40 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 	}
 	if w.DType == BF16 {
 		gemvBatchBF16AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
-	} else {
-		gemvBatchF32AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], rows, kv, K)
+		return
+	}
+	r3 := 0 // rows taken three at a time, as three streams of r3/3 rows
+	if kn >= gemvRows3MinN {
+		r3 = rows / 3 * 3
+	}
+	if r3 > 0 {
+		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3/3, kv, K)
+	}
+	if rows > r3 {
+		gemvBatchF32AVX2(kn, &d[r3], ldd, &x[0], K, &w.F32[(r0+r3)*K], rows-r3, kv, K)
+	}
+}
+
+// gemvRows3MinN is the smallest n for which F32 weights take the AVX2
+// small-batch kernels that hold three weight rows in registers
+// (gemvBatch{4…8}F32Rows3AVX2).
+const gemvRows3MinN = 4
+
+// gemvBatchF32Rows3AVX2 calls the three-rows-at-a-time AVX2 kernel for n
+// rows of x (4 ≤ n ≤ 8) on F32 weights: 3·m rows, taken as rows g, m+g
+// and 2m+g together (three sequential streams), m = triples.
+func gemvBatchF32Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *float32, triples, k, ldw int) {
+	switch n {
+	case 4:
+		gemvBatch4F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 5:
+		gemvBatch5F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 6:
+		gemvBatch6F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 7:
+		gemvBatch7F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	default:
+		gemvBatch8F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	}
 }
 
@@ -335,6 +374,10 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	// 768×2048 and 5632×2048 were not faster with K whole).
 	if direct && R*4%2048 == 0 {
 		kc = K
+	}
+	if b.isa == isaAVX2 && len(panels) == 1 && R >= 2*mr {
+		b.gemmStreams(p, dst, panels[0].xp, n, w, mr, panels[0].width, kc, panels[0].width == nr)
+		return
 	}
 	// The weight groups are split into one contiguous share per thread
 	// (ForShares), a group at a time: each thread writes its own columns
@@ -495,6 +538,59 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 					for j := range d {
 						d[j] = out[j*pn.width+i]
 					}
+				}
+			}
+		}
+	})
+}
+
+// gemmStreams is gemm for one panel of x (n ≤ 16 rows: a batched decode
+// step whose x outgrew the small-batch kernels) on AVX2: the weight groups
+// are rows g, m+g, …, (mr-1)·m+g of the first m·mr (m = R/mr), mr streams
+// of m consecutive rows each, long sequential reads that the hardware
+// prefetcher follows, where groups of neighbouring rows jump mr rows every
+// mr rows (134m's 768×2048 F32 at n = 8: 0.84× the time; kernels/README.md).
+// Each tile goes through a scratch tile into its columns of dst; the last
+// R - m·mr rows are one zero-padded group of neighbours.
+func (b Impl) gemmStreams(p *Pool, dst, xp []float32, n int, w *Mat, mr, width, kc int, full bool) {
+	K, R := w.Cols, w.Rows
+	m := R / mr
+	groups := m
+	if m*mr < R {
+		groups++
+	}
+	p.ForShares(groups, func(_, lo, hi int) {
+		tile := make([]float32, mr*width)
+		for g := lo; g < hi; g++ {
+			j0, ldw, rows, step := g, m*K, mr, m // the group's rows: j0 + j·step, j < rows
+			if g == m {
+				j0, ldw, rows, step = m*mr, K, R-m*mr, 1
+			}
+			var wf []float32
+			var wb []uint16
+			if w.DType == BF16 {
+				wb = w.BF16[j0*K:]
+				if rows < mr { // the kernel reads mr rows: pad with zeros
+					pad := make([]uint16, mr*K)
+					copy(pad, wb)
+					wb = pad
+				}
+			} else {
+				wf = w.F32[j0*K:]
+				if rows < mr {
+					pad := make([]float32, mr*K)
+					copy(pad, wf)
+					wf = pad
+				}
+			}
+			for k0 := 0; k0 < K; k0 += kc {
+				kl := min(kc, K-k0)
+				b.gemmTile(kl, ldw, xp[k0*width:(k0+kl)*width], wf[min(k0, len(wf)):], wb[min(k0, len(wb)):], tile, mr, full, k0 > 0)
+			}
+			for i := range n {
+				d := dst[i*R+j0:]
+				for j := range rows {
+					d[j*step] = tile[i*mr+j]
 				}
 			}
 		}

@@ -204,4 +204,140 @@ def gemvn(n, bf16):
 for bf16 in (False, True):
     for n in range(2, 9):
         gemvn(n, bf16)
+# AVX2 small-batch kernels with three weight rows at a time, F32 (n = 4…8):
+# the three rows' 8-column vectors stay in registers while the rows of x
+# come by, one register each, so each load feeds three FMAs (7 loads per 12
+# FMAs at 4 rows of x, against 9 per 8 when one weight row meets n rows of
+# x from memory). n rows of x go in passes of at most 4 (GEMVR3_PASSES;
+# 3 × 4 accumulators), each pass over the same three weight rows, which
+# the first pass brought into L1.
+#
+# The three rows are not neighbours but rows g, m+g and 2m+g of 3m rows
+# (g = 0…m-1): three streams that each walk m consecutive rows, one long
+# sequential run of memory apiece, which the hardware prefetcher follows.
+# Neighbouring rows, whose streams jump three rows ahead every three rows,
+# read W from memory at about 0.75× the rate of the one-row GEMV at n = 1
+# and left the compute waiting, even with the next rows prefetched in
+# software (bench/RESULTS.md); the long streams need no software prefetch.
+#   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,
+#   r = g, m+g, 2m+g for g < m (m = rows), k a multiple of 8.
+#
+# GP registers: dst (row 0, column g) in DI, the three weight rows in SI,
+# R11, R12, ldw in bytes in BX, m in bytes (the distance between the
+# streams in dst) in R13, ldd in bytes in R15, triples left in CX, the loop
+# bound in R8, the column in R14, this pass's x rows in DX, AX, R9, R10.
+GEMVR3_PASSES = {4: [4], 5: [3, 2], 6: [3, 3], 7: [4, 3], 8: [4, 4]}
+
+e("// Small-batch matrix-vector products for AVX2, three weight rows at a time")
+e("// from three streams of m rows (F32, n = 4…8 rows of x in passes of at")
+e("// most 4), k a multiple of 8:")
+e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,")
+e("//   r = g, m+g, 2m+g for g < m, m = rows.")
+e("")
+
+def gemvr3(n):
+    passes = GEMVR3_PASSES[n]
+    name = "gemvBatch%dF32Rows3AVX2" % n
+    lab = "g%dr3" % n
+    wp = ["SI", "R11", "R12"]
+    xp = ["DX", "AX", "R9", "R10"]
+    wr = [12, 13, 14]
+    xr = 15
+    e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
+    e("\tMOVQ dst+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), R15")
+    e("\tSHLQ $2, R15")
+    e("\tMOVQ w+32(FP), SI")
+    e("\tMOVQ rows+40(FP), CX")
+    e("\tMOVQ CX, R13")
+    e("\tSHLQ $2, R13")
+    e("\tMOVQ ldw+56(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tMOVQ CX, R8")
+    e("\tIMULQ BX, R8")
+    e("\tLEAQ (SI)(R8*1), R11")
+    e("\tLEAQ (R11)(R8*1), R12")
+    e("%s_group:" % lab)
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_done" % lab)
+    first = 0  # the pass's first row of x
+    for p, nx in enumerate(passes):
+        acc = [[j * nx + i for i in range(nx)] for j in range(3)]  # acc[j][i]
+        pl = "%s_p%d" % (lab, p)
+        # this pass's rows of x
+        e("\tMOVQ ldx+24(FP), R14")
+        e("\tSHLQ $2, R14")
+        if first == 0:
+            e("\tMOVQ x+16(FP), DX")
+        else:
+            e("\tIMUL3Q $%d, R14, DX" % first)
+            e("\tADDQ x+16(FP), DX")
+        for i in range(1, nx):
+            e("\tLEAQ (%s)(R14*1), %s" % (xp[i - 1], xp[i]))
+        for j in range(3):
+            for i in range(nx):
+                z = acc[j][i]
+                e("\tVXORPS Y%d, Y%d, Y%d" % (z, z, z))
+
+        def step(off):
+            for j in range(3):
+                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (off, wp[j], wr[j]))
+            for i in range(nx):
+                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (off, xp[i], xr))
+                for j in range(3):
+                    e("\tVFMADD231PS Y%d, Y%d, Y%d" % (wr[j], xr, acc[j][i]))
+
+        # 16 columns per iteration while at least 16 are left, then one
+        # vector of 8 if k leaves it.
+        e("\tXORQ R14, R14")
+        e("\tMOVQ k+48(FP), R8")
+        e("\tSUBQ $8, R8")
+        e("\tCMPQ R14, R8")
+        e("\tJGE %s_tail" % pl)
+        e("%s_loop:" % pl)
+        step(0)
+        step(32)
+        e("\tADDQ $16, R14")
+        e("\tCMPQ R14, R8")
+        e("\tJLT %s_loop" % pl)
+        e("%s_tail:" % pl)
+        e("\tADDQ $8, R8")
+        e("\tCMPQ R14, R8")
+        e("\tJGE %s_reduce" % pl)
+        step(0)
+        e("%s_reduce:" % pl)
+        # Per row of x: the three accumulators summed into [s0, s1, s2, s2]
+        # (VHADDPS pairs, then the halves), stored at dst[(first+i)*ldd +
+        # g], one stream (m floats) apart.
+        t = wr[0]
+        for i in range(nx):
+            a0, a1, a2 = (acc[j][i] for j in range(3))
+            e("\tVHADDPS Y%d, Y%d, Y%d" % (a1, a0, a0))
+            e("\tVHADDPS Y%d, Y%d, Y%d" % (a2, a2, a2))
+            e("\tVHADDPS Y%d, Y%d, Y%d" % (a2, a0, a0))
+            e("\tVEXTRACTF128 $1, Y%d, X%d" % (a0, t))
+            e("\tVADDPS X%d, X%d, X%d" % (t, a0, a0))
+            row = first + i
+            if row == 0:
+                e("\tMOVQ DI, R8")
+            else:
+                e("\tIMUL3Q $%d, R15, R8" % row)
+                e("\tADDQ DI, R8")
+            e("\tVMOVSS X%d, (R8)" % a0)
+            e("\tVEXTRACTPS $1, X%d, (R8)(R13*1)" % a0)
+            e("\tVEXTRACTPS $2, X%d, (R8)(R13*2)" % a0)
+        first += nx
+    e("\tADDQ $4, DI")
+    for r in wp:
+        e("\tADDQ BX, %s" % r)
+    e("\tDECQ CX")
+    e("\tJMP %s_group" % lab)
+    e("%s_done:" % lab)
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e("")
+
+for n in sorted(GEMVR3_PASSES):
+    gemvr3(n)
 print("\n".join(L))

@@ -101,6 +101,21 @@ func gemvBatch7F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, r
 func gemvBatch8F32AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
 
 //go:noescape
+func gemvBatch4F32Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch5F32Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch6F32Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch7F32Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch8F32Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
 func gemvBatch2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
