@@ -238,13 +238,18 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 		}
 		return
 	}
-	if w.DType == BF16 {
-		gemvBatchBF16AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
-		return
-	}
 	r3 := 0 // rows taken three at a time, as three streams of r3/3 rows
 	if kn >= gemvRows3MinN {
 		r3 = rows / 3 * 3
+	}
+	if w.DType == BF16 {
+		if r3 > 0 {
+			gemvBatchBF16Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], r3/3, kv, K)
+		}
+		if rows > r3 {
+			gemvBatchBF16AVX2(kn, &d[r3], ldd, &x[0], K, &w.BF16[(r0+r3)*K], rows-r3, kv, K)
+		}
+		return
 	}
 	if r3 > 0 {
 		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3/3, kv, K)
@@ -254,9 +259,8 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 	}
 }
 
-// gemvRows3MinN is the smallest n for which F32 weights take the AVX2
-// small-batch kernels that hold three weight rows in registers
-// (gemvBatch{4…8}F32Rows3AVX2).
+// gemvRows3MinN is the smallest n for which the AVX2 small-batch kernels
+// hold three weight rows in registers (gemvBatch{4…8}{F32,BF16}Rows3AVX2).
 const gemvRows3MinN = 4
 
 // gemvBatchF32Rows3AVX2 calls the three-rows-at-a-time AVX2 kernel for n
@@ -274,6 +278,22 @@ func gemvBatchF32Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w 
 		gemvBatch7F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	default:
 		gemvBatch8F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	}
+}
+
+// gemvBatchBF16Rows3AVX2 is gemvBatchF32Rows3AVX2 for BF16 weights.
+func gemvBatchBF16Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *uint16, triples, k, ldw int) {
+	switch n {
+	case 4:
+		gemvBatch4BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 5:
+		gemvBatch5BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 6:
+		gemvBatch6BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 7:
+		gemvBatch7BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	default:
+		gemvBatch8BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	}
 }
 
