@@ -16,13 +16,16 @@ const gemvMaxN = 3
 // x is small enough. The AVX2 kernels read x from L1 or L2, once per FMA
 // (F32 at n ≥ 4: once per three, three weight rows at a time): measured on
 // Zen 3 (BenchmarkMatMulBatch, BenchmarkGemvBatchPaths), they lose to the
-// previous paths once x outgrows about 48 KiB (BF16 weights, and F32 at n
-// ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the GEMM's
-// time, at n = 6 0.94×, 512×1376 at n = 8 0.77×, against the GEMM of
+// previous paths once x outgrows about 48 KiB (BF16 at n = 2, 3, and F32
+// at n ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the
+// GEMM's time, at n = 6 0.94×, 512×1376 at n = 8 0.77×, against the GEMM of
 // neighbouring weight groups; against gemmStreams 1.07× at 768×2048 n = 6,
 // 0.75× at n = 4, 0.89× at 512×1376 n = 8) or 28 KiB (F32 at n = 2, 3), and
 // for those F32 rows over 6 KiB, where repeated one-row GEMVs, four weight
-// streams each, read W faster.
+// streams each, read W faster. BF16 at n ≥ 4 (three weight rows, each
+// widened once for all rows of x) takes x up to 64 KiB: 768×2048 at n = 7
+// / 8, x 56 / 64 KiB, 0.79-0.89× / 0.79-0.85× the stream GEMM's median
+// time (larger x not measured).
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
@@ -31,6 +34,8 @@ func (b Impl) useGemvBatch(n int, w *Mat) bool {
 		return n <= 4
 	case n > 8:
 		return false
+	case w.DType == BF16 && n >= gemvRows3MinN:
+		return n*w.Cols*4 <= 64<<10
 	case w.DType == BF16:
 		return n*w.Cols*4 <= 48<<10
 	case n >= gemvRows3MinN:
