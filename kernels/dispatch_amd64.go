@@ -23,9 +23,9 @@ const gemvMaxN = 3
 // 0.75× at n = 4, 0.89× at 512×1376 n = 8) or 28 KiB (F32 at n = 2, 3), and
 // for those F32 rows over 6 KiB, where repeated one-row GEMVs, four weight
 // streams each, read W faster. BF16 at n ≥ 4 (three weight rows, each
-// widened once for all rows of x) takes x up to 64 KiB: 768×2048 at n = 7
-// / 8, x 56 / 64 KiB, 0.79-0.89× / 0.79-0.85× the stream GEMM's median
-// time (larger x not measured).
+// widened once per pass of x rows) takes x up to 64 KiB: 768×2048 at n = 7
+// / 8, x 56 / 64 KiB, 0.79-0.89× / 0.79-1.07× (a tie) the stream GEMM's
+// median time (larger x not measured).
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
