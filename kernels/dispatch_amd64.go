@@ -16,13 +16,16 @@ const gemvMaxN = 3
 // x is small enough. The AVX2 kernels read x from L1 or L2, once per FMA
 // (F32 at n ≥ 4: once per three, three weight rows at a time): measured on
 // Zen 3 (BenchmarkMatMulBatch, BenchmarkGemvBatchPaths), they lose to the
-// previous paths once x outgrows about 48 KiB (BF16 weights, and F32 at n
-// ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the GEMM's
-// time, at n = 6 0.94×, 512×1376 at n = 8 0.77×, against the GEMM of
+// previous paths once x outgrows about 48 KiB (BF16 at n = 2, 3, and F32
+// at n ≥ 4 with rows up to 8 KiB: 768×2048 at n = 7, x 56 KiB, 1.08× the
+// GEMM's time, at n = 6 0.94×, 512×1376 at n = 8 0.77×, against the GEMM of
 // neighbouring weight groups; against gemmStreams 1.07× at 768×2048 n = 6,
 // 0.75× at n = 4, 0.89× at 512×1376 n = 8) or 28 KiB (F32 at n = 2, 3), and
 // for those F32 rows over 6 KiB, where repeated one-row GEMVs, four weight
-// streams each, read W faster.
+// streams each, read W faster. BF16 at n ≥ 4 (three weight rows, each
+// widened once per pass of x rows) takes x up to 64 KiB: 768×2048 at n = 7
+// / 8, x 56 / 64 KiB, 0.79-0.89× / 0.79-1.07× (a tie) the stream GEMM's
+// median time (larger x not measured).
 func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
@@ -31,6 +34,8 @@ func (b Impl) useGemvBatch(n int, w *Mat) bool {
 		return n <= 4
 	case n > 8:
 		return false
+	case w.DType == BF16 && n >= gemvRows3MinN:
+		return n*w.Cols*4 <= 64<<10
 	case w.DType == BF16:
 		return n*w.Cols*4 <= 48<<10
 	case n >= gemvRows3MinN:
@@ -238,13 +243,18 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 		}
 		return
 	}
-	if w.DType == BF16 {
-		gemvBatchBF16AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
-		return
-	}
 	r3 := 0 // rows taken three at a time, as three streams of r3/3 rows
 	if kn >= gemvRows3MinN {
 		r3 = rows / 3 * 3
+	}
+	if w.DType == BF16 {
+		if r3 > 0 {
+			gemvBatchBF16Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], r3/3, kv, K)
+		}
+		if rows > r3 {
+			gemvBatchBF16AVX2(kn, &d[r3], ldd, &x[0], K, &w.BF16[(r0+r3)*K], rows-r3, kv, K)
+		}
+		return
 	}
 	if r3 > 0 {
 		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3/3, kv, K)
@@ -254,9 +264,8 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 	}
 }
 
-// gemvRows3MinN is the smallest n for which F32 weights take the AVX2
-// small-batch kernels that hold three weight rows in registers
-// (gemvBatch{4…8}F32Rows3AVX2).
+// gemvRows3MinN is the smallest n for which the AVX2 small-batch kernels
+// hold three weight rows in registers (gemvBatch{4…8}{F32,BF16}Rows3AVX2).
 const gemvRows3MinN = 4
 
 // gemvBatchF32Rows3AVX2 calls the three-rows-at-a-time AVX2 kernel for n
@@ -274,6 +283,22 @@ func gemvBatchF32Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w 
 		gemvBatch7F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	default:
 		gemvBatch8F32Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	}
+}
+
+// gemvBatchBF16Rows3AVX2 is gemvBatchF32Rows3AVX2 for BF16 weights.
+func gemvBatchBF16Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w *uint16, triples, k, ldw int) {
+	switch n {
+	case 4:
+		gemvBatch4BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 5:
+		gemvBatch5BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 6:
+		gemvBatch6BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 7:
+		gemvBatch7BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	default:
+		gemvBatch8BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	}
 }
 

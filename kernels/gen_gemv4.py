@@ -204,8 +204,9 @@ def gemvn(n, bf16):
 for bf16 in (False, True):
     for n in range(2, 9):
         gemvn(n, bf16)
-# AVX2 small-batch kernels with three weight rows at a time, F32 (n = 4…8):
-# the three rows' 8-column vectors stay in registers while the rows of x
+# AVX2 small-batch kernels with three weight rows at a time, F32 and BF16
+# (n = 4…8): the three rows' 8-column vectors (BF16 widened to F32 once, on
+# load) stay in registers while the rows of x
 # come by, one register each, so each load feeds three FMAs (7 loads per 12
 # FMAs at 4 rows of x, against 9 per 8 when one weight row meets n rows of
 # x from memory). n rows of x go in passes of at most 4 (GEMVR3_PASSES;
@@ -229,21 +230,23 @@ for bf16 in (False, True):
 GEMVR3_PASSES = {4: [4], 5: [3, 2], 6: [3, 3], 7: [4, 3], 8: [4, 4]}
 
 e("// Small-batch matrix-vector products for AVX2, three weight rows at a time")
-e("// from three streams of m rows (F32, n = 4…8 rows of x in passes of at")
+e("// from three streams of m rows (F32 or BF16, n = 4…8 rows of x in passes of at")
 e("// most 4), k a multiple of 8:")
 e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,")
 e("//   r = g, m+g, 2m+g for g < m, m = rows.")
 e("")
 
-def gemvr3(n):
+def gemvr3(n, bf16):
     passes = GEMVR3_PASSES[n]
-    name = "gemvBatch%dF32Rows3AVX2" % n
-    lab = "g%dr3" % n
+    name = "gemvBatch%d%sRows3AVX2" % (n, "BF16" if bf16 else "F32")
+    lab = "g%dr3%s" % (n, "b" if bf16 else "")
+    wt = "uint16" if bf16 else "float32"
+    ws = 2 if bf16 else 4  # bytes per weight
     wp = ["SI", "R11", "R12"]
     xp = ["DX", "AX", "R9", "R10"]
     wr = [12, 13, 14]
     xr = 15
-    e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)" % name)
+    e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *%s, rows, k, ldw int)" % (name, wt))
     e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     e("\tMOVQ dst+0(FP), DI")
     e("\tMOVQ ldd+8(FP), R15")
@@ -253,7 +256,7 @@ def gemvr3(n):
     e("\tMOVQ CX, R13")
     e("\tSHLQ $2, R13")
     e("\tMOVQ ldw+56(FP), BX")
-    e("\tSHLQ $2, BX")
+    e("\tSHLQ $%d, BX" % (ws // 2))
     e("\tMOVQ CX, R8")
     e("\tIMULQ BX, R8")
     e("\tLEAQ (SI)(R8*1), R11")
@@ -280,11 +283,16 @@ def gemvr3(n):
                 z = acc[j][i]
                 e("\tVXORPS Y%d, Y%d, Y%d" % (z, z, z))
 
-        def step(off):
+        def step(v):
+            # vector v (8 columns) from column R14
             for j in range(3):
-                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (off, wp[j], wr[j]))
+                if bf16:
+                    e("\tVPMOVZXWD %d(%s)(R14*2), Y%d" % (16 * v, wp[j], wr[j]))
+                    e("\tVPSLLD $16, Y%d, Y%d" % (wr[j], wr[j]))
+                else:
+                    e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (32 * v, wp[j], wr[j]))
             for i in range(nx):
-                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (off, xp[i], xr))
+                e("\tVMOVUPS %d(%s)(R14*4), Y%d" % (32 * v, xp[i], xr))
                 for j in range(3):
                     e("\tVFMADD231PS Y%d, Y%d, Y%d" % (wr[j], xr, acc[j][i]))
 
@@ -297,7 +305,7 @@ def gemvr3(n):
         e("\tJGE %s_tail" % pl)
         e("%s_loop:" % pl)
         step(0)
-        step(32)
+        step(1)
         e("\tADDQ $16, R14")
         e("\tCMPQ R14, R8")
         e("\tJLT %s_loop" % pl)
@@ -338,6 +346,7 @@ def gemvr3(n):
     e("\tRET")
     e("")
 
-for n in sorted(GEMVR3_PASSES):
-    gemvr3(n)
+for bf16 in (False, True):
+    for n in sorted(GEMVR3_PASSES):
+        gemvr3(n, bf16)
 print("\n".join(L))

@@ -23,10 +23,10 @@ type MatMulCase struct{ N, Rows, Cols int }
 // at most 2 KiB (the kernels that prefetch the next eight rows) and longer.
 // Also every n = 2…8 of the small-batch kernels (batched decode) with odd
 // row counts (against groups of 2, 3 and 4 rows), K below one vector and K
-// tails, serial and split over threads; for n = 4…8 with F32 weights also
-// the AVX2 kernels that take three weight rows at a time (rows a multiple
-// of 3, or 1-2 rows left to the one-row kernels; K of one vector, an odd
-// or even number of vectors, with a Go tail; x up to 48 KiB); past that,
+// tails, serial and split over threads; for n = 4…8 also the AVX2 kernels
+// that take three weight rows at a time (rows a multiple of 3, or 1-2 rows
+// left to the one-row kernels; K of one vector, an odd or even number of
+// vectors, with a Go tail; x up to 48 KiB for F32, 64 KiB for BF16); past that,
 // one panel of x (n ≤ 16) against weight groups taken as mr streams (a
 // zero-padded group of the last rows, several K blocks). The prefill shapes take the AVX2
 // tiles stored straight into dst (whole groups of 6 weight rows by whole
@@ -40,7 +40,7 @@ var MatMulCases = []MatMulCase{
 	{2, 131, 515}, {3, 97, 1031}, {4, 99, 520}, {5, 97, 1031}, {6, 67, 777}, {7, 70, 520}, {8, 130, 520},
 	{8, 29, 1029}, {7, 3, 4}, {8, 6, 31},
 	{8, 3, 8}, {8, 4, 16}, {7, 5, 24}, {6, 7, 40}, {5, 8, 1032}, {4, 9, 776}, {8, 13, 896}, {5, 3, 15}, {7, 11, 1000}, {8, 7, 1376}, {6, 8, 2048}, {4, 10, 2056},
-	{8, 13, 2056}, {7, 20, 1800}, {5, 13, 8200}, {12, 25, 300}, {16, 18, 40},
+	{8, 13, 2056}, {7, 20, 1800}, {5, 13, 8200}, {8, 14, 2048}, {7, 19, 2328}, {8, 11, 2045}, {12, 25, 300}, {16, 18, 40},
 	{1, 8, 7}, {1, 8, 8}, {1, 15, 24}, {1, 16, 40}, {1, 23, 63}, {1, 31, 520}, {1, 24, 515},
 	{1, 41, 1376}, {1, 45, 1032}, {1, 17, 2056},
 	{2, 3, 5}, {2, 17, 48}, {3, 11, 31}, {4, 1, 1}, {4, 12, 64}, {4, 37, 1000}, {2, 64, 4099}, {3, 130, 333}, {5, 13, 17},
