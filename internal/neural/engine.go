@@ -350,12 +350,12 @@ func (e *Engine) encoder(traj *dsl.Trajectory) (*dsl.Encoder, error) {
 // grammar forces, or the one token a mask allows, is queued without the
 // model (it is read with the token after it, in one pass); everywhere else
 // (forced text included, so that the model keeps its own tokenization) the
-// sampler draws a token among those the grammar allows. Each drawn token's probability
-// under the constrained distribution goes into the frame's confidence
-// (Confidence). A value the model runs away with is cut (runaway): by the
-// grammar at dsl.MaxRepr bytes, or, when cutAtContext is set, where the
-// frame would not end within the context (closeMask). The frame's tokens
-// are queued in pending.
+// sampler draws a token among those the grammar allows. Each drawn token's
+// probability under the constrained distribution goes into the frame's
+// confidence (Confidence). A value the model runs away with is cut
+// (runaway): by the grammar at dsl.MaxRepr bytes, or, when cutAtContext is
+// set, where the frame would not end within the context (closeMask). The
+// frame's tokens are queued in pending.
 func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtContext bool) ([]int, *frameConf, error) {
 	e.m.decoding.Add(1)
 	defer e.m.decoding.Add(-1)
