@@ -400,7 +400,7 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 	if direct && R*4%2048 == 0 {
 		kc = K
 	}
-	if b.isa == isaAVX2 && len(panels) == 1 && R >= 2*mr {
+	if direct && len(panels) == 1 && R >= 2*mr {
 		b.gemmStreams(p, dst, panels[0].xp, n, w, mr, panels[0].width, kc, panels[0].width == nr)
 		return
 	}
