@@ -420,19 +420,9 @@ func (b Impl) gemm(p *Pool, dst, x []float32, n int, w *Mat) {
 			var wf []float32
 			var wb []uint16
 			if w.DType == BF16 {
-				wb = w.BF16[j0*K : (j0+rows)*K]
-				if rows < mr { // the kernel reads mr rows: pad with zeros
-					pad := make([]uint16, mr*K)
-					copy(pad, wb)
-					wb = pad
-				}
+				wb = padGroup(w.BF16[j0*K:(j0+rows)*K], rows, mr, K)
 			} else {
-				wf = w.F32[j0*K : (j0+rows)*K]
-				if rows < mr {
-					pad := make([]float32, mr*K)
-					copy(pad, wf)
-					wf = pad
-				}
+				wf = padGroup(w.F32[j0*K:(j0+rows)*K], rows, mr, K)
 			}
 			// inDst reports whether panel pn's tile is stored in dst.
 			inDst := func(pn panel) bool { return direct && rows == mr && pn.i0+pn.width <= n }
@@ -569,6 +559,18 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 	})
 }
 
+// padGroup returns a weight group's rows as the tile kernels read them:
+// ws itself when it holds all mr rows, else its rows (of K columns) and
+// zeros up to mr rows, in a copy (the kernels read mr rows).
+func padGroup[T float32 | uint16](ws []T, rows, mr, K int) []T {
+	if rows >= mr {
+		return ws
+	}
+	pad := make([]T, mr*K)
+	copy(pad, ws[:rows*K])
+	return pad
+}
+
 // gemmStreams is gemm for one panel of x (n ≤ 16 rows: a batched decode
 // step whose x outgrew the small-batch kernels) on AVX2: the weight groups
 // are rows g, m+g, …, (mr-1)·m+g of the first m·mr (m = R/mr), mr streams
@@ -594,19 +596,9 @@ func (b Impl) gemmStreams(p *Pool, dst, xp []float32, n int, w *Mat, mr, width, 
 			var wf []float32
 			var wb []uint16
 			if w.DType == BF16 {
-				wb = w.BF16[j0*K:]
-				if rows < mr { // the kernel reads mr rows: pad with zeros
-					pad := make([]uint16, mr*K)
-					copy(pad, wb)
-					wb = pad
-				}
+				wb = padGroup(w.BF16[j0*K:], rows, mr, K)
 			} else {
-				wf = w.F32[j0*K:]
-				if rows < mr {
-					pad := make([]float32, mr*K)
-					copy(pad, wf)
-					wf = pad
-				}
+				wf = padGroup(w.F32[j0*K:], rows, mr, K)
 			}
 			for k0 := 0; k0 < K; k0 += kc {
 				kl := min(kc, K-k0)
