@@ -166,7 +166,7 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 	}
 	env := []string{"PYTHONHASHSEED=" + lim.HashSeed, "PYTHONSAFEPATH=1", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
 	cmd, err := Command(lim, dir, env, []*os.File{respW, reqR}, // fd 3, fd 4
-		"-S", "-s", "-B", "-c", tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10), strconv.Itoa(cpu))
+		[]string{"-S", "-s", "-B"}, tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10), strconv.Itoa(cpu))
 	if err != nil {
 		closeAll()
 		return nil, err

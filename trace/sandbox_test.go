@@ -359,9 +359,11 @@ func TestContextCancelKillsGroup(t *testing.T) {
 	dir, _ := victimDir(t)
 	fifo := filepath.Join(dir, "started")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o666))
+	require.NoError(t, os.Chmod(fifo, 0o666))       // whatever the umask: the sandbox may run as another user
 	started, err := os.OpenFile(fifo, os.O_RDWR, 0) // read-write: opening does not wait for the writer
 	require.NoError(t, err)
 	defer started.Close()
+	lim.testMounts = []string{"--perms", "0755", "--dir", "/run", "--bind", fifo, "/run/started"} // the sandbox sees nothing of the host's folders
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	go func() {
@@ -369,7 +371,7 @@ func TestContextCancelKillsGroup(t *testing.T) {
 		_ = started.SetReadDeadline(time.Now().Add(30 * time.Second))
 		_, _ = started.Read(make([]byte, 1))
 	}()
-	src := fmt.Sprintf("import time\ndef f():\n    with open(%q, 'w') as w:\n        w.write('1')\n    time.sleep(30)\n", fifo)
+	src := "import time\ndef f():\n    with open('/run/started', 'w') as w:\n        w.write('1')\n    time.sleep(30)\n"
 	begin := time.Now()
 	_, err = Run(ctx, program(t, src, "f"), "f()", lim)
 	require.ErrorIs(t, err, context.Canceled)

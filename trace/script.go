@@ -66,7 +66,7 @@ func Script(ctx context.Context, lim Limits, source string, stdin []byte, extra 
 	cpu := int(math.Ceil((lim.Timeout + killGrace).Seconds()))
 	prelude := fmt.Sprintf(scriptPrelude, 3+len(extra), lim.MaxMemory, cpu)
 	env := []string{"PYTHONHASHSEED=" + lim.HashSeed, "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
-	cmd, err := Command(lim, dir, env, extra, "-I", "-S", "-B", "-c", prelude+source)
+	cmd, err := Command(lim, dir, env, extra, []string{"-I", "-S", "-B"}, prelude+source)
 	if err != nil {
 		closeExtra()
 		return nil, err

@@ -55,6 +55,9 @@ type Limits struct {
 	onStart func(pgid int)
 	// bwrap, when set (by tests), replaces the bubblewrap found on PATH.
 	bwrap string
+	// testMounts, set by tests only, are bubblewrap mount arguments added
+	// to the sandbox's (say a FIFO through which a program says it runs).
+	testMounts []string
 }
 
 // WithDefaults returns the limits a run with l keeps to: l with each zero

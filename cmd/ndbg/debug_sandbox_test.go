@@ -25,7 +25,7 @@ func TestDebugEvalSandboxed(t *testing.T) {
 	a := answers(out)
 	require.Len(t, a, 5, out)
 	assert.NotEqual(t, "0\n"+fromPrediction, a[1], "no shell starts")
-	assert.Contains(t, a[2], "*** OSError: [Errno 30] Read-only file system")
+	assert.Regexp(t, `^\*\*\* (OSError|FileNotFoundError|PermissionError): `, a[2], "the host folder is out of the sandbox's reach")
 	assert.Equal(t, "('ndbg', '/tmp')\n"+fromPrediction, a[3])
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)

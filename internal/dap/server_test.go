@@ -244,7 +244,7 @@ func TestEvaluateSandboxed(t *testing.T) {
 	c.waitStop()
 	ev := c.do("evaluate", map[string]any{"expression": fmt.Sprintf("__import__('os').system('touch %s/system; rm -f %s')", dir, file)}).(*godap.EvaluateResponse)
 	require.NotEqual(t, "0", ev.Body.Result, "no shell starts")
-	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": fmt.Sprintf("open(%q, 'w').write('pwned')", file)}), "Read-only file system")
+	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": fmt.Sprintf("open(%q, 'w').write('pwned')", file)}), "No such file or directory")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.Equal(t, "keep", string(data))

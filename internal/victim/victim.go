@@ -1,5 +1,6 @@
-// Package victim gives hostile-program tests a place the sandbox can see
-// but must not change.
+// Package victim gives hostile-program tests a host folder the sandbox must
+// not change (since the sandbox shows only what the interpreter needs, it
+// does not even see it).
 package victim
 
 import (
@@ -9,7 +10,7 @@ import (
 	"testing"
 )
 
-// Dir makes a directory the sandbox can see (not under /tmp, which it
+// Dir makes a directory on the host (not under /tmp, which the sandbox
 // replaces with its own) holding one file, "victim", that reads "keep";
 // both are removed when the test ends. It lies in the test's package
 // folder, or in /var/tmp or the home folder when the repository itself lies
