@@ -225,8 +225,8 @@ func Run(ctx context.Context, cfg Config) (*Stats, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	results := trace.Parallel(ctx, cfg.N, cfg.Workers, cfg.Limits, func(b *trace.Batch) func(context.Context, int) *result {
-		w := &worker{cfg: &cfg, batch: b}
+	results := trace.Parallel(ctx, cfg.N, cfg.Workers, cfg.Limits, func(tw *trace.Worker) func(context.Context, int) *result {
+		w := &worker{cfg: &cfg, tracer: tw}
 		return w.program
 	})
 
@@ -310,9 +310,9 @@ func writeFile(path string, data []byte) error {
 
 // worker turns program indices into results, with its own tracer.
 type worker struct {
-	cfg   *Config
-	batch *trace.Batch
-	buf   []byte
+	cfg    *Config
+	tracer *trace.Worker // progen's programs: RunGenerated
+	buf    []byte
 }
 
 // program makes program i's trajectories; nil when ctx was cancelled.
@@ -332,7 +332,7 @@ func (w *worker) program(ctx context.Context, i int) *result {
 		r.fail = "dsl_program"
 		return r
 	}
-	res, err := w.batch.Run(ctx, prog, p.Call)
+	res, err := w.tracer.RunGenerated(ctx, prog, p.Call)
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -78,11 +78,38 @@ func TestRealSanity(t *testing.T) {
 	}
 }
 
+// TestItemsDoNotShareAnInterpreter: items from outside (a file, the dev
+// split) are traced each in an interpreter of its own (issue 25): an item
+// that rebinds json.dumps (which the tracer reports with) or leaves a
+// thread rewriting builtins behind cannot change the next item's reference
+// trace, which the real backend, run apart, must then match exactly.
+func TestItemsDoNotShareAnInterpreter(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	defer cancel()
+	hostile := []Item{
+		{ID: "dumps", Family: "items", Entry: "f", Call: "f(1)",
+			Source: "import json\njson.dumps = lambda *a, **k: '\"TAMPERED\"'\n\ndef f(x):\n    return x\n"},
+		{ID: "thread", Family: "items", Entry: "f", Call: "f(1)",
+			Source: "import _thread, builtins, threading, time\n_thread._count = lambda: 0\n\ndef spoil():\n    end = time.time() + 20\n    while time.time() < end:\n        builtins.sorted = lambda xs, **k: ['TAMPERED']\n        time.sleep(0.001)\n\ndef f(x):\n    threading.Thread(target=spoil, daemon=True).start()\n    return x\n"},
+	}
+	victim := Item{ID: "victim", Family: "items", Entry: "f", Call: "f([3, 1, 2])",
+		Source: "import json\n\ndef f(xs):\n    ys = sorted(xs)\n    s = json.dumps(ys)\n    return s\n"}
+	be := Real(trace.Limits{Timeout: 2 * time.Second, MaxEvents: 5000})
+	for _, h := range hostile {
+		res, err := NextState(ctx, NextConfig{Items: []Item{h, victim, victim}, Backend: be, Workers: 1, MaxPairs: 24})
+		require.NoError(t, err)
+		for _, m := range res.Misses {
+			assert.NotEqual(t, "victim", m.Item, "after %s, the victim's reference trace was changed: %+v", h.ID, m)
+		}
+		assert.GreaterOrEqual(t, res.Programs, 2, "after %s, the victims were skipped: %v", h.ID, res.Skipped)
+	}
+}
+
 // TestScorer: right predictions pass, wrong and hostile ones fail, within
 // the limit, without side effects.
 func TestScorer(t *testing.T) {
 	ctx := context.Background()
-	s := &Scorer{Timeout: 1500 * time.Millisecond}
+	s := testScorer(t)
 	code := "def f(xs):\n    return sorted(xs)[::-1]\n"
 	ok := func(pred string) bool {
 		t.Helper()
@@ -135,6 +162,61 @@ func TestScorer(t *testing.T) {
 	assert.False(t, in([]Arg{{Repr: "__import__('sys').exit(0)"}}))
 	assert.False(t, in([]Arg{{Repr: "[1, 3, 2]"}, {Kind: Keyword, Name: "k", Repr: "__import__('os')._exit(0)"}}))
 	assert.Equal(t, "f([1], *(2,), k=3, **{})", Call("f", []Arg{{Repr: "[1]"}, {Kind: Star, Repr: "(2,)"}, {Kind: Keyword, Name: "k", Repr: "3"}, {Kind: StarStar, Repr: "{}"}}))
+}
+
+// TestScorerForgery: an item's code cannot forge a verdict (issue 25): it
+// never runs where the verdict is made and never sees the prediction or the
+// reference, so whatever it writes, rebinds or exits with, a wrong
+// prediction fails (and a right one still passes).
+func TestScorerForgery(t *testing.T) {
+	ctx := context.Background()
+	s := testScorer(t)
+	honest := "def f(xs):\n    return sorted(xs)[::-1]\n"
+	for _, attack := range []string{
+		// The verdict channel: "pass" written where the old scorer read it.
+		"import os, posix\nos.write(3, b'pass')\nposix._exit(0)\n",
+		"import os, posix\nif '__preds' in globals():\n    os.write(3, b'pass')\n    posix._exit(0)\n",
+		// Rebinding what the old scorer's comparison used.
+		"import builtins\nbuiltins.__dict__['__preds'] = [[3, 2, 1]]\n__preds = [[3, 2, 1]]\n",
+		"import ast\nast.literal_eval = lambda t: [3, 2, 1]\n",
+		"import json\njson.loads = lambda t: ['[3, 2, 1]'] * 2\n",
+	} {
+		code := honest + attack
+		r, err := s.CheckOutput(ctx, code, "[3, 2, 1]", "[1, 2, 3]")
+		require.NoError(t, err)
+		assert.False(t, r, "CRUXEval-O forged by %q", attack)
+		r, err = s.CheckOutput(ctx, code, "[3, 2, 1]", "[3, 2, 1]")
+		require.NoError(t, err)
+		assert.True(t, r, "a right prediction still passes beside %q", attack)
+		r, err = s.CheckInput(ctx, code, "f", []Arg{{Repr: "[5]"}}, "[3, 2, 1]")
+		require.NoError(t, err)
+		assert.False(t, r, "CRUXEval-I forged by %q", attack)
+	}
+	// A reference output that names the scorer's own variables.
+	for _, ref := range []string{"__preds[0]", "__ndbg_v", "__texts[1]", "__vals[1]"} {
+		r, err := s.CheckOutput(ctx, honest, ref, "[1, 2, 3]")
+		require.NoError(t, err)
+		assert.False(t, r, "reference output %q", ref)
+	}
+	// A reference output that is no literal is still evaluated after the
+	// item's code, in the item's process.
+	r, err := s.CheckOutput(ctx, honest, "f([1, 3, 2])", "[3, 2, 1]")
+	require.NoError(t, err)
+	assert.True(t, r)
+	r, err = s.CheckInput(ctx, honest, "f", []Arg{{Repr: "[2, 3, 1]"}}, "f([1, 2, 3])")
+	require.NoError(t, err)
+	assert.True(t, r)
+}
+
+// testScorer returns a Scorer whose interpreter is resolved once (a pyenv
+// shim costs a process per check otherwise).
+func testScorer(t *testing.T) *Scorer {
+	t.Helper()
+	py, err := trace.FindPython(context.Background())
+	if err != nil {
+		t.Skipf("no python3: %v", err)
+	}
+	return &Scorer{Python: py, Timeout: 1500 * time.Millisecond}
 }
 
 func TestSignatureAndCallArgs(t *testing.T) {

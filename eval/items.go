@@ -24,6 +24,10 @@ type Item struct {
 	Call   string `json:"-"`
 	Input  string `json:"-"` // CRUXEval: the arguments' text, e.g. "[1, 2], 'a'"
 	Output string `json:"-"` // CRUXEval: the reference output, a Python literal
+	// Generated marks ndbg's own programs (Generated, from progen), which
+	// may share an interpreter when traced; every other item gets one of
+	// its own (trace.Worker). Never read from a file.
+	Generated bool `json:"-"`
 }
 
 // Generated returns n held-out generated programs: program i comes from
@@ -37,7 +41,7 @@ func Generated(seed uint64, n int, families []string) ([]Item, error) {
 			return nil, fmt.Errorf("eval: %w", err)
 		}
 		items = append(items, Item{ID: fmt.Sprintf("gen-%d-%d", seed, i), Family: p.Family,
-			Source: p.Source, Entry: p.Entry, Call: p.Call})
+			Source: p.Source, Entry: p.Entry, Call: p.Call, Generated: true})
 	}
 	return items, nil
 }

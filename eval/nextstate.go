@@ -137,8 +137,8 @@ func NextState(ctx context.Context, cfg NextConfig) (*NextResult, error) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := trace.Parallel(ctx, len(cfg.Items), cfg.Workers, cfg.Limits, func(b *trace.Batch) func(context.Context, int) *itemResult {
-		return func(ctx context.Context, i int) *itemResult { return evalItem(ctx, &cfg, smp, b, i) }
+	out := trace.Parallel(ctx, len(cfg.Items), cfg.Workers, cfg.Limits, func(w *trace.Worker) func(context.Context, int) *itemResult {
+		return func(ctx context.Context, i int) *itemResult { return evalItem(ctx, &cfg, smp, w, i) }
 	})
 	byItem := make([]*itemResult, len(cfg.Items))
 	done := 0
@@ -221,7 +221,7 @@ type itemResult struct {
 }
 
 // evalItem traces item i, draws its pairs and predicts each.
-func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, b *trace.Batch, i int) *itemResult {
+func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, w *trace.Worker, i int) *itemResult {
 	it := &cfg.Items[i]
 	r := &itemResult{i: i, id: it.ID}
 	prog, err := dsl.NewProgram(it.Source, it.Entry)
@@ -229,7 +229,11 @@ func evalItem(ctx context.Context, cfg *NextConfig, smp *statetree.Sampler, b *t
 		r.skip = "program"
 		return r
 	}
-	tr, err := b.Run(ctx, prog, it.Call)
+	traceRun := w.Run // a program from outside: an interpreter of its own
+	if it.Generated {
+		traceRun = w.RunGenerated
+	}
+	tr, err := traceRun(ctx, prog, it.Call)
 	if ctx.Err() != nil {
 		r.err = ctx.Err()
 		return r

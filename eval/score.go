@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,20 +13,31 @@ import (
 	"github.com/ndbg/ndbg/trace"
 )
 
-// Scorer runs CRUXEval's check by value: the item's code, then a
-// comparison of the reference output with a prediction, in a fresh python3
-// process (3 s by default) inside package trace's operating-system sandbox
-// (trace.Command: read-only system, no network, no process creation, killed
-// with its group). Predictions are data, never code: a predicted output or
-// argument must be a Python literal (ast.literal_eval), so "__import__('sys').exit(0)"
-// is a wrong prediction rather than a way out. The script reports its
-// verdict on a pipe of its own; an exit status means nothing. A check that
-// fails, raises, times out or gives no verdict is a failure, never an error.
-// A Scorer is safe for concurrent use.
+// Scorer runs CRUXEval's check by value, in two kinds of sandboxed python3
+// processes (package trace's operating-system sandbox, trace.Script: no
+// network, no host folders, no process creation, killed with its group;
+// 3 s each by default):
+//
+//   - the item's process runs the item's code and then computes one value
+//     (f of the predicted arguments for CRUXEval-I; the reference output
+//     where it is not a literal) and reports its repr. It never sees a
+//     prediction it is not given as its input, nor the reference output;
+//   - the verdict's process, in which no item's code ever runs, parses the
+//     two values as Python literals (ast.literal_eval) and compares them
+//     with ==.
+//
+// So an item's code can change its own result (as any program can), never
+// the verdict on a prediction: it cannot see or replace the prediction, the
+// comparison or the verdict's channel. Predictions are data, never code: a
+// predicted output or argument must be a Python literal, so
+// "__import__('sys').exit(0)" is a wrong prediction rather than a way out; a
+// result whose repr is no literal (an object of the item's own class) fails.
+// A check that fails, raises, times out or gives no verdict is a failure,
+// never an error. A Scorer is safe for concurrent use.
 type Scorer struct {
 	// Python is the interpreter; empty means python3 on PATH.
 	Python string
-	// Timeout is the wall-clock limit of one check (default 3 s).
+	// Timeout is the wall-clock limit of each process (default 3 s).
 	Timeout time.Duration
 	// MaxMemory is the address-space limit in bytes (default 2 GiB).
 	MaxMemory int64
@@ -73,88 +83,158 @@ func Call(f string, args []Arg) string {
 	return f + "(" + strings.Join(parts, ", ") + ")"
 }
 
-// checkScript is what trace.Script runs: the check script, read from
-// stdin (it holds the item's code, which can be long), executed as the main
-// module.
-const checkScript = "import sys\nexec(compile(sys.stdin.read(), '<check>', 'exec'))\n"
+// maxValue bounds the repr an item's process reports (a longer one fails).
+const maxValue = 1 << 20
 
-// prelude starts a check script, before the item's code: the predictions
-// parsed as literals (a prediction that is not one raises here, before any
-// comparison, so the check gives no verdict). %q is the hex of a JSON list
-// of the predicted values' texts. trace.Script has set the limits and closed
-// every descriptor but stdio and the verdict pipe (fd 3).
-const prelude = `import ast as __ast, json as __json, os as __os
-__preds = [__ast.literal_eval(__t) for __t in __json.loads(bytes.fromhex(%q).decode('utf-8'))]
-del __ast, __json
+// valueScript is what the item's process runs: the item's code, then the
+// repr of one value written to fd 3 (trace.Script has set the limits and
+// closed every descriptor but stdio and fd 3). Its standard input is a JSON
+// object: "code", the item's code, and either "expr", an expression over
+// the item's globals, or "entry" and "args", a call of the item's function
+// entry with arguments given as [kind, name, text] (kind "pos", "star",
+// "kw" or "starstar"; each text parsed with ast.literal_eval before the
+// item's code runs, so an argument that is no literal gives no value).
+const valueScript = `import ast, json, os, sys
+__ndbg_in = json.loads(sys.stdin.read())
+__ndbg_pos, __ndbg_kw = [], {}
+for __ndbg_kind, __ndbg_name, __ndbg_text in __ndbg_in.get("args", []):
+    __ndbg_v = ast.literal_eval(__ndbg_text)
+    if __ndbg_kind == "star":
+        __ndbg_pos.extend(__ndbg_v)
+    elif __ndbg_kind == "kw":
+        __ndbg_kw[__ndbg_name] = __ndbg_v
+    elif __ndbg_kind == "starstar":
+        __ndbg_kw.update(__ndbg_v)
+    else:
+        __ndbg_pos.append(__ndbg_v)
+__ndbg_g = {"__name__": "__main__", "__builtins__": __builtins__}
+exec(compile(__ndbg_in["code"], "<item>", "exec"), __ndbg_g)
+if "entry" in __ndbg_in:
+    __ndbg_v = __ndbg_g[__ndbg_in["entry"]](*__ndbg_pos, **__ndbg_kw)
+else:
+    __ndbg_v = eval(compile(__ndbg_in["expr"], "<check>", "eval"), __ndbg_g)
+os.write(3, repr(__ndbg_v).encode("utf-8", "backslashreplace"))
 `
 
-// verdict ends a check script: it writes "pass" or "fail" to fd 3 for the
-// comparison %s.
-const verdict = "__os.write(3, b'pass' if (%s) else b'fail')\n"
+// verdictScript is what the verdict's process runs: its standard input is
+// a JSON list of two texts; it writes to fd 3 "pass" when both are Python
+// literals and equal, "fail" when they are literals and differ, and
+// "nolit0" or "nolit1" when the first or second is no literal. No item's
+// code runs here: only ast.literal_eval and == on built-in values.
+const verdictScript = `import ast, json, os, sys
+__texts = json.loads(sys.stdin.read())
+__vals = []
+for __i, __t in enumerate(__texts):
+    try:
+        __vals.append(ast.literal_eval(__t))
+    except Exception:
+        os.write(3, b"nolit%d" % __i)
+        raise SystemExit(0)
+os.write(3, b"pass" if __vals[0] == __vals[1] else b"fail")
+`
 
-// CheckOutput scores a CRUXEval-O prediction: it passes when the item's
-// code has run and <ref> == <pred>, pred a Python literal.
+// CheckOutput scores a CRUXEval-O prediction: it passes when pred, a
+// Python literal, equals the reference output ref (a literal, or else an
+// expression evaluated after the item's code in the item's process).
 func (s *Scorer) CheckOutput(ctx context.Context, code, ref, pred string) (bool, error) {
-	var b strings.Builder
-	b.WriteString(code)
-	fmt.Fprintf(&b, "\n"+verdict, "("+ref+") == __preds[0]")
-	return s.run(ctx, []string{pred}, b.String())
-}
-
-// CheckInput scores a CRUXEval-I prediction: it passes when the item's code
-// has run and f(<args>) == <ref>, each argument a Python literal.
-func (s *Scorer) CheckInput(ctx context.Context, code, entry string, args []Arg, ref string) (bool, error) {
-	var b strings.Builder
-	b.WriteString(code)
-	b.WriteString("\n__pos, __kw = [], {}\n")
-	preds := make([]string, len(args))
-	for i, a := range args {
-		preds[i] = a.Repr
-		switch a.Kind {
-		case Star:
-			fmt.Fprintf(&b, "__pos.extend(__preds[%d])\n", i)
-		case Keyword:
-			fmt.Fprintf(&b, "__kw[%q] = __preds[%d]\n", a.Name, i)
-		case StarStar:
-			fmt.Fprintf(&b, "__kw.update(__preds[%d])\n", i)
-		default:
-			fmt.Fprintf(&b, "__pos.append(__preds[%d])\n", i)
-		}
+	v, err := s.verdict(ctx, ref, pred)
+	if err != nil || v != "nolit0" {
+		return v == "pass", err
 	}
-	fmt.Fprintf(&b, verdict, fmt.Sprintf("%s(*__pos, **__kw) == (%s)", entry, ref))
-	return s.run(ctx, preds, b.String())
+	want, ok, err := s.value(ctx, map[string]any{"code": code, "expr": ref})
+	if err != nil || !ok {
+		return false, err
+	}
+	v, err = s.verdict(ctx, want, pred)
+	return v == "pass", err
 }
 
-// run executes a check script (prelude first, with preds) in the sandbox
-// (trace.Script) and returns its verdict. Whatever ends the script (an
-// exception, a timeout, running out of memory or output) is a failure; only
-// the sandbox's refusal, the context and an interpreter that cannot start
-// are errors.
-func (s *Scorer) run(ctx context.Context, preds []string, script string) (bool, error) {
+// CheckInput scores a CRUXEval-I prediction: it passes when entry(<args>),
+// each argument a Python literal, called in the item's process after its
+// code, equals the reference output ref (evaluated apart, as CheckOutput
+// does, where it is no literal).
+func (s *Scorer) CheckInput(ctx context.Context, code, entry string, args []Arg, ref string) (bool, error) {
+	spec := make([][3]string, len(args))
+	for i, a := range args {
+		kind := map[ArgKind]string{Positional: "pos", Star: "star", Keyword: "kw", StarStar: "starstar"}[a.Kind]
+		spec[i] = [3]string{kind, a.Name, a.Repr}
+	}
+	got, ok, err := s.value(ctx, map[string]any{"code": code, "entry": entry, "args": spec})
+	if err != nil || !ok {
+		return false, err
+	}
+	v, err := s.verdict(ctx, got, ref)
+	if err != nil || v != "nolit1" {
+		return v == "pass", err
+	}
+	want, ok, err := s.value(ctx, map[string]any{"code": code, "expr": ref})
+	if err != nil || !ok {
+		return false, err
+	}
+	v, err = s.verdict(ctx, got, want)
+	return v == "pass", err
+}
+
+// value runs valueScript on in (its JSON input) in the item's process and
+// returns the repr it reported; ok is false when it reported none (it
+// raised, timed out, ran out of memory, or an argument is no literal) or
+// one longer than maxValue.
+func (s *Scorer) value(ctx context.Context, in map[string]any) (repr string, ok bool, err error) {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return "", false, fmt.Errorf("eval: encode the item's input: %w", err)
+	}
+	out, err := s.run(ctx, valueScript, data, maxValue)
+	if err != nil || len(out) == 0 || len(out) > maxValue {
+		return "", false, err
+	}
+	return string(out), true, nil
+}
+
+// verdict compares the literals a and b in a process where no item's code
+// runs and returns "pass", "fail", "nolit0", "nolit1", or "" when the
+// process gave no verdict.
+func (s *Scorer) verdict(ctx context.Context, a, b string) (string, error) {
+	in, err := json.Marshal([]string{a, b})
+	if err != nil {
+		return "", fmt.Errorf("eval: encode the values: %w", err)
+	}
+	out, err := s.run(ctx, verdictScript, in, 16)
+	return string(out), err
+}
+
+// run executes script in the sandbox (trace.Script) with stdin and returns
+// what it wrote to fd 3, up to limit+1 bytes. Whatever ends the script (an
+// exception, a timeout, running out of memory or output) gives what was
+// written by then; only the sandbox's refusal, the context and an
+// interpreter that cannot start are errors.
+func (s *Scorer) run(ctx context.Context, script string, stdin []byte, limit int) ([]byte, error) {
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
-	pj, err := json.Marshal(preds)
+	r, w, err := os.Pipe()
 	if err != nil {
-		return false, fmt.Errorf("eval: encode predictions: %w", err)
+		return nil, fmt.Errorf("eval: result pipe: %w", err)
 	}
-	vr, vw, err := os.Pipe()
-	if err != nil {
-		return false, fmt.Errorf("eval: verdict pipe: %w", err)
-	}
-	defer vr.Close()
+	defer r.Close()
+	read := make(chan []byte, 1)
+	go func() { // read while it runs: a value may be more than a pipe holds
+		data, _ := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+		read <- data
+	}()
 	lim := trace.Limits{Python: s.Python, Timeout: timeout, MaxMemory: s.MaxMemory, MaxStdout: 4 << 10, Unsandboxed: s.Unsandboxed}
-	src := fmt.Sprintf(prelude, hex.EncodeToString(pj)) + script
-	_, err = trace.Script(ctx, lim, checkScript, []byte(src), vw) // closes vw
+	_, err = trace.Script(ctx, lim, script, stdin, w) // closes w
 	var te *trace.Error
 	if err != nil && (!errors.As(err, &te) || errors.Is(err, trace.ErrSandbox)) {
-		return false, fmt.Errorf("eval: %w", err)
+		r.Close() // ends the reader
+		<-read
+		return nil, fmt.Errorf("eval: %w", err)
 	}
-	// The script is over: the verdict (4 bytes) is in the pipe, or never will be.
-	if derr := vr.SetReadDeadline(time.Now().Add(time.Second)); derr != nil {
-		return false, fmt.Errorf("eval: verdict pipe: %w", derr)
+	// The script is over: what it wrote is in the pipe, or never will be
+	// (a descriptor it handed on dies with its sandbox).
+	if derr := r.SetReadDeadline(time.Now().Add(time.Second)); derr != nil {
+		return nil, fmt.Errorf("eval: result pipe: %w", derr)
 	}
-	v, _ := io.ReadAll(io.LimitReader(vr, 16))
-	return string(v) == "pass", nil
+	return <-read, nil
 }

@@ -9,13 +9,15 @@ import (
 	"github.com/ndbg/ndbg/dsl"
 )
 
-// Batch traces many trusted programs in one long-lived sandboxed
-// interpreter, so Python's start-up (tens of milliseconds) is paid once
-// rather than per program. Each program gets fresh globals, its own time
-// limit (a timer inside the interpreter), event cap and output caps, and the
-// same operating-system sandbox as Run (see Command). Programs share one
-// interpreter (and its scratch space), so one may tamper with what later
-// ones see: use Run for untrusted code. An interpreter whose program left
+// Batch traces many programs that ndbg generated itself (package progen) in
+// one long-lived sandboxed interpreter, so Python's start-up (tens of
+// milliseconds) is paid once rather than per program. Each program gets
+// fresh globals, its own time limit (a timer inside the interpreter), event
+// cap and output caps, and the same operating-system sandbox as Run (see
+// Command). Programs share one interpreter (and its scratch space), so one
+// may tamper with what later ones see: every program from outside (a file,
+// a client, a user) goes to Run, a Starter or Worker.Run instead, an
+// interpreter of its own. An interpreter whose program left
 // threads running retires after it. When a
 // program kills or wedges the interpreter, that program gets the error and
 // the next one starts a fresh interpreter.

@@ -11,13 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestParallel: every item is done once, by workers that each got a Batch
+// TestParallel: every item is done once, by workers that each got a Worker
 // of their own; a cancelled run closes the channel and its goroutines end.
 func TestParallel(t *testing.T) {
 	before := runtime.NumGoroutine()
 	var batches atomic.Int32
-	out := Parallel(context.Background(), 50, 3, Limits{}, func(b *Batch) func(context.Context, int) int {
-		require.NotNil(t, b)
+	out := Parallel(context.Background(), 50, 3, Limits{}, func(w *Worker) func(context.Context, int) int {
+		require.NotNil(t, w)
 		batches.Add(1)
 		return func(_ context.Context, i int) int { return i * i }
 	})
@@ -31,11 +31,11 @@ func TestParallel(t *testing.T) {
 		want[i] = i * i
 	}
 	require.Equal(t, want, got)
-	require.Equal(t, int32(3), batches.Load(), "one Batch per worker")
+	require.Equal(t, int32(3), batches.Load(), "one Worker per worker goroutine")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var done atomic.Int32
-	out = Parallel(ctx, 1000, 2, Limits{}, func(*Batch) func(context.Context, int) int {
+	out = Parallel(ctx, 1000, 2, Limits{}, func(*Worker) func(context.Context, int) int {
 		return func(ctx context.Context, i int) int {
 			if done.Add(1) == 5 {
 				cancel()
