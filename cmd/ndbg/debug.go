@@ -58,8 +58,9 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	bf.RegisterVerify(fs)
 	compare := fs.Bool("compare", false, "run the real debugger alongside and mark where the prediction differs")
 	temp := fs.Float64("temperature", 0, "sampling temperature (0: greedy)")
+	raw := fs.Bool("raw-output", false, "show the program's output and reprs as they are; by default control characters (escape sequences that could retitle the window, write the clipboard or redraw the screen) are shown escaped, as repr writes them")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE [--call EXPR] [--backend %s] [--model DIR] [--compare] [--verify-below P | --no-exec]\n", bf.Names())
+		fmt.Fprintf(fs.Output(), "usage: ndbg debug FILE [--call EXPR] [--backend %s] [--model DIR] [--compare] [--verify-below P | --no-exec] [--raw-output]\n", bf.Names())
 		fmt.Fprintln(fs.Output(), "(the cwm backend answers s, n, r and back only)")
 		fs.PrintDefaults()
 	}
@@ -97,6 +98,9 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return fmt.Errorf("naming the program: %w", err)
+	}
+	if !*raw { // the program's output and its objects' reprs are its own text, not the terminal's commands
+		stdout, stderr = cli.TerminalSafe(stdout), cli.TerminalSafe(stderr)
 	}
 	d := &debugger{lim: bf.Limits, out: stdout, errOut: stderr, file: abs, src: string(src), call: *call, backend: b}
 	if *compare && bf.Name != cli.Real {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/internal/testmodel"
@@ -212,4 +213,29 @@ func TestDebugNoExec(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 2, run(context.Background(), []string{"debug", file, "--call", "f([1])", "--no-exec", "--compare"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "--no-exec")
+}
+
+// TestDebugTerminalSafe: escape sequences in the program's output and in a
+// __repr__ reach the terminal escaped (as repr writes them), unless
+// --raw-output asks for them as they are.
+func TestDebugTerminalSafe(t *testing.T) {
+	src := "class T:\n    def __repr__(self):\n        return '\\x1b]52;c;cHduZWQ=\\x07'\n\n" +
+		"def f(x):\n    print('\\x1b]0;pwned\\x07\\u009b2J done')\n    t = T()\n    return x\n"
+	file := filepath.Join(t.TempDir(), "esc.py")
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	run := func(extra ...string) string {
+		var out, errb bytes.Buffer
+		in := strings.NewReader("n\nn\nn\nq\n")
+		err := debugSession(context.Background(), append([]string{file, "--call", "f(1)", "--backend", "real"}, extra...), in, &out, &errb)
+		require.NoError(t, err, errb.String())
+		return out.String()
+	}
+	out := run()
+	assert.NotContains(t, out, "\x1b", "no escape character reaches the terminal")
+	assert.NotContains(t, out, "\u009b")
+	assert.Contains(t, out, `\x1b]0;pwned\x07\x9b2J done`, "the output, escaped")
+	assert.Contains(t, out, `t = \x1b]52;c;cHduZWQ=\x07`, "the repr, escaped")
+	raw := run("--raw-output")
+	assert.Contains(t, raw, "\x1b]0;pwned\x07\u009b2J done")
+	assert.Contains(t, raw, "t = \x1b]52;c;cHduZWQ=\x07")
 }
