@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ndbg/ndbg/internal/victim"
 	"github.com/stretchr/testify/assert"
@@ -31,4 +33,40 @@ func TestDebugEvalSandboxed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "keep", string(data))
 	assert.NoFileExists(t, filepath.Join(dir, "system"))
+}
+
+// TestDebugEvalKernelAndSockets: p cannot open a kernel setting for writing
+// or reach a host unix socket (issue 25), on the real backend too.
+func TestDebugEvalKernelAndSockets(t *testing.T) {
+	dir, _ := victim.Dir(t)
+	sock := filepath.Join(dir, "sock")
+	ln, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer ln.Close()
+	require.NoError(t, os.Chmod(sock, 0o777))
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	before, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	require.NoError(t, err)
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "real"},
+		"p __import__('os').open('/proc/sys/kernel/core_pattern', 1)",
+		fmt.Sprintf("p __import__('socket').socket(__import__('socket').AF_UNIX).connect(%q)", sock),
+		"q")
+	a := answers(out)
+	require.Len(t, a, 4, out)
+	assert.Regexp(t, `^\*\*\* (OSError|PermissionError|FileNotFoundError): `, a[1])
+	assert.Regexp(t, `^\*\*\* (OSError|PermissionError|FileNotFoundError|ConnectionRefusedError): `, a[2])
+	after, err := os.ReadFile("/proc/sys/kernel/core_pattern")
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+	select {
+	case <-accepted:
+		t.Fatal("the host socket accepted a connection from p")
+	case <-time.After(100 * time.Millisecond):
+	}
 }
