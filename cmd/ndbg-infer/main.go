@@ -133,9 +133,10 @@ func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokeni
 		m.Close()
 		return nil, nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	if tok.VocabSize() > m.Config().VocabSize {
+	cfg := m.Config()
+	if err := tok.CheckModel(cfg.VocabSize, cfg.BOSTokenID, cfg.EOSTokenIDs); err != nil {
 		m.Close()
-		return nil, nil, fmt.Errorf("tokenizer has %d tokens, model only %d", tok.VocabSize(), m.Config().VocabSize)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, tok, nil
 }

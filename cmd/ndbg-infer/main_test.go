@@ -23,7 +23,7 @@ func writeRandomCheckpoint(t *testing.T) string {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), tokJSON, 0o644))
 	cfgJSON := `{"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-		"num_attention_heads": 2, "vocab_size": 4096, "max_position_embeddings": 128, "eos_token_id": 4095}`
+		"num_attention_heads": 2, "vocab_size": 4096, "max_position_embeddings": 128, "eos_token_id": 1}`
 	cfg, err := weights.ParseConfig([]byte(cfgJSON))
 	require.NoError(t, err)
 	ts, err := weights.RandomLlama(cfg, weights.BF16, 1)
