@@ -76,7 +76,7 @@ func checkMemory(cfg *Config, f Footprint, budget int64) error {
 	return fmt.Errorf("model: the config asks for %s of memory, more than the %s of %s: a RoPE table of %s "+
 		"(max_position_embeddings %d × head_dim %d), %s of weights copied at load, and %s for one session at the full context "+
 		"(its KV cache: max_position_embeddings %d × num_hidden_layers %d × num_key_value_heads %d × head_dim %d; activations and logits: vocab_size %d); "+
-		"a smaller context (model.Options.Context, --context) needs less",
+		"a smaller context (model.Options.Context, ndbg-infer generate --context) needs less",
 		bytesText(f.Total()), bytesText(budget), what, bytesText(f.Rope), cfg.MaxPositionEmbeddings, cfg.HeadDim,
 		bytesText(f.Weights), bytesText(f.Session), cfg.MaxPositionEmbeddings, cfg.NumHiddenLayers, cfg.NumKeyValueHeads,
 		cfg.HeadDim, cfg.VocabSize)

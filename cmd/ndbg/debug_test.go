@@ -8,8 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/testmodel"
 )
 
@@ -212,4 +214,18 @@ func TestDebugNoExec(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, 2, run(context.Background(), []string{"debug", file, "--call", "f([1])", "--no-exec", "--compare"}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "--no-exec")
+}
+
+// TestDebugMarksCutOutput: output past trace.Limits.MaxStdout ends with
+// ndbg.OutputCut's line at the stop after it, where it used to stop
+// without a word.
+func TestDebugMarksCutOutput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("def f(n):\n    for i in range(n):\n        print('x' * 99)\n    return n\n"), 0o644))
+	var out, errb bytes.Buffer
+	err := debugSession(context.Background(), []string{file, "--call", "f(700)", "--backend", "real"}, strings.NewReader("c\n"), &out, &errb)
+	require.NoError(t, err, errb.String())
+	kept := 64 << 10
+	assert.Contains(t, out.String(), strings.Repeat(strings.Repeat("x", 99)+"\n", 700)[:kept]+ndbg.OutputCut("stdout", kept))
+	assert.Equal(t, 1, strings.Count(out.String(), "cut here"))
 }

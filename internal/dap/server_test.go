@@ -552,3 +552,24 @@ func TestScript(t *testing.T) {
 	n.do("initialize", nil)
 	require.Contains(t, n.refuse("launch", map[string]any{"program": path, "backend": "neural"}), "no module-level frames")
 }
+
+// TestCutOutputIsMarked: output past trace.Limits.MaxStdout (64 KiB) ends
+// its output events with ndbg.OutputCut's line, where it used to stop
+// without a word.
+func TestCutOutputIsMarked(t *testing.T) {
+	c := newClient(t)
+	c.launch(t, "for i in range(700):\n    print('x' * 99)\n", "", "real", false)
+	c.do("configurationDone", nil)
+	var out strings.Builder
+	for {
+		m := c.next()
+		if o, ok := m.(*godap.OutputEvent); ok && o.Body.Category == "stdout" {
+			out.WriteString(o.Body.Output)
+		}
+		if _, ok := m.(*godap.TerminatedEvent); ok {
+			break
+		}
+	}
+	kept := 64 << 10
+	require.Equal(t, strings.Repeat(strings.Repeat("x", 99)+"\n", 700)[:kept]+ndbg.OutputCut("stdout", kept), out.String())
+}
