@@ -121,9 +121,15 @@ func TestDebugUsageErrors(t *testing.T) {
 	require.Error(t, debugSession(context.Background(), []string{"/nonexistent.py", "--call", "f(1)", "--backend", "real"}, strings.NewReader(""), &out, &errb))
 	// A whole script (no --call) needs the real backend: the model's trace
 	// format has no module-level frames.
+	prog := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(prog, []byte(debugProgram), 0o644))
 	stderr.Reset()
-	require.Equal(t, 2, run(context.Background(), []string{"debug", "prog.py"}, &stdout, &stderr))
+	require.Equal(t, 2, run(context.Background(), []string{"debug", prog}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "whole script needs --backend real")
+	// A file that is not there says so first, whatever else is wrong.
+	stderr.Reset()
+	require.Equal(t, 1, run(context.Background(), []string{"debug", "nosuch.py"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "reading the program: open nosuch.py: no such file or directory")
 }
 
 // TestDebugShowsUserLines: the listing, the stops and the breakpoints show

@@ -56,6 +56,9 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if strings.TrimSpace(*call) == "" {
 		return cli.Usagef("need --call, e.g. --call 'f(3)'")
 	}
+	if err := cli.CheckCall(*call); err != nil {
+		return err
+	}
 	entry, err := ndbg.EntryOf(*call)
 	if err != nil {
 		return err
