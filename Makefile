@@ -13,15 +13,14 @@ build:
 
 # Every test that runs without a GPU: the trainer's (Python, unittest), then
 # the Go tests with the assembly kernels and with the
-# pure-Go fallback (noasm). internal/testreport runs go test -json and prints
+# pure-Go fallback (noasm). internal/testreport runs them all and prints
 # each package's line, every skipped test with its reason, the output of
-# failures, and "N passed, N failed, N skipped". NDBG_REQUIRE_ORACLES=1 makes
-# a test whose oracle (PyTorch, npm tokenizers, the Llama-3 vocabulary) is
-# missing fail instead of skip (internal/oracle); CI sets it.
+# failures, and one closing "N passed, N failed, N skipped" over all of
+# them. NDBG_REQUIRE_ORACLES=1 makes a test whose oracle (internal/oracle;
+# README's "Two commands" lists them) is missing fail instead of skip; CI
+# sets it.
 test:
-	$(PY) -m unittest discover -s train -v
-	$(GO) run ./internal/testreport -count=1 $(PKGS)
-	$(GO) run ./internal/testreport -count=1 -tags noasm ./kernels/... ./model/...
+	$(GO) run ./internal/testreport -unittest train -python $(PY) -count=1 $(PKGS) + -count=1 -tags noasm ./kernels/... ./model/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x $(PKGS)

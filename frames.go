@@ -90,8 +90,11 @@ func (e *realEngine) frames() []Frame {
 // Output is what the program wrote to sys.stdout and sys.stderr.
 type Output struct {
 	Stdout, Stderr []byte
-	// Truncated: the program wrote more than the run kept
-	// (trace.Limits.MaxStdout, for each stream).
+	// StdoutCut and StderrCut: the program had written more to the stream
+	// than the run kept (trace.Limits.MaxStdout, 64 KiB by default): the
+	// stream's text stops there.
+	StdoutCut, StderrCut bool
+	// Truncated is StdoutCut || StderrCut.
 	Truncated bool
 }
 
@@ -112,26 +115,42 @@ func (s *Session) Output() (Output, bool) {
 	return o.output(), true
 }
 
+// OutputCut is the line a front end shows where a stream of the program's
+// output was cut: the program wrote more than the kept bytes
+// (trace.Limits.MaxStdout), which are all there is to show.
+func OutputCut(stream string, kept int) string {
+	return fmt.Sprintf("\n[ndbg: %s cut here: the program wrote more than the %d bytes a run keeps of it (trace.Limits.MaxStdout)]\n", stream, kept)
+}
+
 // OutputCursor follows a session's output for a front end that shows it
 // as the program goes: Next returns what was written since its last call.
 // The zero value starts at nothing shown.
-type OutputCursor struct{ shown [2]int }
+type OutputCursor struct {
+	shown [2]int
+	cut   [2]bool // the stream's OutputCut line was shown
+}
 
 // Next returns what s's program wrote to stdout and stderr since the last
-// call: nothing after a step back (the cursor goes back with it, so the
-// output is new again when the session passes it going forward), nor where
-// the backend cannot know the output.
+// call, followed, where a stream was cut (Output.StdoutCut, StderrCut), by
+// the OutputCut line once; nothing after a step back (the cursor goes back
+// with it, so the output is new again when the session passes it going
+// forward), nor where the backend cannot know the output.
 func (c *OutputCursor) Next(s *Session) (stdout, stderr []byte) {
 	o, ok := s.Output()
 	if !ok {
 		return nil, nil
 	}
 	var out [2][]byte
+	cut := [2]bool{o.StdoutCut, o.StderrCut}
 	for i, b := range [2][]byte{o.Stdout, o.Stderr} {
 		if len(b) > c.shown[i] {
 			out[i] = b[c.shown[i]:]
 		}
 		c.shown[i] = len(b)
+		if cut[i] && !c.cut[i] {
+			out[i] = append(slices.Clip(out[i]), OutputCut([...]string{"stdout", "stderr"}[i], len(b))...)
+		}
+		c.cut[i] = cut[i]
 	}
 	return out[0], out[1]
 }

@@ -95,6 +95,42 @@ func TestNeuralLongProgramTooLong(t *testing.T) {
 	small := testmodel.ModelContext(t, 1, 96)
 	_, err := ndbg.Start(ctx, ndbg.Neural(small, sample.Params{}), src, call)
 	require.ErrorIs(t, err, ndbg.ErrContextFull)
-	require.Regexp(t, `the code the session is in \(lines 284-288\) needs \d+ tokens \(the whole program \d+\), `+
+	require.Regexp(t, `the code the session is in \(lines 284-288\) needs \d+ tokens without its blank lines and comments \(the whole program \d+\), `+
 		`the current frame \d+ and the next action and frame at least \d+ more, over the 96 the context holds`, err.Error())
+}
+
+// TestNeuralLongCommentBlocks: a comment block too long for the context
+// beside the entry (after it: part of its top-level statement; before it;
+// inside its body) no longer makes a session end in ErrContextFull: the
+// prompt leaves out blank lines and comments before giving up.
+func TestNeuralLongCommentBlocks(t *testing.T) {
+	ctx := context.Background()
+	var block strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&block, "# note %d: what this function does and why, at some length\n\n", i)
+	}
+	body := "    y = x + 1\n    return y\n"
+	srcs := map[string]string{
+		"after":  "def f(x):\n" + body + block.String(),
+		"before": block.String() + "def f(x):\n" + body,
+		"inside": "def f(x):\n" + strings.ReplaceAll(block.String(), "#", "    #") + body,
+	}
+	small := testmodel.ModelContext(t, 1, 512)
+	for name, src := range srcs {
+		s, err := ndbg.Start(ctx, ndbg.Neural(small, sample.Params{}), src, "f(1)")
+		require.NoError(t, err, name)
+		_, err = s.StepInto(ctx)
+		require.NoError(t, err, name)
+		s.Close()
+	}
+	// The code itself still has to fit: a statement too long without its
+	// comments is ErrContextFull as before.
+	var long strings.Builder
+	long.WriteString("def f(x):\n")
+	for i := range 300 {
+		fmt.Fprintf(&long, "    x = x + %d\n", i)
+	}
+	long.WriteString("    return x\n" + block.String())
+	_, err := ndbg.Start(ctx, ndbg.Neural(small, sample.Params{}), long.String(), "f(1)")
+	require.ErrorIs(t, err, ndbg.ErrContextFull)
 }

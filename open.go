@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/ndbg/ndbg/internal/device"
+	"github.com/ndbg/ndbg/internal/regfile"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/weights"
@@ -67,7 +67,7 @@ func Open(ctx context.Context, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	return assemble(ctx, ck, func() ([]byte, error) { return os.ReadFile(filepath.Join(opts.Dir, "tokenizer.json")) }, opts.Dir, opts)
+	return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) { return tokenizer.Load(filepath.Join(opts.Dir, tokenizerName)) }, opts.Dir, opts)
 }
 
 // OpenFS loads a model from a file system (config.json, tokenizer.json and
@@ -79,40 +79,48 @@ func OpenFS(ctx context.Context, fsys fs.FS, name string, opts Options) (*Model,
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	return assemble(ctx, ck, func() ([]byte, error) { return fs.ReadFile(fsys, "tokenizer.json") }, name, opts)
+	return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) {
+		path := filepath.Join(name, tokenizerName)
+		data, err := regfile.ReadFS(fsys, tokenizerName, path, tokenizer.MaxFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: %w", err)
+		}
+		tok, err := tokenizer.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer: load %s: %w", path, err)
+		}
+		return tok, nil
+	}, name, opts)
 }
+
+// tokenizerName is the tokenizer's file in a model directory.
+const tokenizerName = "tokenizer.json"
 
 // assemble makes the Model of an opened checkpoint (which it owns: closed
 // with the model, or here on failure), on the device opts name, and the
-// tokenizer.json that tokenizer reads.
-func assemble(ctx context.Context, ck *weights.Checkpoint, tokenizerJSON func() ([]byte, error), name string, opts Options) (*Model, error) {
+// tokenizer that loadTokenizer reads.
+func assemble(ctx context.Context, ck *weights.Checkpoint, loadTokenizer func() (*tokenizer.Tokenizer, error), name string, opts Options) (*Model, error) {
 	mo, err := opts.engineOptions()
 	if err != nil {
 		ck.Close()
 		return nil, err
 	}
+	tok, err := loadTokenizer() // before the weights: it is read in a moment, they are bound in seconds
+	if err != nil {
+		ck.Close()
+		if mo.Device != nil {
+			err = errors.Join(err, mo.Device.Close())
+		}
+		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
+	}
 	eng, err := model.FromCheckpoint(ctx, ck, mo)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
 	}
-	m, err := withTokenizer(eng, tokenizerJSON, name, opts)
+	m, err := openModel(eng, tok, opts, name)
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
 	}
 	return m, nil
-}
-
-// withTokenizer makes the Model of eng and the tokenizer tokenizerJSON
-// reads.
-func withTokenizer(eng *model.Model, tokenizerJSON func() ([]byte, error), name string, opts Options) (*Model, error) {
-	data, err := tokenizerJSON()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := tokenizer.Parse(data)
-	if err != nil {
-		return nil, err
-	}
-	return openModel(eng, tok, opts, name)
 }

@@ -103,12 +103,13 @@ func (e *realEngine) Fork() engine.Engine { f := *e; return &f }
 // end).
 func (e *realEngine) output() Output {
 	r := e.result
-	if e.pos >= e.tree.End() {
-		return Output{Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.StdoutTruncated || r.StderrTruncated}
+	o := Output{Stdout: r.Stdout, Stderr: r.Stderr, StdoutCut: r.StdoutTruncated, StderrCut: r.StderrTruncated}
+	if e.pos < e.tree.End() {
+		ev := e.tree.Event(e.pos)
+		o = Output{Stdout: r.Stdout[:min(ev.Stdout, len(r.Stdout))], Stderr: r.Stderr[:min(ev.Stderr, len(r.Stderr))],
+			StdoutCut: ev.Stdout > len(r.Stdout), StderrCut: ev.Stderr > len(r.Stderr)}
 	}
-	ev := e.tree.Event(e.pos)
-	o := Output{Stdout: r.Stdout[:min(ev.Stdout, len(r.Stdout))], Stderr: r.Stderr[:min(ev.Stderr, len(r.Stderr))]}
-	o.Truncated = ev.Stdout > len(r.Stdout) || ev.Stderr > len(r.Stderr)
+	o.Truncated = o.StdoutCut || o.StderrCut
 	return o
 }
 

@@ -84,7 +84,7 @@ func (v *verifyEngine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if np == nil {
 		return nil, fmt.Errorf("ndbg: internal: the neural engine kept no prediction")
 	}
-	pred := Prediction{Confidence: *np}
+	pred := Prediction{Confidence: Confidence(*np)}
 	v.last = &pred
 	var real *dsl.State
 	if v.lost == "" {

@@ -2,6 +2,7 @@ package constrain
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -247,4 +248,26 @@ func TestAnalyzeInSandbox(t *testing.T) {
 	codes, err = Analyze(context.Background(), trace.Limits{Python: py, Unsandboxed: true}, "def f():\n    return 1\n")
 	require.NoError(t, err)
 	require.Len(t, codes, 1)
+}
+
+// TestTooManyNamesSaysTheLimit: a program with more distinct local names
+// than the grammar tracks is refused with the limit and where it is
+// documented, not a bare "more than 256 local names".
+func TestTooManyNamesSaysTheLimit(t *testing.T) {
+	vocab, _ := byteVocab(t)
+	var b strings.Builder
+	b.WriteString("def f(x):\n")
+	var names []string
+	for i := range maxNames + 1 {
+		fmt.Fprintf(&b, "    v%d = %d\n", i, i)
+		names = append(names, fmt.Sprintf("v%d", i))
+	}
+	b.WriteString("    return x\n")
+	prog, err := dsl.NewProgram(b.String(), "f")
+	require.NoError(t, err)
+	_, err = Compile(vocab, prog, []Code{{Name: "f", Names: append([]string{"x"}, names...), Lines: []int{2}}})
+	require.ErrorContains(t, err, "the program has more than 256 distinct local names (over all its functions)")
+	require.ErrorContains(t, err, "README.md, Limits")
+	_, err = Compile(vocab, prog, []Code{{Name: "f", Names: append([]string{"x"}, names[:maxNames-1]...), Lines: []int{2}}})
+	require.NoError(t, err, "256 names are fine")
 }

@@ -74,7 +74,8 @@ func Compile(vocab *Vocab, src *dsl.Program, codes []Code) (*Program, error) {
 		for _, n := range c.Names {
 			if _, ok := p.index[n]; !ok {
 				if len(p.names) == maxNames {
-					return nil, fmt.Errorf("constrain: program has more than %d local names", maxNames)
+					return nil, fmt.Errorf("constrain: the program has more than %d distinct local names (over all its functions): "+
+						"the neural backends' frame grammar tracks at most %d (README.md, Limits); the real backend has no such limit", maxNames, maxNames)
 				}
 				p.index[n] = len(p.names)
 				p.names = append(p.names, n)
@@ -172,11 +173,11 @@ func (p *Program) rulesFor(c Context) (int16, error) {
 			}
 		}
 		if er.nameTrie = p.nameTrieLocked(er.names); er.nameTrie < 0 {
-			return 0, fmt.Errorf("constrain: more than %d tries", maxTries)
+			return 0, fmt.Errorf("constrain: the program's frame grammar has used all its %d sets of local names (one program's grammar keeps at most that many)", maxTries)
 		}
 	}
 	if p.nRules == maxRules {
-		return 0, fmt.Errorf("constrain: more than %d distinct frame contexts", maxRules)
+		return 0, fmt.Errorf("constrain: the program's frame grammar has used all its %d frame contexts (one program's grammar keeps at most that many)", maxRules)
 	}
 	p.rules[p.nRules] = &r
 	id = int16(p.nRules)

@@ -36,6 +36,7 @@ type lineIndex struct {
 	scope  []int32        // dense scope id per line: 0 module, then one per def
 	scopes int            // number of scope ids
 	named  []bool         // nameable per line
+	filler []bool         // blank or a comment alone, outside any string literal, per line
 }
 
 // NewProgram prepares source for debugging the top-level function entry:
@@ -218,10 +219,12 @@ func buildIndex(lines []string) *lineIndex {
 		texts:  make([]string, len(lines)),
 		byText: make(map[string]int, len(lines)),
 		named:  make([]bool, len(lines)),
+		filler: make([]bool, len(lines)),
 		funcOf: funcLines(lines, info),
 		scope:  make([]int32, len(lines)),
 	}
 	for i, l := range lines {
+		ix.filler[i] = info[i].kind == blankLine || info[i].kind == commentLine
 		t, marked := strings.CutSuffix(l, StartMarker)
 		if marked && ix.entry == 0 && info[i].logicalStart {
 			ix.entry = i + 1
@@ -299,6 +302,14 @@ func (p *Program) Text(n int) string {
 func (p *Program) Nameable(n int) bool {
 	ix := p.index()
 	return n >= 1 && n <= len(ix.named) && ix.named[n-1]
+}
+
+// Filler reports whether line n is blank or a comment alone, outside any
+// string literal: a line that leaving out changes nothing of the program's
+// code (a shortened prompt drops such lines before it gives up).
+func (p *Program) Filler(n int) bool {
+	ix := p.index()
+	return n >= 1 && n <= len(ix.filler) && ix.filler[n-1]
 }
 
 // FuncOf returns the def line of the innermost function enclosing line n by

@@ -377,3 +377,19 @@ func TestNilProgram(t *testing.T) {
 	require.Equal(t, "", p.Text(1))
 	require.Equal(t, 0, p.EntryLine())
 }
+
+// TestFiller: blank lines and comments alone are filler; code, lines
+// inside a string literal (blank or looking like comments) and code with a
+// comment are not.
+func TestFiller(t *testing.T) {
+	src := "# header\n\ndef f(x):\n    # why\n    s = '''\n\n# not a comment\n'''\n    return x  # done\n   \n"
+	p, err := NewProgram(src, "f")
+	require.NoError(t, err)
+	var got []int
+	for n := 0; n <= len(p.Lines)+1; n++ {
+		if p.Filler(n) {
+			got = append(got, n)
+		}
+	}
+	require.Equal(t, []int{1, 2, 4, 10}, got)
+}

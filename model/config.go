@@ -17,12 +17,25 @@ import (
 type Config = weights.Config
 
 // Check validates c with weights' checks and then refuses what the engine
-// does not compute: attention or MLP biases, activations other than SiLU,
+// does not compute: an architecture other than LLaMA's and CWM's (by
+// model_type and architectures: another one with LLaMA's tensor names,
+// Mistral's sliding window over every layer, say, would load and compute
+// something else), attention or MLP biases, activations other than SiLU,
 // RoPE types other than default and llama3 (whose factor must be at least
 // 1), and a rope_theta of 1 or less.
 func Check(c *Config) error {
 	if err := c.Validate(); err != nil {
 		return err
+	}
+	switch c.ModelType {
+	case "", "llama", "cwm":
+	default:
+		return fmt.Errorf("model config: model_type %q is not an architecture this engine computes (llama, cwm)", trunc(c.ModelType))
+	}
+	for _, a := range c.Architectures {
+		if a != "LlamaForCausalLM" && a != "CwmForCausalLM" {
+			return fmt.Errorf("model config: architectures names %q, not one this engine computes (LlamaForCausalLM, CwmForCausalLM)", trunc(a))
+		}
 	}
 	if c.AttentionBias || c.MLPBias {
 		return errors.New("model config: attention/MLP biases are not supported")
@@ -42,6 +55,14 @@ func Check(c *Config) error {
 		}
 	}
 	return nil
+}
+
+// trunc shortens a config's string for an error message.
+func trunc(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 // cwmLayers is CWM's attention pattern: layer i is global when i%4 == 0,

@@ -47,6 +47,11 @@ type Options struct {
 	// FastBF16 makes the default CPU device NewCPUFast: BF16 products
 	// round activations to BF16 (faster prefill, slightly less exact).
 	FastBF16 bool
+	// Memory bounds the model's Footprint (what it allocates for itself
+	// and one session at its full context), checked before allocating any
+	// of it; 0 means the memory this process may use (the machine's, or
+	// its control group's limit), negative no check.
+	Memory int64
 }
 
 // failed closes a device given to the model that could not be built and
@@ -113,14 +118,19 @@ func FromCheckpoint(ctx context.Context, ck *weights.Checkpoint, opts Options) (
 	return m, nil
 }
 
-// binder fetches tensors from a Source, checking presence and shape and
-// collecting every problem so that one error lists them all.
+// binder fetches tensors from a Source, checking presence, shape and
+// element type and collecting every problem so that one error lists them
+// all; then (once all are there and the model fits in memory) converts
+// them.
 type binder struct {
-	src   Source
-	errs  []error
-	bound []*weights.Tensor // checked for NaN and Inf once all are bound
+	src    Source
+	errs   []error
+	bound  []*weights.Tensor          // checked for NaN and Inf once all are bound
+	byName map[string]*weights.Tensor // the bound tensors
 }
 
+// tensor binds the named tensor after checking that it has shape and a
+// floating-point element type.
 func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
 	t, err := b.src.Tensor(name)
 	if err != nil {
@@ -131,17 +141,55 @@ func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
 		b.errs = append(b.errs, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Shape, shape))
 		return nil
 	}
+	if !t.DType.IsFloat() {
+		b.errs = append(b.errs, fmt.Errorf("tensor %s is %s, not a floating-point type", name, t.DType))
+		return nil
+	}
 	b.bound = append(b.bound, t)
+	b.byName[name] = t
 	return t
 }
 
-// vec binds a 1-D tensor as float32.
-func (b *binder) vec(name string, n int) []float32 {
-	t := b.tensor(name, n)
-	if t == nil {
-		return nil
+// copied returns the bytes that binding the bound tensors of a model of
+// shape cfg copies (the fused QKV and gate/up matrices, F16 widened to
+// F32, the norms), and the element type of its attention projections
+// (which the CPU's KV cache takes).
+func (b *binder) copied(cfg *Config) (int64, kernels.DType) {
+	size := func(names ...string) int64 { // one matrix made of names, stacked
+		var n, elem int64 = 0, 2
+		for _, name := range names {
+			t := b.byName[name]
+			n = addSat(n, int64(t.NumElements()))
+			if t.DType != weights.BF16 {
+				elem = 4
+			}
+		}
+		return mulSat(n, elem)
 	}
-	v, err := t.F32()
+	var n int64
+	qkvDType := kernels.BF16
+	for name, t := range b.byName {
+		switch {
+		case len(t.Shape) == 1:
+			n = addSat(n, mulSat(int64(t.NumElements()), 4)) // a norm, cloned
+		case t.DType == weights.F16:
+			n = addSat(n, mulSat(int64(t.NumElements()), 4)) // widened; fused ones are counted below instead
+		}
+		if strings.HasSuffix(name, weights.QProj) && t.DType != weights.BF16 {
+			qkvDType = kernels.F32
+		}
+	}
+	for l := range cfg.NumHiddenLayers {
+		name := func(suffix string) string { return weights.LayerTensor(l, suffix) }
+		n = addSat(n, size(name(weights.QProj), name(weights.KProj), name(weights.VProj)))
+		n = addSat(n, size(name(weights.GateProj), name(weights.UpProj)))
+	}
+	return n, qkvDType
+}
+
+// vec converts a bound 1-D tensor to float32, copied.
+func (b *binder) vec(name string) []float32 {
+	v, err := b.byName[name].F32()
 	if err != nil {
 		b.errs = append(b.errs, fmt.Errorf("tensor %s: %w", name, err))
 		return nil
@@ -149,14 +197,11 @@ func (b *binder) vec(name string, n int) []float32 {
 	return slices.Clone(v) // small; do not alias the mapping
 }
 
-// mat binds a rows × cols tensor, keeping BF16 as BF16 (zero-copy) and F32
-// as F32; F16 is widened to F32.
-func (b *binder) mat(name string, rows, cols int) *kernels.Mat {
-	t := b.tensor(name, rows, cols)
-	if t == nil {
-		return nil
-	}
-	m := &kernels.Mat{Rows: rows, Cols: cols}
+// mat converts a bound rows × cols tensor, keeping BF16 as BF16 (zero-copy)
+// and F32 as F32; F16 is widened to F32.
+func (b *binder) mat(name string) *kernels.Mat {
+	t := b.byName[name]
+	m := &kernels.Mat{Rows: t.Shape[0], Cols: t.Shape[1]}
 	var err error
 	if t.DType == weights.BF16 {
 		m.DType = kernels.BF16
@@ -209,11 +254,13 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 
 // New binds the weights of a model of shape cfg from src, by the Hugging
 // Face tensor names of package weights' table (weights.EmbedTokens,
-// weights.LayerTensor(l, weights.QProj), …; lm_head unless tied). Every tensor is checked for presence, shape
-// and finite values (a NaN or Inf weight would turn every logit into NaN;
-// the check reads each weight once, on opts.Threads goroutines); the error
-// lists all that are wrong. Weights not fused at load
-// alias src, which must stay open while the model is used.
+// weights.LayerTensor(l, weights.QProj), …; lm_head unless tied). Every
+// tensor is checked for presence, shape, a floating-point type and finite
+// values (a NaN or Inf weight would turn every logit into NaN; the check
+// reads each weight once, on opts.Threads goroutines); the error lists all
+// that are wrong. Nothing is allocated before the model's Footprint is
+// found to fit in opts.Memory. Weights not fused at load alias src, which
+// must stay open while the model is used.
 func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, err error) {
 	defer func() {
 		if err != nil {
@@ -223,17 +270,35 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 	if opts.Context > 0 && opts.Context < cfg.MaxPositionEmbeddings {
 		cfg.MaxPositionEmbeddings = opts.Context
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := Check(&cfg); err != nil {
 		return nil, err
 	}
-	b := &binder{src: src}
-	H, Q, KV, F, V := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize, cfg.VocabSize
-	embed := b.mat(weights.EmbedTokens, V, H)
+	b := &binder{src: src, byName: map[string]*weights.Tensor{}}
+	for _, s := range weights.LlamaTensors(&cfg) {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("model: binding weights: %w", err)
+		}
+		b.tensor(s.Name, s.Shape...)
+		if len(b.errs) > 20 {
+			break
+		}
+	}
+	if len(b.errs) > 0 {
+		return nil, fmt.Errorf("model: %d weight problem(s): %w", len(b.errs), errors.Join(b.errs...))
+	}
+	copied, dt := b.copied(&cfg)
+	if err := checkMemory(&cfg, FootprintOf(&cfg, dt, copied, opts.Threads), opts.Memory); err != nil {
+		return nil, err
+	}
+	if err := weights.CheckFinite(ctx, opts.Threads, b.bound...); err != nil {
+		return nil, fmt.Errorf("model: 1 weight problem(s): %w", err)
+	}
+	embed := b.mat(weights.EmbedTokens)
 	head := embed
 	if !cfg.TieWordEmbeddings {
-		head = b.mat(weights.LMHead, V, H)
+		head = b.mat(weights.LMHead)
 	}
-	norm := b.vec(weights.FinalNorm, H)
+	norm := b.vec(weights.FinalNorm)
 	layers := make([]LayerWeights, cfg.NumHiddenLayers)
 	for l := range layers {
 		if err := ctx.Err(); err != nil {
@@ -241,27 +306,17 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 		}
 		lw := &layers[l]
 		name := func(suffix string) string { return weights.LayerTensor(l, suffix) }
-		lw.AttnNorm = b.vec(name(weights.InputNorm), H)
-		lw.FFNNorm = b.vec(name(weights.PostNorm), H)
-		q := b.mat(name(weights.QProj), Q, H)
-		k := b.mat(name(weights.KProj), KV, H)
-		v := b.mat(name(weights.VProj), KV, H)
-		lw.O = b.mat(name(weights.OProj), H, Q)
-		gate := b.mat(name(weights.GateProj), F, H)
-		up := b.mat(name(weights.UpProj), F, H)
-		lw.Down = b.mat(name(weights.DownProj), H, F)
-		if q != nil && k != nil && v != nil {
-			lw.QKV = stack(q, k, v)
-		}
-		if gate != nil && up != nil {
-			lw.GateUp = stack(gate, up)
-		}
-		if len(b.errs) > 20 {
+		lw.AttnNorm = b.vec(name(weights.InputNorm))
+		lw.FFNNorm = b.vec(name(weights.PostNorm))
+		q, k, v := b.mat(name(weights.QProj)), b.mat(name(weights.KProj)), b.mat(name(weights.VProj))
+		lw.O = b.mat(name(weights.OProj))
+		gate, up := b.mat(name(weights.GateProj)), b.mat(name(weights.UpProj))
+		lw.Down = b.mat(name(weights.DownProj))
+		if len(b.errs) > 0 {
 			break
 		}
-	}
-	if err := weights.CheckFinite(ctx, opts.Threads, b.bound...); err != nil {
-		b.errs = append(b.errs, err)
+		lw.QKV = stack(q, k, v)
+		lw.GateUp = stack(gate, up)
 	}
 	if len(b.errs) > 0 {
 		return nil, fmt.Errorf("model: %d weight problem(s): %w", len(b.errs), errors.Join(b.errs...))
@@ -304,11 +359,14 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 	if opts.Context > 0 && opts.Context < cfg.MaxPositionEmbeddings {
 		cfg.MaxPositionEmbeddings = opts.Context
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := Check(&cfg); err != nil {
 		return nil, err
 	}
 	if dt != kernels.F32 && dt != kernels.BF16 {
 		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
+	}
+	if err := checkMemory(&cfg, FootprintOf(&cfg, dt, mulSat(cfg.Params(), int64(dt.Size())), opts.Threads), opts.Memory); err != nil {
+		return nil, err
 	}
 	// Each matrix gets its own generator, so they fill in parallel (on a
 	// pool of opts.Threads threads, once all are allocated).

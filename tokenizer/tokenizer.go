@@ -19,9 +19,10 @@ package tokenizer
 import (
 	"fmt"
 	"math"
-	"os"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ndbg/ndbg/internal/regfile"
 )
 
 // AddedToken is a token from tokenizer.json's added_tokens, matched in the
@@ -66,9 +67,15 @@ type Tokenizer struct {
 	cache *wordCache
 }
 
-// Load reads a tokenizer.json file.
+// MaxFileSize bounds the tokenizer.json that Load (and ndbg.Open) reads:
+// Llama-3's is 9 MB, the largest real ones (256k-token vocabularies) about
+// 35 MB.
+const MaxFileSize = 128 << 20
+
+// Load reads a tokenizer.json file: a regular file (a FIFO or a device is
+// refused without blocking) of at most MaxFileSize bytes.
 func Load(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.Read(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -503,4 +510,36 @@ func endsWithWord(s string) bool {
 func startsWithWord(s string) bool {
 	r, _ := utf8.DecodeRuneInString(s)
 	return s != "" && isWordRune(r)
+}
+
+// CheckModel checks that t can be the tokenizer of a model whose embedding
+// has vocabSize rows and whose config.json names bos and eos (nil and
+// empty: none): every id t writes must be a row of the embedding (a larger
+// vocabulary writes ids the model has no row for), and the BOS and EOS ids
+// the config names must be special tokens of t (another model's tokenizer
+// has ordinary text there, or no token at all). It cannot tell a same-sized
+// tokenizer with other merges apart: that is what the config's special ids
+// are for.
+func (t *Tokenizer) CheckModel(vocabSize int, bos *int, eos []int) error {
+	if t.VocabSize() > vocabSize {
+		return fmt.Errorf("tokenizer: tokenizer.json has %d tokens, but the model's embedding has %d rows (vocab_size): "+
+			"it is not this model's tokenizer", t.VocabSize(), vocabSize)
+	}
+	ids := map[string][]int{"eos_token_id": eos}
+	if bos != nil {
+		ids["bos_token_id"] = []int{*bos}
+	}
+	for _, field := range []string{"bos_token_id", "eos_token_id"} {
+		for _, id := range ids[field] {
+			if !t.IsSpecial(id) {
+				what := fmt.Sprintf("the ordinary token %q", t.TokenString(id))
+				if id >= t.VocabSize() {
+					what = fmt.Sprintf("no token (it has %d)", t.VocabSize())
+				}
+				return fmt.Errorf("tokenizer: config.json's %s is %d, which in tokenizer.json is %s, not a special token: "+
+					"it is not this model's tokenizer", field, id, what)
+			}
+		}
+	}
+	return nil
 }

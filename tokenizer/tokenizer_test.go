@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -341,4 +342,19 @@ func TestEncodeOrdinary(t *testing.T) {
 	assert.Contains(t, opts.EncodeOrdinary("x TODO <|lstrip|>"), todo)
 	lstrip, _ := opts.TokenID("<|lstrip|>")
 	assert.NotContains(t, opts.EncodeOrdinary("x TODO <|lstrip|>"), lstrip)
+}
+
+// CheckModel refuses a tokenizer that is not the model's: more tokens than
+// the embedding has rows, or the config's BOS/EOS ids not special tokens.
+func TestCheckModel(t *testing.T) {
+	tok, err := Load("testdata/code-gpt2.tokenizer.json")
+	require.NoError(t, err)
+	n := tok.VocabSize()
+	bos, eos := tok.SpecialTokens()["<|begin_of_text|>"], tok.SpecialTokens()["<|end_of_text|>"]
+	require.NoError(t, tok.CheckModel(n, &bos, []int{eos}))
+	require.NoError(t, tok.CheckModel(n+64, nil, nil), "a model may have more rows (padding) than tokens")
+	assert.ErrorContains(t, tok.CheckModel(n-1, nil, nil), fmt.Sprintf("tokenizer.json has %d tokens, but the model's embedding has %d rows", n, n-1))
+	other := 100
+	assert.ErrorContains(t, tok.CheckModel(n, &other, nil), "config.json's bos_token_id is 100, which in tokenizer.json is the ordinary token")
+	assert.ErrorContains(t, tok.CheckModel(n+10, nil, []int{eos, n + 5}), fmt.Sprintf("eos_token_id is %d, which in tokenizer.json is no token", n+5))
 }

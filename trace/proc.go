@@ -43,9 +43,12 @@ func FindPython(ctx context.Context) (string, error) {
 	if isELF(path) {
 		return path, nil // a real interpreter, not a shim script
 	}
-	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	tctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, "-S", "-c", "import sys; sys.stdout.write(sys.executable)").Output()
+	out, err := exec.CommandContext(tctx, path, "-S", "-c", "import sys; sys.stdout.write(sys.executable)").Output()
+	if cerr := ctx.Err(); err != nil && cerr != nil {
+		err = cerr // the caller's cancellation killed it: say so (errors.Is(err, context.Canceled))
+	}
 	if err != nil {
 		return "", fmt.Errorf("trace: ask %s for sys.executable: %w", path, err)
 	}

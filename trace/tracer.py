@@ -18,6 +18,7 @@
 import ast
 import base64
 import builtins
+import copy
 import io
 import json
 import os
@@ -29,7 +30,7 @@ import _thread
 # Bound here so that a program rebinding builtins cannot break the tracer.
 from builtins import (BaseException, MemoryError, RecursionError, SyntaxError, UnicodeEncodeError,
                       ValueError, bytes, callable, compile, dict, eval, exec, float, getattr,
-                      hasattr, id, int, isinstance, len, max, repr, setattr, str, tuple, type)
+                      hasattr, id, int, isinstance, len, locals, max, repr, setattr, str, tuple, type)
 
 PROGFILE = "<program>"
 MAX_REPR = 256  # dsl.MaxRepr
@@ -565,46 +566,50 @@ def literal_call(source, code, entry, call):
         if k.arg is None:
             raise NotLiteral("%s unpacks a value: give its items as keyword arguments" % ast.get_source_segment(text, k))
         kwargs[k.arg] = literal(text, k.value, "argument %s" % k.arg)
-    nargs, npos, nkw = fcode.co_argcount, fcode.co_posonlyargcount, fcode.co_kwonlyargcount
-    names = fcode.co_varnames
-    params, kwonly = names[:nargs], names[nargs:nargs + nkw]
-    i = nargs + nkw
-    star = dstar = None
-    if fcode.co_flags & 0x04:  # CO_VARARGS
-        star, i = names[i], i + 1
-    if fcode.co_flags & 0x08:  # CO_VARKEYWORDS
-        dstar = names[i]
-    if len(args) > nargs and star is None:
-        raise NotLiteral("%s() takes %d positional arguments but %d were given" % (entry, nargs, len(args)))
-    values = dict(zip(params, args))
-    extra = {}
-    for k, v in kwargs.items():
-        if k in kwonly or k in params[npos:]:
-            if k in values:
-                raise NotLiteral("%s() got multiple values for argument %r" % (entry, k))
-            values[k] = v
-        elif dstar is not None:
-            extra[k] = v
-        elif k in params:
-            raise NotLiteral("%s() got a positional-only argument passed as keyword: %r" % (entry, k))
-        else:
-            raise NotLiteral("%s() got an unexpected keyword argument %r" % (entry, k))
+    values = python_bind(fdef, entry, args, kwargs)
     a = fdef.args
-    defaults = dict(zip(params[nargs - len(a.defaults):], a.defaults))
+    params = [p.arg for p in a.posonlyargs + a.args]
+    defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
     for p, d in zip(a.kwonlyargs, a.kw_defaults):
         if d is not None:
             defaults[p.arg] = d
-    for p in params + kwonly:
-        if p not in values:
-            if p not in defaults:
-                raise NotLiteral("%s() missing required argument %r" % (entry, p))
-            values[p] = literal(source, defaults[p], "the default of %r" % p)
-    pairs = [(p, values[p]) for p in params + kwonly]
-    if star is not None:
-        pairs.append((star, tuple(args[nargs:])))
-    if dstar is not None:
-        pairs.append((dstar, extra))
+    pairs = []
+    for name, v in values.items():
+        if v is UNSET:
+            v = literal(source, defaults[name], "the default of %r" % name)
+        pairs.append((name, v))
     return fcode.co_firstlineno, pairs
+
+
+class CallMismatch(ValueError):
+    """The call does not match the entry's parameters: CPython's TypeError."""
+
+
+UNSET = object()  # a parameter the call left to its default
+
+
+def python_bind(fdef, entry, args, kwargs):
+    """Binds args and kwargs to the parameters of fdef (the entry's def) as
+    CPython binds them, running nothing of the program: a stub with fdef's
+    parameters (each default replaced by UNSET, annotations dropped) and no
+    body but returning its locals is compiled and called, so that a call
+    that does not match raises CPython's own TypeError (CallMismatch, in
+    its words). Returns the parameters' values in f_locals' order."""
+    stub = copy.copy(fdef)
+    a = stub.args = copy.deepcopy(fdef.args)
+    for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]:
+        p.annotation = None
+    a.defaults = [ast.Name(id="__ndbg_unset__", ctx=ast.Load()) for _ in a.defaults]
+    a.kw_defaults = [None if d is None else ast.Name(id="__ndbg_unset__", ctx=ast.Load()) for d in a.kw_defaults]
+    stub.decorator_list, stub.returns = [], None
+    stub.body = [ast.Return(value=ast.Call(func=ast.Name(id="__ndbg_locals__", ctx=ast.Load()), args=[], keywords=[]))]
+    mod = ast.fix_missing_locations(ast.Module(body=[stub], type_ignores=[]))
+    ns = {"__builtins__": {}, "__ndbg_unset__": UNSET, "__ndbg_locals__": locals}
+    exec(compile(mod, "<ndbg-binding>", "exec"), ns)
+    try:
+        return ns[fdef.name](*args, **kwargs)
+    except TypeError as e:
+        raise CallMismatch("calling %s would raise TypeError: %s" % (entry, safestr(e)))
 
 
 TOO_DEEP = "an expression is too deeply nested to compile (CPython's compiler ran out of recursion depth)"
@@ -870,6 +875,9 @@ def run_one(req):
                 except MemoryError:
                     res["status"], res["msg"] = "memory", "MemoryError parsing the program"
                     return res
+                except CallMismatch as e:
+                    res["status"], res["msg"] = "setup", bound(safestr(e), 1024, 1000)
+                    return res
                 except (SyntaxError, ValueError) as e:
                     res["status"], res["msg"] = "setup", "no-exec: " + bound(safestr(e), 1024, 1000)
                     return res
@@ -912,6 +920,12 @@ def run_one(req):
                 res["status"], res["ret"] = "returned", bound(saferepr(value), max_bytes, max(0, max_bytes - 32))
             elif isinstance(value, MemoryError):
                 res["status"], res["msg"] = "memory", "MemoryError"
+            elif not events and not script:
+                # Raised before the entry's first event: binding the
+                # arguments to its parameters failed (f(1, 2) for def
+                # f(x)), in Python's own words.
+                res["status"], res["exc"] = "setup", exc_info(value)
+                res["msg"] = "calling %s raised %s: %s" % (entry, type(value).__name__, res["exc"]["msg"])
             else:
                 res["status"], res["exc"] = "raised", exc_info(value)
         except Timeout:

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/ndbg/ndbg/internal/regfile"
 )
 
 // File names of the Hugging Face checkpoint layout.
@@ -60,7 +62,68 @@ func openSource(src source) (*Checkpoint, error) {
 		return nil, err
 	}
 	ck.Config = cfg
+	if err := ck.checkAgainstConfig(); err != nil {
+		return nil, errors.Join(err, ck.Close())
+	}
 	return ck, nil
+}
+
+// torchDTypes are the 2-byte float types of config.json's torch_dtype.
+var torchDTypes = map[string]DType{"bfloat16": BF16, "float16": F16, "half": F16}
+
+// checkAgainstConfig refuses tensors that contradict config.json where
+// nothing else would notice and the model would compute garbage:
+//
+//   - F16 and BF16 have the same size, so a tensor labelled with the one
+//     whose bytes are the other passes every size check and loads as
+//     nonsense values. Every 2-byte float tensor must have the one dtype
+//     torch_dtype names (when it names a 2-byte type), and a checkpoint
+//     must not mix the two.
+//   - With tie_word_embeddings the output head is the embedding, and an
+//     lm_head.weight beside it would be silently ignored: one that differs
+//     from the embedding is refused (one equal to it, as some exporters
+//     write, says nothing new).
+func (ck *Checkpoint) checkAgainstConfig() error {
+	want, named := torchDTypes[ck.Config.TorchDType]
+	var first *Tensor
+	for _, n := range ck.Names() {
+		t, err := ck.owner[n].Tensor(n)
+		if err != nil {
+			return err
+		}
+		if t.DType != F16 && t.DType != BF16 {
+			continue
+		}
+		if named && t.DType != want {
+			return fmt.Errorf("weights: %s: tensor %q is labelled %s, but config.json's torch_dtype is %q (%s): "+
+				"the two 2-byte float formats have the same size, so a wrong label loads as wrong values; "+
+				"label every tensor with the format its bytes are in", ck.owner[n].Path(), truncate(n, 64), t.DType,
+				ck.Config.TorchDType, want)
+		}
+		if first == nil {
+			first = t
+		} else if t.DType != first.DType {
+			return fmt.Errorf("weights: %s: tensor %q is %s but %q is %s: a checkpoint mixes the two 2-byte float "+
+				"formats only when a label is wrong (the bytes of one read as the other give wrong values)",
+				ck.Dir, truncate(n, 64), t.DType, truncate(first.Name, 64), first.DType)
+		}
+	}
+	if ck.Config.TieWordEmbeddings && ck.Has(LMHead) && ck.Has(EmbedTokens) {
+		head, err := ck.owner[LMHead].Tensor(LMHead)
+		if err != nil {
+			return err
+		}
+		embed, err := ck.owner[EmbedTokens].Tensor(EmbedTokens)
+		if err != nil {
+			return err
+		}
+		if head.DType != embed.DType || !slices.Equal(head.Shape, embed.Shape) || !bytes.Equal(head.Data, embed.Data) {
+			return fmt.Errorf("weights: %s: config.json says tie_word_embeddings, so the output head is %s, "+
+				"but the checkpoint also holds a different %s, which would be ignored: set tie_word_embeddings "+
+				"to false to use it, or remove it", ck.Dir, EmbedTokens, LMHead)
+		}
+	}
+	return nil
 }
 
 // OpenTensors is Open without config.json: Config is left nil.
@@ -302,66 +365,34 @@ func dirSource(dir string) source {
 	}
 }
 
-// fsSource reads the checkpoint at the root of fsys, called name.
+// fsSource reads the checkpoint at the root of fsys, called name: each
+// file only if it is a regular file, the JSON side files up to their limit.
 func fsSource(fsys fs.FS, name string) source {
 	s := source{name: name, stat: func(file string) (fs.FileInfo, error) { return fs.Stat(fsys, file) }}
 	s.read = func(file string, max int64) ([]byte, error) {
-		st, err := s.stat(file)
+		data, err := regfile.ReadFS(fsys, file, s.path(file), max)
 		if err != nil {
-			return nil, fmt.Errorf("weights: %s: %w", name, err)
+			return nil, fmt.Errorf("weights: %w", err)
 		}
-		if !st.Mode().IsRegular() {
-			return nil, fmt.Errorf("weights: %s: not a regular file", s.path(file))
-		}
-		if st.Size() > max {
-			return nil, fmt.Errorf("weights: %s: %d bytes, more than the %d allowed", s.path(file), st.Size(), max)
-		}
-		return s.readAll(fsys, file)
+		return data, nil
 	}
 	s.open = func(file string) (*File, error) {
-		data, err := s.readAll(fsys, file)
+		data, err := regfile.ReadFS(fsys, file, s.path(file), -1)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("weights: %w", err)
 		}
 		return ParseSafetensors(s.path(file), data)
 	}
 	return s
 }
 
-// readAll reads a file of fsys.
-func (s source) readAll(fsys fs.FS, file string) ([]byte, error) {
-	data, err := fs.ReadFile(fsys, file)
-	if err != nil {
-		return nil, fmt.Errorf("weights: %s: %w", s.name, err)
-	}
-	return data, nil
-}
-
 // readSmallFile reads a JSON side file (config, index) of at most max
-// bytes. It checks first that path is a regular file, so that a FIFO or a
-// device planted in a checkpoint directory cannot block or flood the read.
+// bytes, only if it is a regular file, so that a FIFO or a device planted
+// in a checkpoint directory cannot block or flood the read.
 func readSmallFile(path string, max int64) ([]byte, error) {
-	st, err := os.Stat(path)
+	data, err := regfile.Read(path, max)
 	if err != nil {
 		return nil, fmt.Errorf("weights: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("weights: %s: not a regular file", path)
-	}
-	if st.Size() > max {
-		return nil, fmt.Errorf("weights: %s: %d bytes, more than the %d allowed", path, st.Size(), max)
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("weights: %w", err)
-	}
-	defer fh.Close()
-	data, err := io.ReadAll(io.LimitReader(fh, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("weights: %s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("weights: %s: more than the %d bytes allowed", path, max)
 	}
 	return data, nil
 }

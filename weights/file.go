@@ -3,8 +3,9 @@ package weights
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
+
+	"github.com/ndbg/ndbg/internal/regfile"
 )
 
 // File is one opened safetensors file. Its methods may be called
@@ -21,25 +22,12 @@ type File struct {
 // OpenFile memory-maps a safetensors file read-only and validates its
 // header. Close it to unmap.
 func OpenFile(path string) (*File, error) {
-	// Stat before opening: opening a FIFO would block.
-	if st, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("weights: %w", err)
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("weights: %s: not a regular file", path)
-	}
-	f, err := os.Open(path)
+	f, size, err := regfile.Open(path) // a FIFO or a device is refused, without blocking
 	if err != nil {
 		return nil, fmt.Errorf("weights: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("weights: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("weights: %s: not a regular file", path)
-	}
-	data, release, err := mapFile(f, st.Size())
+	data, release, err := mapFile(f, size)
 	if err != nil {
 		return nil, fmt.Errorf("weights: %s: %w", path, err)
 	}

@@ -90,7 +90,8 @@ func LlamaTensors(c *Config) []TensorSpec {
 
 // CheckLlama verifies that ck (opened with its config) holds exactly the
 // tensors LlamaTensors lists, with those shapes, and nothing else except an
-// lm_head.weight next to tied embeddings (some exporters write it anyway).
+// lm_head.weight next to tied embeddings (a copy of the embedding, as some
+// exporters write: Open refuses one that differs).
 // One error lists every problem, so an export can be fixed in one pass.
 func CheckLlama(ck *Checkpoint) error {
 	if ck.Config == nil {

@@ -259,3 +259,85 @@ func TestShardedConsistency(t *testing.T) {
 		assert.Equal(t, []float32{2}, v)
 	})
 }
+
+// TestOpenRefusesContradictions: checkpoints whose files each pass every
+// check but contradict config.json, and loaded as garbage: an F16 label on
+// BF16 bytes (the same size) against torch_dtype or beside BF16 tensors,
+// and an lm_head that tie_word_embeddings would ignore. A copy of the
+// embedding as lm_head, and labels that agree, open. The directory and the
+// file system say the same.
+func TestOpenRefusesContradictions(t *testing.T) {
+	write := func(t *testing.T, edit func(c *Config, ts []Tensor) []Tensor) string {
+		dir := t.TempDir()
+		c := tinyConfig()
+		ts, err := RandomLlama(c, BF16, 1)
+		require.NoError(t, err)
+		ts = edit(c, ts)
+		require.NoError(t, WriteCheckpoint(dir, c, ts, 0, nil))
+		return dir
+	}
+	open := func(t *testing.T, dir string) (error, error) {
+		ck, err := Open(dir)
+		if err == nil {
+			ck.Close()
+		}
+		fck, ferr := OpenFS(os.DirFS(dir), dir)
+		if ferr == nil {
+			fck.Close()
+		}
+		return err, ferr
+	}
+	relabel := func(name string) func(c *Config, ts []Tensor) []Tensor {
+		return func(c *Config, ts []Tensor) []Tensor {
+			for i := range ts {
+				if name == "" || ts[i].Name == name {
+					ts[i].DType = F16
+				}
+			}
+			return ts
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(c *Config, ts []Tensor) []Tensor
+		want string // "" opens
+	}{
+		{"agreeing labels", func(c *Config, ts []Tensor) []Tensor { c.TorchDType = "bfloat16"; return ts }, ""},
+		{"no torch_dtype", func(c *Config, ts []Tensor) []Tensor { c.TorchDType = ""; return ts }, ""},
+		{"float32 torch_dtype, BF16 tensors", func(c *Config, ts []Tensor) []Tensor { c.TorchDType = "float32"; return ts }, ""},
+		{"one F16 among BF16", relabel(LayerTensor(1, DownProj)), `"model.layers.1.mlp.down_proj.weight" is F16 but`},
+		{"all F16, torch_dtype bfloat16", func(c *Config, ts []Tensor) []Tensor {
+			c.TorchDType = "bfloat16"
+			return relabel("")(c, ts)
+		}, `is labelled F16, but config.json's torch_dtype is "bfloat16"`},
+		{"all BF16, torch_dtype float16", func(c *Config, ts []Tensor) []Tensor { c.TorchDType = "float16"; return ts }, `is labelled BF16, but config.json's torch_dtype is "float16"`},
+		{"stray lm_head", func(c *Config, ts []Tensor) []Tensor { c.TieWordEmbeddings = true; return ts }, "also holds a different lm_head.weight"},
+		{"lm_head a copy of the embedding", func(c *Config, ts []Tensor) []Tensor {
+			c.TieWordEmbeddings = true
+			var embed []byte
+			for _, t := range ts {
+				if t.Name == EmbedTokens {
+					embed = t.Data
+				}
+			}
+			for i := range ts {
+				if ts[i].Name == LMHead {
+					ts[i].Data = append([]byte(nil), embed...)
+				}
+			}
+			return ts
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := write(t, tc.edit)
+			err, ferr := open(t, dir)
+			if tc.want == "" {
+				require.NoError(t, err)
+				require.NoError(t, ferr)
+				return
+			}
+			assert.ErrorContains(t, err, tc.want, "directory")
+			assert.ErrorContains(t, ferr, tc.want, "file system")
+		})
+	}
+}

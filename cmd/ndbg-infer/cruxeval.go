@@ -32,6 +32,8 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	strategy := fs.String("strategy", eval.StepReturn, "for -O: step_return, breakpoint or steps")
 	var bf cli.BackendFlags
 	bf.Register(fs, cli.Neural, cli.Real)
+	cli.SetUsage(fs, "ndbg-infer --cruxeval-o|--cruxeval-i --item ITEM.json [--strategy S] [--model DIR | --backend real]",
+		"Predicts the item's output (-o) or an input (-i), scores it by running the item's assert, and prints both as JSON.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -40,6 +42,9 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return cli.Usagef("need exactly one of --cruxeval-o and --cruxeval-i, and --item")
 	}
 	if err := bf.Check(); err != nil {
+		return err
+	}
+	if _, err := cli.List("strategy", *strategy, eval.Strategies()); err != nil {
 		return err
 	}
 	data, err := cli.ReadFile("the item", *itemPath)

@@ -30,14 +30,35 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	p := sample.Params{TopP: 1}
 	cli.RegisterSampling(fs, &p)
 	noStop := fs.Bool("ignore-eos", false, "do not stop at the model's end-of-sequence tokens")
+	cli.SetUsage(fs, "ndbg-infer generate --model DIR (--prompt TEXT | --tokens ID,...) [--max-tokens N] [sampling flags]",
+		"Streams the continuation of the prompt to stdout and a tokens/s line to stderr.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	if err := cli.NoArgs(fs); err != nil {
+		return err
 	}
-	if *maxTokens <= 0 {
-		return fmt.Errorf("--max-tokens %d: want at least 1", *maxTokens)
+	if e.model == "" {
+		return cli.Usagef("need --model DIR: generate continues a prompt with a checkpoint")
+	}
+	if (*prompt == "") == (*ids == "") {
+		return cli.Usagef("need one of --prompt TEXT and --tokens ID,...")
+	}
+	if err := cli.AtLeast(cli.Bound{Flag: "max-tokens", Value: *maxTokens, Min: 1}, cli.Bound{Flag: "context", Value: e.context}); err != nil {
+		return err
+	}
+	var input []int
+	if *ids != "" {
+		for _, f := range strings.Split(*ids, ",") {
+			t, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || t < 0 {
+				return cli.Usagef("--tokens: %q is not a token id (a non-negative integer)", strings.TrimSpace(f))
+			}
+			input = append(input, t)
+		}
+	}
+	if err := cli.CheckSampling(p); err != nil {
+		return err
 	}
 	smp, err := sample.New(p)
 	if err != nil {
@@ -49,16 +70,8 @@ func runGenerate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer m.Close()
 
-	var input []int
 	switch {
 	case *ids != "":
-		for _, f := range strings.Split(*ids, ",") {
-			t, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				return fmt.Errorf("bad token %q: %w", f, err)
-			}
-			input = append(input, t)
-		}
 	case tok == nil:
 		return errors.New("the model has no tokenizer.json: pass --tokenizer or --tokens")
 	default:

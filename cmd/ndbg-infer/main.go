@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,11 +64,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			m = ms[2] // cruxeval
 		}
 	}
+	named := false
 	for _, c := range ms {
 		if c.name == args[0] {
-			m, args = c, args[1:]
+			m, args, named = c, args[1:], true
 			break
 		}
+	}
+	if !named && !strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "ndbg-infer: unknown mode %q\n", args[0])
+		usage(stderr, ms)
+		return 2
 	}
 	return cli.Finish(stderr, "ndbg-infer", m.name, m.run(ctx, args, stdout, stderr))
 }
@@ -110,7 +115,7 @@ func (e *engineFlags) register(fs *flag.FlagSet) {
 // otherwise: modes then read and write token ids).
 func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokenizer, error) {
 	if e.model == "" {
-		return nil, nil, errors.New("--model is required")
+		return nil, nil, cli.Usagef("need --model DIR")
 	}
 	dev, err := e.OpenDevice()
 	if err != nil {
@@ -133,9 +138,10 @@ func (e *engineFlags) load(ctx context.Context) (*model.Model, *tokenizer.Tokeni
 		m.Close()
 		return nil, nil, fmt.Errorf("tokenizer: %w", err)
 	}
-	if tok.VocabSize() > m.Config().VocabSize {
+	cfg := m.Config()
+	if err := tok.CheckModel(cfg.VocabSize, cfg.BOSTokenID, cfg.EOSTokenIDs); err != nil {
 		m.Close()
-		return nil, nil, fmt.Errorf("tokenizer has %d tokens, model only %d", tok.VocabSize(), m.Config().VocabSize)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, tok, nil
 }

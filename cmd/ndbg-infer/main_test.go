@@ -23,7 +23,7 @@ func writeRandomCheckpoint(t *testing.T) string {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), tokJSON, 0o644))
 	cfgJSON := `{"model_type": "llama", "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1,
-		"num_attention_heads": 2, "vocab_size": 4096, "max_position_embeddings": 128, "eos_token_id": 4095}`
+		"num_attention_heads": 2, "vocab_size": 4096, "max_position_embeddings": 128, "eos_token_id": 1}`
 	cfg, err := weights.ParseConfig([]byte(cfgJSON))
 	require.NoError(t, err)
 	ts, err := weights.RandomLlama(cfg, weights.BF16, 1)
@@ -62,16 +62,48 @@ func TestGenerateTokensAndErrors(t *testing.T) {
 	assert.Len(t, strings.Fields(out.String()), 5)
 
 	for _, args := range [][]string{
-		{"--prompt", "x"}, // no model
 		{"--model", "../../model/testdata/mha_f32", "--prompt", "x"}, // no tokenizer
 		{"--model", "../../model/testdata/mha_f32", "--tokens", "1,300"},
-		{"--model", "../../model/testdata/mha_f32", "--tokens", "1", "--top-p", "2"},
 		{"--model", "/nonexistent", "--tokens", "1"},
 	} {
 		out.Reset()
 		errb.Reset()
 		assert.Equal(t, 1, run(context.Background(), args, &out, &errb), "%v", args)
 		assert.NotEmpty(t, errb.String())
+	}
+	// Usage errors exit 2, saying what is wrong (each exited 1 before).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", "--prompt", "hi"}, "need --model DIR"},
+		{[]string{"--prompt", "x"}, "need --model DIR"},
+		{[]string{"--model", "m"}, "need one of --prompt TEXT and --tokens"},
+		{[]string{"--model", "m", "--prompt", "x", "--tokens", "1"}, "need one of --prompt TEXT and --tokens"},
+		{[]string{"--model", "m", "--tokens", "1,a"}, `--tokens: "a" is not a token id`},
+		{[]string{"--model", "m", "--tokens", "1", "--max-tokens", "0"}, "--max-tokens 0: want at least 1"},
+		{[]string{"--model", "../../model/testdata/mha_f32", "--tokens", "1", "--top-p", "2"}, "top"},
+		{[]string{"generate", "--model", "m", "--prompt", "x", "extra"}, "unexpected arguments"},
+		{[]string{"bogusmode"}, `unknown mode "bogusmode"`},
+		{[]string{"--cruxeval-o", "--item", "x.json", "--strategy", "guess"}, `--strategy: unknown "guess"`},
+		{[]string{"--program", "p.py", "--call", "f(1)", "--action", "jump"}, "--action: "},
+	} {
+		out.Reset()
+		errb.Reset()
+		assert.Equal(t, 2, run(context.Background(), c.args, &out, &errb), "%v: %s", c.args, errb.String())
+		assert.Contains(t, errb.String(), c.want, "%v", c.args)
+	}
+	// Every mode's help names its flags with one-word arguments.
+	for _, m := range modes() {
+		out.Reset()
+		errb.Reset()
+		require.Equal(t, 0, run(context.Background(), []string{m.name, "-h"}, &out, &errb), m.name)
+		assert.True(t, strings.HasPrefix(errb.String(), "usage: "), "%s: %s", m.name, errb.String())
+		for _, l := range strings.Split(errb.String(), "\n") {
+			if strings.HasPrefix(l, "  -") {
+				assert.Regexp(t, `^  -[a-z0-9-]+( [A-Za-z0-9]+)?$`, l, m.name)
+			}
+		}
 	}
 	out.Reset()
 	assert.Equal(t, 0, run(context.Background(), []string{"help"}, &out, &errb))

@@ -41,8 +41,10 @@ func TestPredictReal(t *testing.T) {
 	end := runJSON("--program", prog, "--call", "f([])", "--backend", "real", "--action", "continue")
 	require.Equal(t, "end", end["event"])
 
+	var out, errb bytes.Buffer
+	require.Equal(t, 2, run(context.Background(), []string{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "jump"}, &out, &errb),
+		"an action that is none is a usage error")
 	for _, bad := range [][]string{
-		{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "jump"},
 		{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "breakpoint:1000"},
 		{"--program", prog, "--call", "g(1)", "--backend", "real"},
 		{"--program", prog, "--call", "f([1])", "--backend", "real", "--action", "inv_step_into"},
@@ -127,7 +129,7 @@ func TestCommandLine(t *testing.T) {
 	require.Contains(t, errOut, `--backend "magic": want neural, cwm, real`)
 
 	code, _, errOut = runCmd("generate", "--model", "../../model/testdata/mha_f32", "--tokens", "1", "--max-tokens", "-5")
-	require.Equal(t, 1, code)
+	require.Equal(t, 2, code)
 	require.Contains(t, errOut, "--max-tokens -5: want at least 1")
 
 	code, _, errOut = runCmd("--cruxeval-o", "--item", filepath.Join(t.TempDir(), "none.json"), "--backend", "real")

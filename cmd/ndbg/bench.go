@@ -35,10 +35,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved; --prefill is each session's shared prompt")
 	busy := fs.Bool("busy", false, "instead, measure decode tokens/s on the machine as it is and beside a child process that keeps one core busy (a shell loop pinned to the last CPU), interleaved, and their ratio")
 	machineOnly := fs.Bool("machine", false, "measure only the machine (read bandwidth, F32 FMA peak) at each thread count")
+	cli.SetUsage(fs, "ndbg bench [--models M,...] [--dtypes f32,bf16] [--threads N,...] [--sessions N,... | --busy | --machine | --shapes] [flags]")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	o.Models = strings.Split(*models, ",")
+	if err := cli.NoArgs(fs); err != nil {
+		return err
+	}
+	var err error
+	if o.Models, err = cli.List("models", *models, model.PresetNames()); err != nil {
+		return err
+	}
+	if err := cli.AtLeast(cli.Bound{Flag: "prefill", Value: o.Prefill, Min: 1}, cli.Bound{Flag: "decode", Value: o.Decode, Min: 1},
+		cli.Bound{Flag: "large-prefill", Value: o.LargePrefill, Min: 1}, cli.Bound{Flag: "large-decode", Value: o.LargeDecode, Min: 1},
+		cli.Bound{Flag: "reps", Value: o.Reps, Min: 1}); err != nil {
+		return err
+	}
 	if *shapes {
 		return writeShapes(stdout, o.Models)
 	}
@@ -50,21 +62,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		case "bf16":
 			o.DTypes = append(o.DTypes, kernels.BF16)
 		default:
-			return fmt.Errorf("unknown dtype %q", d)
+			return cli.Usagef("--dtypes: unknown %q (want f32, bf16)", d)
 		}
 	}
 	o.Threads = nil
 	for _, t := range strings.Split(*threads, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(t))
 		if err != nil || n <= 0 {
-			return fmt.Errorf("bad thread count %q", t)
+			return cli.Usagef("--threads: %q is not a thread count (a positive integer)", t)
 		}
 		o.Threads = append(o.Threads, n)
 	}
 	o.Progress = stderr
 	if *busy {
 		if *asJSON || *sessions != "" {
-			return fmt.Errorf("bench: --busy goes with neither --json nor --sessions")
+			return cli.Usagef("--busy goes with neither --json nor --sessions")
 		}
 		rs, err := bench.RunBusy(ctx, o)
 		if werr := bench.WriteBusyTable(stdout, rs); werr != nil && err == nil {
@@ -74,13 +86,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *sessions != "" {
 		if *asJSON {
-			return fmt.Errorf("bench: --json is not supported with --sessions")
+			return cli.Usagef("--json is not supported with --sessions")
 		}
 		var counts []int
 		for _, c := range strings.Split(*sessions, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(c))
 			if err != nil || n <= 0 {
-				return fmt.Errorf("bad session count %q", c)
+				return cli.Usagef("--sessions: %q is not a session count (a positive integer)", c)
 			}
 			counts = append(counts, n)
 		}

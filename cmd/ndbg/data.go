@@ -35,21 +35,27 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 0, "parallel tracers (default GOMAXPROCS)")
 	traj := fs.Int("traj", 4, "trajectories per program")
 	shard := fs.Int("shard", 256, "programs per shard")
+	cli.SetUsage(fs, "ndbg data --out DIR [--n N] [--seed S] [--families F,...] [flags]",
+		"Generates --n programs, traces them and writes DSL trajectory shards and stats.json to DIR.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *out == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("need --out and no positional arguments")
+	if err := cli.NoArgs(fs); err != nil {
+		return err
 	}
-	cfg := dataset.Config{N: *n, Seed: *seed, OutDir: *out, Workers: *workers, Trajectories: *traj, ShardPrograms: *shard}
-	if *fams != "" {
-		for _, f := range strings.Split(*fams, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				cfg.Families = append(cfg.Families, f)
-			}
-		}
+	if *out == "" {
+		return cli.Usagef("need --out DIR, where the shards are written")
 	}
+	if err := cli.AtLeast(cli.Bound{Flag: "n", Value: *n, Min: 1}, cli.Bound{Flag: "workers", Value: *workers},
+		cli.Bound{Flag: "traj", Value: *traj, Min: 1}, cli.Bound{Flag: "shard", Value: *shard, Min: 1}); err != nil {
+		return err
+	}
+	families, err := cli.List("families", *fams, progen.Families())
+	if err != nil {
+		return err
+	}
+	cfg := dataset.Config{N: *n, Seed: *seed, OutDir: *out, Workers: *workers, Trajectories: *traj, ShardPrograms: *shard,
+		Families: families}
 	if *tok != "" {
 		t, err := tokenizer.Load(*tok)
 		if err != nil {

@@ -28,6 +28,6 @@ func TestDataCommand(t *testing.T) {
 
 	errb.Reset()
 	code = run(context.Background(), []string{"data", "--n", "2", "--out", dir, "--families", "nope"}, &out, &errb)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, errb.String(), "unknown family")
+	assert.Equal(t, 2, code, "a usage error")
+	assert.Contains(t, errb.String(), `--families: unknown "nope"`)
 }

@@ -64,29 +64,41 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(fs.Output(), "(the cwm backend answers s, n, r and back only)")
 		fs.PrintDefaults()
 	}
-	file, rest := splitFile(args)
-	if err := cli.Parse(fs, rest); err != nil {
+	// Flags may come before or after FILE.
+	var files []string
+	for {
+		if err := cli.Parse(fs, args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) != 1 {
+		fs.Usage()
+		return cli.Usagef("need one FILE, got %d (%q)", len(files), files)
+	}
+	file := files[0]
+	if err := bf.Check(); err != nil {
 		return err
 	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
+	if err := cli.CheckCall(*call); err != nil {
+		return err
 	}
-	if file == "" {
-		fs.Usage()
-		return cli.Usagef("need FILE")
-	}
-	if *call == "" && bf.Name != cli.Real {
-		return cli.Usagef("debugging a whole script needs --backend real (the model's trace format has no module-level frames); or give --call")
-	}
-	if err := bf.Check(); err != nil {
+	if err := cli.CheckSampling(sample.Params{Temperature: *temp}); err != nil {
 		return err
 	}
 	if *compare && bf.NoExec {
 		return cli.Usagef("--compare runs the program; --no-exec runs nothing of it")
 	}
-	src, err := os.ReadFile(file)
+	src, err := os.ReadFile(file) // before what it is for: a missing file says so first
 	if err != nil {
 		return fmt.Errorf("reading the program: %w", err)
+	}
+	if *call == "" && bf.Name != cli.Real {
+		return cli.Usagef("debugging a whole script needs --backend real (the model's trace format has no module-level frames); or give --call")
 	}
 	b, m, err := bf.Open(ctx, sample.Params{Temperature: *temp})
 	if err != nil {
@@ -135,14 +147,6 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			return nil
 		}
 	}
-}
-
-// splitFile takes FILE from the front of args so flags may follow it.
-func splitFile(args []string) (string, []string) {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return args[0], args[1:]
-	}
-	return "", args
 }
 
 // debugger is the state of one interactive session.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/testmodel"
 )
 
@@ -120,9 +121,15 @@ func TestDebugUsageErrors(t *testing.T) {
 	require.Error(t, debugSession(context.Background(), []string{"/nonexistent.py", "--call", "f(1)", "--backend", "real"}, strings.NewReader(""), &out, &errb))
 	// A whole script (no --call) needs the real backend: the model's trace
 	// format has no module-level frames.
+	prog := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(prog, []byte(debugProgram), 0o644))
 	stderr.Reset()
-	require.Equal(t, 2, run(context.Background(), []string{"debug", "prog.py"}, &stdout, &stderr))
+	require.Equal(t, 2, run(context.Background(), []string{"debug", prog}, &stdout, &stderr))
 	require.Contains(t, stderr.String(), "whole script needs --backend real")
+	// A file that is not there says so first, whatever else is wrong.
+	stderr.Reset()
+	require.Equal(t, 1, run(context.Background(), []string{"debug", "nosuch.py"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "reading the program: open nosuch.py: no such file or directory")
 }
 
 // TestDebugShowsUserLines: the listing, the stops and the breakpoints show
@@ -238,4 +245,18 @@ func TestDebugTerminalSafe(t *testing.T) {
 	raw := run("--raw-output")
 	assert.Contains(t, raw, "\x1b]0;pwned\x07\u009b2J done")
 	assert.Contains(t, raw, "t = \x1b]52;c;cHduZWQ=\x07")
+}
+
+// TestDebugMarksCutOutput: output past trace.Limits.MaxStdout ends with
+// ndbg.OutputCut's line at the stop after it, where it used to stop
+// without a word.
+func TestDebugMarksCutOutput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("def f(n):\n    for i in range(n):\n        print('x' * 99)\n    return n\n"), 0o644))
+	var out, errb bytes.Buffer
+	err := debugSession(context.Background(), []string{file, "--call", "f(700)", "--backend", "real"}, strings.NewReader("c\n"), &out, &errb)
+	require.NoError(t, err, errb.String())
+	kept := 64 << 10
+	assert.Contains(t, out.String(), strings.Repeat(strings.Repeat("x", 99)+"\n", 700)[:kept]+ndbg.OutputCut("stdout", kept))
+	assert.Equal(t, 1, strings.Count(out.String(), "cut here"))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,23 +47,44 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 2, "programs evaluated in parallel (sessions over one model)")
 	reportDir := fs.String("report", "", "write DIR/report.md and PNG charts")
 	jsonFile := fs.String("json", "", "write the JSON summary to FILE instead of stdout")
+	cli.SetUsage(fs, "ndbg eval [--n N] [--items FILE|dev] [--tasks next,cruxeval] [--report DIR] [--model DIR | --backend real] [flags]",
+		"Prints a JSON summary (or writes it to --json FILE); --report DIR also writes DIR/report.md and its charts.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	if err := cli.NoArgs(fs); err != nil {
+		return err
 	}
-	doNext, doCrux := false, false
-	for _, t := range splitList(*tasks) {
-		switch t {
-		case "next":
-			doNext = true
-		case "cruxeval":
-			doCrux = true
-		default:
-			return fmt.Errorf("unknown task %q (want next, cruxeval)", t)
-		}
+	taskList, err := cli.List("tasks", *tasks, []string{"next", "cruxeval"})
+	if err != nil {
+		return err
+	}
+	doNext, doCrux := slices.Contains(taskList, "next"), slices.Contains(taskList, "cruxeval")
+	if !doNext && !doCrux {
+		return cli.Usagef("--tasks names no task (want next, cruxeval)")
+	}
+	if doCrux && *items == "" && !doNext {
+		return cli.Usagef("the cruxeval task needs --items FILE (or --items dev)")
+	}
+	if _, err := cli.List("pairs", *mode, []string{"policy", "every"}); err != nil {
+		return err
+	}
+	families, err := cli.List("families", *fams, progen.Families())
+	if err != nil {
+		return err
+	}
+	strategyList, err := cli.List("strategies", *strategies, eval.Strategies())
+	if err != nil {
+		return err
+	}
+	if err := cli.AtLeast(cli.Bound{Flag: "n", Value: *n}, cli.Bound{Flag: "limit", Value: *limit},
+		cli.Bound{Flag: "traj", Value: *traj, Min: 1}, cli.Bound{Flag: "max-pairs", Value: *maxPairs, Min: 1},
+		cli.Bound{Flag: "samples", Value: *samples, Min: 1}, cli.Bound{Flag: "max-steps", Value: *maxSteps, Min: 1},
+		cli.Bound{Flag: "workers", Value: *workers, Min: 1}); err != nil {
+		return err
+	}
+	if !(*temp >= 0) || !(*topP > 0 && *topP <= 1) {
+		return cli.Usagef("--temperature %g and --top-p %g: want a temperature of at least 0 and a top-p in (0, 1]", *temp, *topP)
 	}
 
 	lim := bf.Limits
@@ -91,7 +113,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var gen, crux []eval.Item
 	if doNext && *n > 0 {
 		var err error
-		if gen, err = eval.Generated(*seed, *n, splitList(*fams)); err != nil {
+		if gen, err = eval.Generated(*seed, *n, families); err != nil {
 			return err
 		}
 	}
@@ -108,9 +130,6 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if *limit > 0 && *limit < len(crux) {
 			crux = crux[:*limit]
 		}
-	}
-	if doCrux && len(crux) == 0 && !doNext {
-		return errors.New("the cruxeval task needs --items FILE (or --items dev)")
 	}
 
 	sum := &eval.Summary{Model: modelName, Backend: be.Name(), Args: args}
@@ -136,7 +155,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			}
 		}
 		res, err := eval.CRUXEval(ctx, eval.CruxConfig{Items: withOut, Backend: be, Scorer: &eval.Scorer{Python: sum.Python, Unsandboxed: lim.Unsandboxed},
-			Strategies: splitList(*strategies), Samples: *samples, MaxSteps: *maxSteps, Workers: *workers,
+			Strategies: strategyList, Samples: *samples, MaxSteps: *maxSteps, Workers: *workers,
 			Progress: evalProgress(stderr, "cruxeval")})
 		if err != nil {
 			return err
@@ -166,16 +185,6 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	_, err = stdout.Write(js)
 	return err
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func pctOf(a, b int) float64 {

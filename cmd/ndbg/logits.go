@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,17 +29,21 @@ func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	list := fs.String("tokens", "", "token ids, comma-separated")
 	var comp cli.Compute
 	comp.Register(fs)
+	cli.SetUsage(fs, "ndbg logits --model DIR --tokens ID,ID,... [--threads N] [--device D]")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
+	if err := cli.NoArgs(fs); err != nil {
+		return err
+	}
 	if *dir == "" || *list == "" {
-		return errors.New("--model and --tokens are required")
+		return cli.Usagef("need --model DIR and --tokens ID,ID,...")
 	}
 	var tokens []int
 	for _, f := range strings.Split(*list, ",") {
 		t, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return fmt.Errorf("bad token %q: %w", f, err)
+		if err != nil || t < 0 {
+			return cli.Usagef("--tokens: %q is not a token id (a non-negative integer)", strings.TrimSpace(f))
 		}
 		tokens = append(tokens, t)
 	}

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -58,7 +57,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := comp.Check(); err != nil {
 		return err
 	}
-	cfg := serve.Config{Backends: strings.Split(*backends, ","), Trace: lim, Limits: sl}
+	names, err := cli.List("backends", *backends, []string{serve.Neural, serve.CWM, serve.Real})
+	if err != nil {
+		return err
+	}
+	cfg := serve.Config{Backends: names, Trace: lim, Limits: sl}
 	if slices.Contains(cfg.Backends, serve.Neural) || slices.Contains(cfg.Backends, serve.CWM) {
 		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: comp.Threads, Device: comp.Device})
 		if err != nil {

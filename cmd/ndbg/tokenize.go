@@ -27,16 +27,20 @@ import (
 func runTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	tokPath := fs.String("tokenizer", "", "tokenizer.json (required)")
-	out := fs.String("out", "", "output directory (required)")
-	train := fs.String("train", "", "directory of `ndbg data` shards for the training split (required)")
-	val := fs.String("val", "", "directory of shards for the held-out split (required)")
+	tokPath := fs.String("tokenizer", "", "the tokenizer.json `FILE` (required)")
+	out := fs.String("out", "", "the output `DIR` (required)")
+	train := fs.String("train", "", "the `DIR` of ndbg data's shards for the training split (required)")
+	val := fs.String("val", "", "the `DIR` of shards for the held-out split (required)")
+	cli.SetUsage(fs, "ndbg tokenize --tokenizer FILE --train DIR --val DIR --out DIR",
+		"Writes SPLIT.tokens, SPLIT.offsets, SPLIT.prompt per split and meta.json to --out, for train/train.py.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *tokPath == "" || *out == "" || *train == "" || *val == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("need --tokenizer, --train, --val and --out")
+	if err := cli.NoArgs(fs); err != nil {
+		return err
+	}
+	if *tokPath == "" || *out == "" || *train == "" || *val == "" {
+		return cli.Usagef("need --tokenizer, --train, --val and --out")
 	}
 	tok, err := tokenizer.Load(*tokPath)
 	if err != nil {

@@ -56,6 +56,9 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if strings.TrimSpace(*call) == "" {
 		return cli.Usagef("need --call, e.g. --call 'f(3)'")
 	}
+	if err := cli.CheckCall(*call); err != nil {
+		return err
+	}
 	entry, err := ndbg.EntryOf(*call)
 	if err != nil {
 		return err
@@ -126,12 +129,25 @@ type traceEnd struct {
 	Line     int     `json:"line,omitempty"`
 	RaisedAt int     `json:"raised_at,omitempty"`
 	Limit    string  `json:"limit,omitempty"`
+	// Stdout and Stderr are what the program wrote (as text, invalid
+	// UTF-8 replaced), each kept up to 64 KiB (trace.Limits.MaxStdout); OutputCut names
+	// the streams the program wrote more to.
+	Stdout    string   `json:"stdout,omitempty"`
+	Stderr    string   `json:"stderr,omitempty"`
+	OutputCut []string `json:"output_cut,omitempty"`
 }
 
 // endOf says how a traced run ended. An escaping exception is reported at
 // the entry's line where it left, and at the innermost line that raised it.
 func endOf(res *trace.Result, tree *statetree.Tree, lim trace.Limits) traceEnd {
-	e := traceEnd{End: "finished", States: tree.End()}
+	e := traceEnd{End: "finished", States: tree.End(),
+		Stdout: strings.ToValidUTF8(string(res.Stdout), "\uFFFD"), Stderr: strings.ToValidUTF8(string(res.Stderr), "\uFFFD")}
+	if res.StdoutTruncated {
+		e.OutputCut = append(e.OutputCut, "stdout")
+	}
+	if res.StderrTruncated {
+		e.OutputCut = append(e.OutputCut, "stderr")
+	}
 	switch {
 	case res.Truncated:
 		e.End, e.Limit = "limit", "max-output-bytes"

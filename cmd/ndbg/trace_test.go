@@ -229,3 +229,26 @@ func TestTraceCommandShowsUserLine(t *testing.T) {
 	}
 	require.Positive(t, seen)
 }
+
+// TestTraceEndOutput: the end record holds what the program wrote, and
+// says which stream was cut at trace.Limits.MaxStdout (64 KiB), where it
+// used to leave the output out, cut or not.
+func TestTraceEndOutput(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	path := writeProg(t, "import sys\n\ndef f(n):\n    for i in range(n):\n        print('x' * 99)\n    print('e', file=sys.stderr)\n    return n\n")
+	code, recs, _ := traceLines(t, path, "--call", "f(2)")
+	require.Equal(t, 0, code)
+	line := strings.Repeat("x", 99) + "\n"
+	end := recs[len(recs)-1]
+	require.Equal(t, line+line, end["stdout"])
+	require.Equal(t, "e\n", end["stderr"])
+	require.NotContains(t, end, "output_cut")
+
+	code, recs, _ = traceLines(t, path, "--call", "f(700)")
+	require.Equal(t, 0, code)
+	end = recs[len(recs)-1]
+	require.Equal(t, strings.Repeat(line, 700)[:64<<10], end["stdout"])
+	require.Equal(t, []any{"stdout"}, end["output_cut"])
+}

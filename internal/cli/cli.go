@@ -331,3 +331,91 @@ func Finish(stderr io.Writer, command, sub string, err error) int {
 	}
 	return code
 }
+
+// SetUsage makes fs's usage text "usage: LINE", the lines of more, and
+// then the flags; `ndbg help CMD` and CMD -h print it.
+func SetUsage(fs *flag.FlagSet, line string, more ...string) {
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "usage: %s\n", line)
+		for _, m := range more {
+			fmt.Fprintln(w, m)
+		}
+		fmt.Fprintln(w, "\nflags:")
+		fs.PrintDefaults()
+	}
+}
+
+// Bound is a flag's integer value and the least it may be.
+type Bound struct {
+	Flag       string
+	Value, Min int
+}
+
+// AtLeast returns a UsageError naming the first bound whose value is below
+// its minimum.
+func AtLeast(bounds ...Bound) error {
+	for _, b := range bounds {
+		if b.Value < b.Min {
+			return Usagef("--%s %d: want at least %d", b.Flag, b.Value, b.Min)
+		}
+	}
+	return nil
+}
+
+// List splits a flag's comma-separated value into its non-empty items
+// and, when allowed is not nil, returns a UsageError naming the first item
+// that is not one of allowed.
+func List(flagName, value string, allowed []string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(value, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if allowed != nil && !slices.Contains(allowed, f) {
+			return nil, Usagef("--%s: unknown %q (want %s)", flagName, f, strings.Join(allowed, ", "))
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// NoArgs returns a UsageError when fs parsed positional arguments, for a
+// command that takes none.
+func NoArgs(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return Usagef("unexpected arguments %q (%s takes flags only)", fs.Args(), fs.Name())
+	}
+	return nil
+}
+
+// CheckCall returns a UsageError when --call is given but is not a call of
+// a top-level function (ndbg.EntryOf).
+func CheckCall(call string) error {
+	if call == "" {
+		return nil
+	}
+	if _, err := ndbg.EntryOf(call); err != nil {
+		return &UsageError{Err: fmt.Errorf("--call: %w", err)}
+	}
+	return nil
+}
+
+// ParseAction parses a flag's action (ndbg.ParseAction), a UsageError when
+// it is none.
+func ParseAction(flagName, text string) (ndbg.Action, error) {
+	a, err := ndbg.ParseAction(text)
+	if err != nil {
+		return ndbg.Action{}, &UsageError{Err: fmt.Errorf("--%s: %w", flagName, err)}
+	}
+	return a, nil
+}
+
+// CheckSampling returns a UsageError for sampling flags sample.New refuses
+// (a negative temperature or top-k, a top-p outside [0, 1]).
+func CheckSampling(p sample.Params) error {
+	if _, err := sample.New(p); err != nil {
+		return &UsageError{Err: err}
+	}
+	return nil
+}

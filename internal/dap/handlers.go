@@ -138,7 +138,6 @@ func (s *server) launch(ctx context.Context, r *godap.LaunchRequest) {
 	if a.Backend == backendReal {
 		// initialize could not know the backend: a real run cannot be edited.
 		s.event("capabilities", &capabilitiesEvent{Body: capabilitiesBody{Capabilities: map[string]bool{"supportsSetVariable": false}}})
-		s.output("console", "ndbg: the program's printed output is not shown: ndbg's API does not expose it yet\n")
 	}
 	s.event("initialized", &godap.InitializedEvent{})
 }

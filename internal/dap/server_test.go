@@ -270,12 +270,14 @@ func TestBadRequests(t *testing.T) {
 	require.Contains(t, c.refuse("launch", nil), "needs arguments")
 	require.Contains(t, c.refuse("launch", map[string]any{"program": 3}), "launch arguments")
 	require.Contains(t, c.refuse("launch", map[string]any{"call": "f()"}), "program is required")
-	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py"}), `a whole script (no call) needs backend "real"`)
+	require.Contains(t, c.refuse("launch", map[string]any{"program": "/nonexistent/x.py"}), "reading the program: open /nonexistent/x.py: no such file",
+		"a missing file says so before what it is for")
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "backend": "gdb"}), `backend "gdb"`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "x.py", "call": "f()", "device": "tpu"}), `device "tpu": want cpu, cuda, auto`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": "/nonexistent/x.py", "call": "f()", "backend": "real"}), "reading the program")
 	path := filepath.Join(t.TempDir(), "p.py")
 	require.NoError(t, os.WriteFile(path, []byte(meanPy), 0o644))
+	require.Contains(t, c.refuse("launch", map[string]any{"program": path}), `a whole script (no call) needs backend "real"`)
 	require.Contains(t, c.refuse("launch", map[string]any{"program": path, "call": "nope(", "backend": "real"}), "not a call")
 	require.Contains(t, c.refuse("launch", map[string]any{"program": path, "call": "g(1)", "backend": "real"}), "g")
 
@@ -551,4 +553,43 @@ func TestScript(t *testing.T) {
 	n := newClient(t)
 	n.do("initialize", nil)
 	require.Contains(t, n.refuse("launch", map[string]any{"program": path, "backend": "neural"}), "no module-level frames")
+}
+
+// TestCutOutputIsMarked: output past trace.Limits.MaxStdout (64 KiB) ends
+// its output events with ndbg.OutputCut's line, where it used to stop
+// without a word.
+func TestCutOutputIsMarked(t *testing.T) {
+	c := newClient(t)
+	path := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(path, []byte("for i in range(700):\n    print('x' * 99)\n"), 0o644))
+	c.do("initialize", map[string]any{"adapterID": "ndbg"})
+	c.do("launch", map[string]any{"program": path, "backend": "real"})
+	var out, console strings.Builder
+	for {
+		m := c.next()
+		if o, ok := m.(*godap.OutputEvent); ok && o.Body.Category == "console" {
+			console.WriteString(o.Body.Output)
+		}
+		if e, ok := m.(godap.EventMessage); ok && e.GetEvent().Event == "initialized" {
+			break
+		}
+	}
+	c.do("configurationDone", nil)
+	for {
+		m := c.next()
+		if o, ok := m.(*godap.OutputEvent); ok {
+			switch o.Body.Category {
+			case "stdout":
+				out.WriteString(o.Body.Output)
+			case "console":
+				console.WriteString(o.Body.Output)
+			}
+		}
+		if _, ok := m.(*godap.TerminatedEvent); ok {
+			break
+		}
+	}
+	kept := 64 << 10
+	require.Equal(t, strings.Repeat(strings.Repeat("x", 99)+"\n", 700)[:kept]+ndbg.OutputCut("stdout", kept), out.String())
+	require.NotContains(t, console.String(), "not shown", "the console said output was not shown (it is)")
 }

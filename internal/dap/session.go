@@ -82,9 +82,6 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	if !slices.Contains([]string{backendNeural, backendReal, backendCompare}, a.Backend) {
 		return a, fmt.Errorf("launch: backend %q: want neural, real or compare", a.Backend)
 	}
-	if strings.TrimSpace(a.Call) == "" && a.Backend != backendReal {
-		return a, fmt.Errorf(`launch: debugging a whole script (no call) needs backend "real": the model's trace format has no module-level frames; give a call, e.g. "f([3, None, 4])", to debug a function on the %s backend`, a.Backend)
-	}
 	if a.VerifyBelow > 0 && a.Backend == backendReal {
 		return a, errors.New("launch: verifyBelow checks the model's predictions (backend neural or compare), not the real backend's states")
 	}
@@ -149,9 +146,12 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch: program %q: %w", a.Program, err)
 	}
-	src, err := os.ReadFile(path)
+	src, err := os.ReadFile(path) // before what it is for: a missing file says so first
 	if err != nil {
 		return nil, fmt.Errorf("launch: reading the program: %w", err)
+	}
+	if strings.TrimSpace(a.Call) == "" && a.Backend != backendReal {
+		return nil, fmt.Errorf(`launch: debugging a whole script (no call) needs backend "real": the model's trace format has no module-level frames; give a call, e.g. "f([3, None, 4])", to debug a function on the %s backend`, a.Backend)
 	}
 	ss := &session{path: path, args: a, lim: cfg.Limits}
 	var b ndbg.Backend

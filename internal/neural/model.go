@@ -3,6 +3,7 @@ package neural
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,12 +86,16 @@ const (
 // logits may differ from a lone step's in the last bits: sums in another
 // order); without it every session steps alone, bit for bit as by itself.
 func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandboxed, batch bool) (*Model, error) {
-	if tok.VocabSize() > eng.Config().VocabSize {
-		return nil, fmt.Errorf("ndbg: tokenizer has %d tokens, the model %d", tok.VocabSize(), eng.Config().VocabSize)
+	cfg := eng.Config()
+	if err := tok.CheckModel(cfg.VocabSize, cfg.BOSTokenID, cfg.EOSTokenIDs); err != nil {
+		return nil, fmt.Errorf("ndbg: %w", err)
 	}
 	vocab, err := constrain.VocabOf(tok)
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w (is this a model trained on ndbg's DSL, or CWM?)", err)
+	}
+	if err := checkSpecial(vocab, &cfg); err != nil {
+		return nil, err
 	}
 	braces := make([]uint64, (eng.Config().VocabSize+63)/64)
 	for id := range tok.VocabSize() {
@@ -104,6 +109,35 @@ func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandb
 		m.batcher = model.NewBatcher(eng, maxDecodeBatch, decodeWindow)
 	}
 	return m, nil
+}
+
+// checkSpecial checks that the vocabulary has every special token the
+// prompts and frames are written with (a missing action token, say, would
+// be encoded as its text in ordinary tokens, which the model never read),
+// and that the config's BOS and EOS ids are the DSL's <|begin_of_text|>
+// and <|end_of_text|>.
+func checkSpecial(vocab *constrain.Vocab, cfg *model.Config) error {
+	var missing []string
+	for _, s := range dsl.SpecialTokens() {
+		if _, ok := vocab.Special(s.Text); !ok {
+			missing = append(missing, s.Text)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("ndbg: tokenizer.json lacks the special token(s) %s that the debugger's text is written with "+
+			"(is this a model trained on ndbg's DSL, or CWM?)", strings.Join(missing, " "))
+	}
+	bos, _ := vocab.Special(dsl.BeginOfText)
+	if cfg.BOSTokenID != nil && *cfg.BOSTokenID != bos {
+		return fmt.Errorf("ndbg: config.json's bos_token_id is %d, but tokenizer.json's %s is %d: the tokenizer is not this model's",
+			*cfg.BOSTokenID, dsl.BeginOfText, bos)
+	}
+	eos, _ := vocab.Special(dsl.EndOfText)
+	if len(cfg.EOSTokenIDs) > 0 && !slices.Contains(cfg.EOSTokenIDs, eos) {
+		return fmt.Errorf("ndbg: config.json's eos_token_id is %v, which does not hold tokenizer.json's %s (%d): the tokenizer is not this model's",
+			cfg.EOSTokenIDs, dsl.EndOfText, eos)
+	}
+	return nil
 }
 
 // DecodeStats returns the decode batches the model's Batcher ran and the

@@ -49,9 +49,11 @@ func (e *Engine) frameCap() int {
 // action and frame (a frame as long again, plus endRoom) fit the
 // model's context, within half of it. Otherwise the model reads only some
 // of the program's top-level statements (dsl.Program.TopLevel), in source
-// order: the one that holds st's line (required: when even it leaves less
-// than endRoom after the frame, the error, engine.ErrContextFull, says how
-// large each part is); the callers' on the stack, innermost first, while
+// order: the one that holds st's line (required: when it leaves less than
+// endRoom after the frame, the view leaves out blank lines and comments
+// alone, dsl.Program.Filler, in every statement it shows, since comment
+// blocks beside a function belong to its statement; when even that does
+// not fit, the error, engine.ErrContextFull, says how large each part is); the callers' on the stack, innermost first, while
 // they fit (the outermost frames of a stack too deep lose theirs); then,
 // while there is that room, the entry function's, the module's statements
 // that define no function or class (imports, constants), and the functions
@@ -89,6 +91,7 @@ func (e *Engine) prompt(prog *dsl.Program, st dsl.State) (*programView, string, 
 		return len(stmts) - 1
 	}
 	chosen := make([]bool, len(stmts))
+	compact := false // leave out blank lines and comments alone (dsl.Program.Filler)
 	view := func() *programView {
 		v := &programView{shown: make([]bool, len(prog.Lines))}
 		var b strings.Builder
@@ -98,6 +101,9 @@ func (e *Engine) prompt(prog *dsl.Program, st dsl.State) (*programView, string, 
 				continue
 			}
 			for l := r.First; l <= r.Last; l++ {
+				if compact && prog.Filler(l) {
+					continue
+				}
 				b.WriteString(prog.Lines[l-1])
 				b.WriteByte('\n')
 				v.shown[l-1] = true
@@ -113,8 +119,15 @@ func (e *Engine) prompt(prog *dsl.Program, st dsl.State) (*programView, string, 
 	chosen[here] = true
 	v := view()
 	if len(v.tokens) > least {
-		return nil, "", fmt.Errorf("%w: the code the session is in (lines %d-%d) needs %d tokens (the whole program %d), "+
-			"the current frame %d and the next action and frame at least %d more, over the %d the context holds",
+		// Before giving up: the code without its blank lines and comments
+		// alone (a long comment block beside a function is part of its
+		// statement), in this view and every statement added to it.
+		compact = true
+		v = view()
+	}
+	if len(v.tokens) > least {
+		return nil, "", fmt.Errorf("%w: the code the session is in (lines %d-%d) needs %d tokens without its blank lines and comments "+
+			"(the whole program %d), the current frame %d and the next action and frame at least %d more, over the %d the context holds",
 			engine.ErrContextFull, stmts[here].First, stmts[here].Last, len(v.tokens), len(e.pc.tokens),
 			frameTokens, e.endRoom(), n)
 	}

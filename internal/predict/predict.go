@@ -41,6 +41,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	bf.RegisterVerify(fs)
 	sp := sample.Params{TopP: 1, Seed: 1}
 	cli.RegisterSampling(fs, &sp)
+	cli.SetUsage(fs, "ndbg predict --program FILE --call EXPR [--action ACTION] [--actions 'A B ...'] [--compare | --no-exec | --verify-below P] [--model DIR | --backend real] [flags]",
+		"(ndbg-infer --program ... is the same command.) Prints the state after ACTION as JSON.")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -51,27 +53,39 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := bf.Check(); err != nil {
 		return err
 	}
-	src, err := cli.ReadFile("the program", *program)
-	if err != nil {
+	if err := cli.CheckCall(*call); err != nil {
 		return err
 	}
-	act, err := ndbg.ParseAction(*action)
+	if err := cli.CheckSampling(sp); err != nil {
+		return err
+	}
+	act, err := cli.ParseAction("action", *action)
 	if err != nil {
 		return err
 	}
 	var pre []ndbg.Action
 	for _, f := range strings.FieldsFunc(*before, func(r rune) bool { return r == ' ' || r == ';' }) {
-		a, err := ndbg.ParseAction(f)
+		a, err := cli.ParseAction("actions", f)
 		if err != nil {
 			return err
 		}
 		pre = append(pre, a)
+	}
+	src, err := cli.ReadFile("the program", *program)
+	if err != nil {
+		return err
 	}
 	if *compare && bf.NoExec {
 		return cli.Usagef("--compare runs the program; --no-exec runs nothing of it")
 	}
 	if *compare && *state != "" {
 		return cli.Usagef("--compare needs a real run: use --call (and --actions) without --state")
+	}
+	var from ndbg.State
+	if *state != "" {
+		if from, err = ndbg.UnmarshalState([]byte(*state)); err != nil {
+			return cli.Usagef("--state: %v", err)
+		}
 	}
 	b, m, err := bf.Open(ctx, sp)
 	if err != nil {
@@ -84,15 +98,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *state == "" {
 			return ndbg.Start(ctx, b, src, *call)
 		}
-		st, err := ndbg.UnmarshalState([]byte(*state))
-		if err != nil {
-			return nil, err
-		}
 		entry, err := ndbg.EntryOf(*call)
 		if err != nil {
 			return nil, err
 		}
-		return ndbg.StartAt(ctx, b, src, entry, st)
+		return ndbg.StartAt(ctx, b, src, entry, from)
 	}
 	predicted, err := runActions(ctx, start, b, pre, act)
 	if err != nil {

@@ -1,18 +1,23 @@
-// Command testreport runs `go test -json` with the given arguments and
-// prints what a person needs from it: one ok/FAIL line per package, every
-// skipped test with the reason it gave, the output of every failed test (or
-// of a package that failed outside its tests, e.g. a build error or a
-// panic), and a closing line
+// Command testreport runs test suites and prints what a person needs from
+// them: one ok/FAIL line per package, every skipped test with the reason it
+// gave, the output of every failed test (or of a package that failed
+// outside its tests, e.g. a build error or a panic), and one closing line
+// over every suite it ran
 //
 //	N passed, N failed, N skipped
 //
-// counting tests, subtests and examples. It exits 1 when anything failed
-// (or go test itself did), so `make test` fails too. Plain `go test` prints
-// "ok" for a package whose tests skipped, which hides them; this does not.
+// counting tests, subtests and examples. It runs, in order: a Python
+// unittest suite (-unittest DIR, with the interpreter -python names: one
+// package line, its skips with their reasons and its failures with their
+// tracebacks), then `go test -json` with each group of the remaining
+// arguments, groups separated by a lone "+" (a group with -tags labels its
+// packages with them). It exits 1 when anything failed (or a suite could
+// not run), so `make test` fails too. Plain `go test` prints "ok" for a
+// package whose tests skipped, which hides them; this does not.
 //
-// Usage (from the module root):
+// Usage (from the module root; its own flags first):
 //
-//	go run ./internal/testreport [go test flags] [packages]
+//	go run ./internal/testreport [-unittest DIR [-python PY]] [go test flags] [packages] [+ [go test flags] [packages]]...
 package main
 
 import (
@@ -24,15 +29,90 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run runs go test -json with args and reports on stdout; it returns the
-// exit status.
+// run runs the suites args name and reports on stdout; it returns the exit
+// status.
 func run(args []string, stdout, stderr io.Writer) int {
+	unittest, python, args := ownFlags(args)
+	r := newReport(stdout)
+	status := 0
+	fail := func(code int) {
+		status = max(status, code)
+	}
+	if unittest != "" {
+		fail(r.python(python, unittest, stderr))
+	}
+	for _, group := range groups(args) {
+		r.label = tagsOf(group)
+		fail(r.goTest(group, stderr))
+	}
+	r.summary()
+	if r.failed > 0 || r.pkgFailed {
+		fail(1)
+	}
+	return status
+}
+
+// ownFlags takes testreport's own flags from the front of args: -unittest
+// DIR and -python PY (default python3), also as -flag=value.
+func ownFlags(args []string) (unittest, python string, rest []string) {
+	python = "python3"
+	for len(args) > 0 {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		if !strings.HasPrefix(args[0], "-") || name != "unittest" && name != "python" {
+			break
+		}
+		if !hasValue && len(args) > 1 {
+			value, args = args[1], args[1:]
+		}
+		args = args[1:]
+		if name == "unittest" {
+			unittest = value
+		} else {
+			python = value
+		}
+	}
+	return unittest, python, args
+}
+
+// groups splits args at each lone "+".
+func groups(args []string) [][]string {
+	var out [][]string
+	cur := []string{}
+	for _, a := range args {
+		if a == "+" {
+			out = append(out, cur)
+			cur = []string{}
+			continue
+		}
+		cur = append(cur, a)
+	}
+	return append(out, cur)
+}
+
+// tagsOf returns a group's -tags value, "" when it has none.
+func tagsOf(args []string) string {
+	for i, a := range args {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name == "tags" && strings.HasPrefix(a, "-") {
+			if !ok && i+1 < len(args) {
+				value = args[i+1]
+			}
+			return value
+		}
+	}
+	return ""
+}
+
+// goTest runs go test -json with args into the report; it returns the exit
+// status the run alone would have.
+func (r *report) goTest(args []string, stderr io.Writer) int {
 	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
 	cmd.Stderr = stderr
 	pipe, err := cmd.StdoutPipe()
@@ -44,24 +124,115 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "testreport: starting go test: %v\n", err)
 		return 2
 	}
-	r := newReport(stdout)
+	failed, pkgFailed := r.failed, r.pkgFailed
 	readErr := r.read(pipe)
 	waitErr := cmd.Wait()
 	if readErr != nil {
 		fmt.Fprintf(stderr, "testreport: reading go test's output: %v\n", readErr)
 		return 2
 	}
-	r.summary()
 	var exit *exec.ExitError
 	switch {
-	case r.failed > 0 || r.pkgFailed:
-		return 1
 	case errors.As(waitErr, &exit):
-		fmt.Fprintf(stdout, "go test exited with status %d\n", exit.ExitCode())
+		if r.failed == failed && r.pkgFailed == pkgFailed { // no failure reported says why
+			fmt.Fprintf(r.w, "go test exited with status %d\n", exit.ExitCode())
+		}
 		return 1
 	case waitErr != nil:
 		fmt.Fprintf(stderr, "testreport: go test: %v\n", waitErr)
 		return 2
+	}
+	return 0
+}
+
+// unittestRunner runs the unittest suite of the directory argv[1] and
+// writes one JSON line per test result on file descriptor 3: the test's
+// id, pass/fail/skip, and the reason or traceback (with what the test
+// printed: buffer). What the suite prints outside its tests goes to
+// stderr.
+const unittestRunner = `
+import json, os, sys, time, unittest
+out = os.fdopen(3, "w")
+def emit(test, action, text=""):
+    out.write(json.dumps({"test": test.id(), "action": action, "output": text}) + "\n")
+    out.flush()
+class Result(unittest.TestResult):
+    def addSuccess(self, test):
+        emit(test, "pass")
+    def addSkip(self, test, reason):
+        emit(test, "skip", reason)
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        emit(test, "fail", self.failures[-1][1])
+    def addError(self, test, err):
+        super().addError(test, err)
+        emit(test, "fail", self.errors[-1][1])
+    def addExpectedFailure(self, test, err):
+        emit(test, "pass")
+    def addUnexpectedSuccess(self, test):
+        emit(test, "fail", "unexpected success")
+    def addSubTest(self, test, subtest, err):
+        if err is not None:
+            super().addSubTest(test, subtest, err)
+            emit(subtest, "fail", (self.failures + self.errors)[-1][1])
+sys.stdout = sys.stderr
+suite = unittest.TestLoader().discover(sys.argv[1])
+result = Result()
+result.buffer = True
+suite.run(result)
+`
+
+// python runs the unittest suite in dir with the interpreter py and adds
+// it to the report as one package; it returns the exit status it alone
+// would have.
+func (r *report) python(py, dir string, stderr io.Writer) int {
+	name := fmt.Sprintf("%s (%s -m unittest)", dir, py)
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		fmt.Fprintf(stderr, "testreport: %v\n", err)
+		return 2
+	}
+	cmd := exec.Command(py, "-c", unittestRunner, dir)
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	cmd.ExtraFiles = []*os.File{pw}
+	start := time.Now()
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		pr.Close()
+		fmt.Fprintf(r.w, "FAIL %s: %v\n", name, err)
+		r.pkgFailed = true
+		return 1
+	}
+	p := r.pkg(name)
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var res struct{ Test, Action, Output string }
+		if json.Unmarshal(sc.Bytes(), &res) != nil {
+			continue
+		}
+		b := &strings.Builder{}
+		if res.Action == "fail" {
+			b.WriteString("--- FAIL: " + res.Test + "\n") // as go test names a failed test
+		}
+		b.WriteString(res.Output)
+		p.out[res.Test] = b
+		r.testEnded(p, event{Action: res.Action, Test: res.Test})
+	}
+	pr.Close()
+	waitErr := cmd.Wait()
+	end := event{Action: "pass", Package: name, Elapsed: time.Since(start).Seconds()}
+	if waitErr != nil || len(p.fails) > 0 {
+		end.Action = "fail"
+		if waitErr != nil {
+			p.out[""] = &strings.Builder{}
+			fmt.Fprintf(p.out[""], "%s: %v\n", py, waitErr)
+		}
+	}
+	r.packageEnded(p, end)
+	if end.Action == "fail" {
+		return 1
 	}
 	return 0
 }
@@ -92,7 +263,8 @@ type report struct {
 	pkgs                    map[string]*pkgState
 	builds                  map[string]*strings.Builder // import path -> build output
 	passed, failed, skipped int
-	pkgFailed               bool // a package failed without a failed test
+	pkgFailed               bool   // a package failed without a failed test
+	label                   string // the build tags of the go test run read now, shown beside its packages
 }
 
 func newReport(w io.Writer) *report {
@@ -201,14 +373,18 @@ func (r *report) packageEnded(p *pkgState, e event) {
 	r.passed += p.passed
 	r.skipped += p.skipped
 	r.failed += len(p.fails)
+	name := e.Package
+	if r.label != "" {
+		name += " [" + r.label + "]"
+	}
 	switch e.Action {
 	case "skip": // no test files
-		fmt.Fprintf(r.w, "?    %s [no test files]\n", e.Package)
+		fmt.Fprintf(r.w, "?    %s [no test files]\n", name)
 		return
 	case "pass":
-		fmt.Fprintf(r.w, "ok   %s %.1fs (%d passed, %d skipped)\n", e.Package, e.Elapsed, p.passed, p.skipped)
+		fmt.Fprintf(r.w, "ok   %s %.1fs (%d passed, %d skipped)\n", name, e.Elapsed, p.passed, p.skipped)
 	case "fail":
-		fmt.Fprintf(r.w, "FAIL %s %.1fs (%d passed, %d failed, %d skipped)\n", e.Package, e.Elapsed, p.passed, len(p.fails), p.skipped)
+		fmt.Fprintf(r.w, "FAIL %s %.1fs (%d passed, %d failed, %d skipped)\n", name, e.Elapsed, p.passed, len(p.fails), p.skipped)
 	}
 	for _, s := range p.skips {
 		fmt.Fprintf(r.w, "     SKIP %s\n", s)

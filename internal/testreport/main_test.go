@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,5 +80,62 @@ func TestReport(t *testing.T) {
 			}
 			assert.Contains(t, out.String(), "\n"+c.summary)
 		})
+	}
+}
+
+// TestReportAllSuites runs a unittest suite (passing, skipping with a
+// reason, failing with a traceback and the test's output, a subtest) and
+// two go test runs (the second with -tags, labelled) and closes with one
+// line over all of them, where make test printed three summaries, the last
+// only the tagged run's.
+func TestReportAllSuites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test and python3 on a throwaway module")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	for _, fail := range []bool{false, true} {
+		dir := writeModule(t, false, false)
+		test := `import unittest
+
+class T(unittest.TestCase):
+    def test_pass(self):
+        pass
+
+    @unittest.skip("needs torch")
+    def test_skip(self):
+        pass
+
+    def test_sub(self):
+        for i in range(2):
+            with self.subTest(i=i):
+                print("checking", i)
+                self.assertEqual(i, 0 if FAIL else i)
+`
+		test = strings.Replace(test, "FAIL", map[bool]string{true: "True", false: "False"}[fail], 1)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "py"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "py", "test_x.py"), []byte(test), 0o644))
+		t.Chdir(dir)
+		var out, errb bytes.Buffer
+		status := run([]string{"-unittest", "py", "-python=" + py, "-count=1", "./...", "+", "-count=1", "-tags", "special", "./a/..."}, &out, &errb)
+		text := out.String()
+		assert.Contains(t, text, "SKIP test_x.T.test_skip: needs torch")
+		assert.Contains(t, text, "ok   example.com/m/a [special]")
+		assert.Len(t, regexp.MustCompile(`(?m)^\d+ passed, \d+ failed, \d+ skipped$`).FindAllString(text, -1), 1, "one closing line:\n%s", text)
+		if fail {
+			assert.Equal(t, 1, status)
+			assert.Contains(t, text, "FAIL py ("+py+" -m unittest)")
+			assert.Contains(t, text, "AssertionError: 1 != 0")
+			assert.Contains(t, text, "checking 1", "the failed test's output")
+			assert.Contains(t, text, "--- FAIL: test_x.T.test_sub (i=1)")
+			// test_pass + 3 + 3 go; test_sub's subtest i=1 failed (and so test_sub).
+			assert.True(t, strings.HasSuffix(text, "\n7 passed, 1 failed, 5 skipped\n"), text)
+		} else {
+			assert.Equal(t, 0, status, "%s\n%s", text, errb.String())
+			// test_pass, test_sub + 3 + 3 go.
+			assert.True(t, strings.HasSuffix(text, "\n8 passed, 0 failed, 5 skipped\n"), text)
+		}
 	}
 }
