@@ -35,6 +35,11 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	workers := fs.Int("workers", 0, "parallel tracers (default GOMAXPROCS)")
 	traj := fs.Int("traj", 4, "trajectories per program")
 	shard := fs.Int("shard", 256, "programs per shard")
+	// The GPU machine (train/gpu) has no bubblewrap, and traces must come
+	// from the Python version the model is meant for, not the one on PATH.
+	python := fs.String("python", "", "the interpreter that traces the programs (default: python3 on PATH); its version is recorded in stats.json")
+	unsandboxed := fs.Bool("unsandboxed", false,
+		"trace WITHOUT the operating-system sandbox (docs/security.md), where it cannot start: acceptable only because the programs are progen's own")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -43,6 +48,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("need --out and no positional arguments")
 	}
 	cfg := dataset.Config{N: *n, Seed: *seed, OutDir: *out, Workers: *workers, Trajectories: *traj, ShardPrograms: *shard}
+	cfg.Limits.Python, cfg.Limits.Unsandboxed = *python, *unsandboxed
 	if *fams != "" {
 		for _, f := range strings.Split(*fams, ",") {
 			if f = strings.TrimSpace(f); f != "" {
