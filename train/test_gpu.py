@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -283,6 +284,70 @@ class TrainerPartsTest(unittest.TestCase):
         np.full(docs, 4, dtype="<u4").tofile(os.path.join(d, "train.prompt"))
         with open(os.path.join(d, "meta.json"), "w") as f:
             json.dump({"vocab_size": 4096, "bos_id": 0, "eos_id": 1, "pad_id": 1, "python": python}, f)
+
+    def _trainer(self, *extra):
+        """gpu_train.py on synthetic chunks, a tiny model, on the CPU."""
+        for i in range(3):
+            self._chunk(f"chunk-00000000000{i}", "3.11.7", docs=40)
+        held = os.path.join(self.tmp, "heldout")
+        os.makedirs(held)
+        for ext in ("tokens", "offsets", "prompt"):
+            shutil.copyfile(os.path.join(self.tmp, "data", "chunk-000000000000", "train." + ext),
+                            os.path.join(held, "val." + ext))
+        shutil.copyfile(os.path.join(self.tmp, "data", "chunk-000000000000", "meta.json"),
+                        os.path.join(held, "meta.json"))
+        out = os.path.join(self.tmp, "OUT")
+        cmd = [sys.executable, os.path.join(GPU, "gpu_train.py"), "--data", os.path.join(self.tmp, "data"),
+               "--heldout", held, "--tokenizer", os.path.join(DEFAULT, "tokenizer.json"),
+               "--out", os.path.join(out, "model"), "--report", os.path.join(self.tmp, "report"),
+               "--report-out", os.path.join(out, "run.tgz"), "--python-version", "3.11", "--device", "cpu",
+               "--threads", "1", "--layers", "1", "--hidden", "32", "--heads", "2", "--ffn", "64", "--block", "64",
+               "--batch-tokens", "256", "--warmup", "1", "--shard-mib", "0.3", "--first-export", "0",
+               "--export-every", "0", "--export-margin", "0", "--log-every", "0", "--eval-batches", "1",
+               "--eval-rows", "4", *extra]
+        return cmd, out
+
+    def _report(self, out):
+        with tarfile.open(os.path.join(out, "run.tgz")) as tar:
+            return json.load(tar.extractfile("training.json"))
+
+    def test_non_finite_loss_keeps_the_last_good_export(self):
+        """Weights that blow up (a learning rate of 1e6) stop the training;
+        OUT keeps the last export made with a finite loss, and the report
+        says why and which step the weights are."""
+        cmd, out = self._trainer("--deadline", str(time.time() + 120), "--lr", "1e6")
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        t = self._report(out)
+        self.assertIn("non-finite", t["stopped"])
+        self.assertGreater(t["steps_trained"], t["step"])
+        self.assertGreaterEqual(t["step"], 1)
+        step, _ = reassemble.check_model(os.path.join(out, "model"))
+        self.assertEqual(int(step), t["step"])
+        _, sd = T.load_export(os.path.join(out, "model"))
+        self.assertTrue(all(torch.isfinite(v).all() for v in sd.values()), "the exported weights are finite")
+        self.assertEqual(outbox.check(out), [])
+
+    def test_sigterm_exports_and_ends(self):
+        """SIGTERM (run.sh's timeout) ends training at the next step with a
+        final export: the checkpoint in OUT is the last step's."""
+        cmd, out = self._trainer("--deadline", str(time.time() + 600))
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            deadline = time.time() + 240
+            while not os.path.exists(os.path.join(out, "run.tgz")) and time.time() < deadline:
+                time.sleep(0.2)
+            time.sleep(1)
+            p.send_signal(signal.SIGTERM)
+            log, _ = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        self.assertEqual(p.returncode, 0, log)
+        t = self._report(out)
+        self.assertEqual(t["stopped"], "signal 15")
+        self.assertEqual(t["step"], t["steps_trained"], "the final export is the last step")
+        self.assertEqual(int(reassemble.check_model(os.path.join(out, "model"))[0]), t["step"])
 
     def test_feed_takes_only_the_version_and_fresh_data_first(self):
         """The feed skips chunks traced by another Python (3.12's traces of

@@ -167,4 +167,4 @@ if [ $total -gt $((60 * 1024 * 1024)) ]; then
 	echo "build.sh: $total bytes would travel: over the 60 MiB kept under the 64 MiB limit (fewer --chunks)" >&2
 	exit 1
 fi
-[ $tiny = 1 ] || { echo; echo "Ready. The device call (train/gpu/RUN.md):"; sed -n '/^run(/,/)$/p' train/gpu/RUN.md; }
+[ $tiny = 1 ] || { echo; echo "Ready. The device call (train/gpu/RUN.md):"; grep '^run(' train/gpu/RUN.md; }

@@ -412,7 +412,11 @@ def main(argv=None):
     log(f"model: {params:,} parameters ({body + head:,} in products), {nfiles} export files "
         f"({', '.join(f'{s / 2**20:.1f}' for s in shards)} MiB of weights)")
     net, compiled = model, "off"
-    if device.type == "cuda" and args.compile != "off" and hasattr(torch, "compile"):
+    if device.type == "cuda" and args.compile != "off" and not T.USE_FUSED_ATTENTION:
+        # The blocked attention loops over the width in Python: compiled, it
+        # would recompile for every batch width.
+        compiled = "off: the blocked attention does not compile to one graph"
+    elif device.type == "cuda" and args.compile != "off" and hasattr(torch, "compile"):
         try:
             net, compiled = torch.compile(model, dynamic=True), "pending"
         except Exception as e:
@@ -476,9 +480,17 @@ def main(argv=None):
             outbox.pack(args.report, args.report_out, stage, same_fs)
 
     def export(final=False):
+        """The checkpoint into OUT; False (and nothing written) when the
+        weights are no longer finite, so the last good export stays."""
         if state["step"] == 0:
-            return
+            return True
         t0 = time.time()
+        with torch.no_grad():
+            finite = all(bool(torch.isfinite(p).all()) for p in model.parameters())
+        if not finite:
+            state["stopped"] = f"non-finite weights at step {state['step']}"
+            log(f"STOP: {state['stopped']}; the last export stays")
+            return False
         ev = T.evaluate(model, heldout, eval_args, device, pad_id)
         state["heldout"] = ev
         if rows and rows[-1][0] == state["step"]:
@@ -501,6 +513,7 @@ def main(argv=None):
         write_report(final)
         log(f"export {state['exports']}{' (final)' if final else ''}: step {state['step']}, "
             f"{state['tokens']:,} loss tokens, held-out loss {ev:.4f}, {time.time() - t0:.1f} s")
+        return True
 
     def lr_at(step, now):
         if step < args.warmup:
@@ -611,15 +624,14 @@ def main(argv=None):
                 loss_acc, loss_n, t_log = None, 0, now
                 first = state["last_export"] is None and now - state["train_start"] >= args.first_export
                 due = state["last_export"] is not None and now - state["last_export"] >= args.export_every
-                if (first or due) and stop.left() > args.export_margin:
-                    export()
+                if (first or due) and stop.left() > args.export_margin and not export():
+                    break
     except Exception as e:
         state["stopped"] = f"{type(e).__name__}: {e}"
         log(f"STOP: training failed: {e!r}")
         feed.close()
         try:
-            if state["step"] and not state["stopped"].startswith("non-finite"):
-                export(final=True)
+            export(final=True)  # refuses weights that are not finite
         finally:
             write_report(True)
         raise
@@ -628,7 +640,8 @@ def main(argv=None):
         state["stopped"] = f"signal {stop.signal}" if stop.signal is not None else "deadline"
         if loss_n:
             state["last_loss"] = (loss_acc / loss_n).item()
-        export(final=True)
+        if state["export_step"] != state["step"]:  # else the last periodic export is this step's
+            export(final=True)
     write_report(True)
     shutil.rmtree(stage, ignore_errors=True)
     log(f"done: {state['stopped']}; {state['step']} steps, {state['tokens']:,} loss tokens, "

@@ -114,6 +114,8 @@ def copy_tree(src, dst, ext_suffix):
             if f.endswith(".so") and not f.endswith(ext_suffix):
                 continue
             s = os.path.join(root, f)
+            if not os.path.exists(s):  # a dangling link (Debian's sitecustomize.py points into /etc)
+                continue
             d = os.path.join(dst, rel, f)
             os.makedirs(os.path.dirname(d), exist_ok=True)
             shutil.copy2(s, d)

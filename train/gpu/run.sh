@@ -166,7 +166,7 @@ except Exception as e:
     print("no training.json:", e); sys.exit(0)
 d = t.get("data", {})
 print(f"summary: {t['params']:,} parameters, {t['step']} steps, {t['tokens']:,} loss tokens "
-      f"({t['tokens_processed']:,} tokens), {t['gpu_seconds']} s of training, {t['tokens_per_s']:,} tokens/s, "
+      f"({t['tokens_processed']:,} tokens), {t['train_seconds']} s of training on {t.get('gpu') or t['device']}, {t['tokens_per_s']:,} tokens/s, "
       f"{t['model_tflops_per_s']} TFLOP/s, MFU {t.get('mfu_nominal')} of nominal, {t.get('mfu_measured')} of measured; "
       f"held-out loss {t['heldout_loss']}; stopped: {t['stopped']}; compile: {t['compile']}; "
       f"data: {d.get('chunks_fresh')} fresh chunks, {d.get('chunks_repeated')} repeated; {t['exports']} exports")

@@ -3,7 +3,7 @@
 training compute at three small sizes, on this CPU, and where the
 compute-optimal size heads at the GPU run's compute (train/RESULTS.md).
 
-  scaling.py run --ndbg NDBG --out DIR [--seconds 240] [--chunks 6]
+  scaling.py run --ndbg NDBG --out DIR [--seconds 300] [--chunks 6]
   scaling.py fit DIR [--gpu-flops 1e17]
 
 run: makes the data once (chunks of the GPU run's mix with seeds 2,950,000
@@ -91,7 +91,7 @@ def run(args):
                "--layers", str(layers), "--hidden", str(hidden), "--heads", str(heads), "--ffn", str(ffn),
                "--block", "2048", "--batch-tokens", "4096", "--lr", "3e-3", "--min-lr-ratio", "1.0", "--warmup", "20",
                "--first-export", str(args.eval_every), "--export-every", str(args.eval_every), "--export-margin", "0",
-               "--log-every", "5", "--eval-batches", "8", "--eval-rows", "16", "--shard-mib", "64",
+               "--log-every", "15", "--eval-batches", "4", "--eval-rows", "16", "--shard-mib", "64",
                "--max-model-files", "20"]
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
         subprocess.run(cmd, check=True, env=env)
@@ -138,8 +138,10 @@ def fit(args):
         print(f"| {name} {SIZES[name][:2]} | {n:,} | {len(pts)} | {pts[0][0]:.2e} - {pts[-1][0]:.2e} | "
               f"{pts[-1][2]:,} | {pts[-1][1]:.3f} |")
     names = sorted(curves, key=lambda k: curves[k][0])
-    lo = min(pts[0][0] for _, pts in curves.values())
-    hi = max(pts[-1][0] for _, pts in curves.values())
+    # The compute every size covers: a frontier elsewhere would compare a
+    # size with nothing.
+    lo = max(pts[0][0] for _, pts in curves.values())
+    hi = min(pts[-1][0] for _, pts in curves.values())
     grid = [math.exp(math.log(lo) + i * (math.log(hi) - math.log(lo)) / 40) for i in range(41)]
     frontier = []
     for c in grid:
@@ -185,6 +187,44 @@ def fit(args):
     alpha, logA = linfit([math.log(c) for c, _, _ in frontier], [math.log(l) for _, l, _ in frontier])
     print(f"frontier: L = {math.exp(logA):.3g} C^{alpha:.3f}; at {gpu:.1e} FLOPs that gives {math.exp(logA + alpha * math.log(gpu)):.3f} "
           "(no irreducible term fitted: a lower bound on the loss, far out of range)")
+    parametric(curves, gpu)
+
+
+def parametric(curves, gpu):
+    """Chinchilla's form L(N, D) = E + A N^-a + B D^-b fitted to every
+    evaluation (N parameters in products, D tokens processed): for each
+    (a, b) on a grid, E, A and B by least squares (all three kept >= 0) on
+    the relative error; then N_opt(C) = G (C/k)^(b/(a+b)) with
+    G = (aA/(bB))^(1/(a+b)) and k = C/(N D) as measured (about 6)."""
+    import numpy as np
+    pts = [(n, d, c, l) for n, ps in curves.values() for c, l, d in ps]
+    N, D, C, L = (np.array(v, dtype=float) for v in zip(*pts))
+    k = float(np.median(C / (N * D)))
+    best = None
+    for a in np.arange(0.05, 1.0001, 0.01):
+        for b in np.arange(0.05, 1.0001, 0.01):
+            X = np.stack([np.ones_like(N), N ** -a, D ** -b], axis=1) / L[:, None]
+            coef, *_ = np.linalg.lstsq(X, np.ones_like(L), rcond=None)
+            if (coef < 0).any():
+                continue
+            err = float(((X @ coef - 1) ** 2).mean())
+            if best is None or err < best[0]:
+                best = (err, a, b, coef)
+    if best is None:
+        print("parametric fit: no non-negative fit")
+        return
+    err, a, b, (E, A, B) = best
+    G = (a * A / (b * B)) ** (1 / (a + b))
+    n_opt = G * (gpu / k) ** (b / (a + b))
+    d_opt = gpu / (k * n_opt)
+    print(f"parametric fit over {len(L)} evaluations: L = {E:.3f} + {A:.3g} N^-{a:.2f} + {B:.3g} D^-{b:.2f} "
+          f"(rms relative error {math.sqrt(err):.3f}); C = {k:.1f} N D")
+    print(f"  -> N_opt ~ C^{b / (a + b):.2f}: at {gpu:.1e} FLOPs N_opt about {n_opt / 1e6:.1f}M parameters in products "
+          f"on {d_opt / 1e6:.0f}M tokens, loss {E + A * n_opt ** -a + B * d_opt ** -b:.3f}")
+    for n_m in (10e6, 30e6, 60e6):
+        dd = gpu / (k * n_m)
+        print(f"     a model of {n_m / 1e6:.0f}M at {gpu:.1e} FLOPs ({dd / 1e6:.0f}M tokens): predicted loss "
+              f"{E + A * n_m ** -a + B * dd ** -b:.3f}")
 
 
 def main():
@@ -193,8 +233,8 @@ def main():
     r = sub.add_parser("run")
     r.add_argument("--ndbg", required=True)
     r.add_argument("--out", required=True)
-    r.add_argument("--seconds", type=float, default=240)
-    r.add_argument("--eval-every", type=float, default=20)
+    r.add_argument("--seconds", type=float, default=300)
+    r.add_argument("--eval-every", type=float, default=30)
     r.add_argument("--chunks", type=int, default=6)
     r.add_argument("--again", action="store_true", help="redo sizes already done")
     f = sub.add_parser("fit")
