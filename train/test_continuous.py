@@ -288,8 +288,11 @@ class GateTest(unittest.TestCase):
 
     @staticmethod
     def result(all_state, by_action, families=("lists",)):
-        tally = lambda k: {"n": 100, "state": k}  # noqa: E731
-        return {"next_state": {"all": tally(all_state), "by_action": {a: tally(k) for a, k in by_action.items()},
+        def tally(k):
+            return {"n": 100, "state": k, "event": 95, "line": 80, "locals": 40, "locals_n": 100, "value": 30,
+                    "value_n": 100}
+        return {"next_state": {"all": tally(all_state), "forward": tally(all_state), "inverse": tally(all_state),
+                               "by_action": {a: tally(k) for a, k in by_action.items()},
                                "by_family": {f: tally(all_state) for f in families}}}
 
     def test_decision_sets_are_generated_programs_only(self):
@@ -345,6 +348,83 @@ class GateTest(unittest.TestCase):
             P.decide(old, crux, fresh_old, good_fresh, ok, None, 0, "2026-01-02")
         with self.assertRaisesRegex(ValueError, "CRUXEval"):
             P.decide(old, self.result(35, {}), fresh_old, crux, ok, None, 0, "2026-01-02")
+
+    @unittest.skipIf(MISSING or not shutil.which("go"), "needs torch and Go")
+    def test_main_check_on_an_exported_model(self):
+        """promote.py --check --model DIR (the GPU run's way): the three
+        evaluations of both models (ndbg eval replaced here by canned
+        summaries), the shipped model's frozen and CRUXEval figures cached
+        but never its fresh ones, the decision printed; CRUXEval's figures,
+        however bad, change nothing; nothing installed."""
+        sys.path.insert(0, HERE)
+        import contextlib
+        import io
+        import promote as P
+        tmp = tempfile.mkdtemp(prefix="ndbg-gate-test-")
+        self.addCleanup(shutil.rmtree, tmp)
+        model = os.path.join(tmp, "gpu-model")
+        os.makedirs(model)
+        cfg, sd = T.load_export(DEFAULT)
+        m = T.Llama(cfg)
+        m.load_state_dict(sd)
+        T.export(m, cfg, 4, os.path.join(DEFAULT, "tokenizer.json"), model, torch.bfloat16)
+        with open(os.path.join(model, "training.json"), "w") as f:
+            json.dump({"step": 900, "tokens": 5, "cpu_seconds": 0.0, "gpu_seconds": 300.0}, f)
+        run = os.path.join(tmp, "run")
+        os.makedirs(run)
+        calls = []
+
+        def cal(ece):
+            return {"n": 100, "ece": ece, "bins": [{"lo": 0.9, "hi": 1.0, "n": 100, "confidence": 0.9,
+                                                    "exact_match": round(100 * (0.9 - ece))}]}
+
+        def fake(candidate_frozen, candidate_fresh, crux_new):
+            def evaluate(ndbg, model_dir, args, out):
+                calls.append((model_dir, args[:2]))
+                new = model_dir != P.DEFAULT
+                if "--items" in args:
+                    r = self.result(crux_new if new else 30, {"step_into": 30}, families=("items",))
+                    r["cruxeval"] = {"scores": {"step_return": {"pass_at_1": crux_new if new else 13.0}}}
+                    return r
+                a = candidate_frozen if args[1] == "99" else candidate_fresh
+                r = self.result(a if new else 30, {"step_into": a if new else 30})
+                r["next_state"]["calibration"] = cal(0.02)
+                return r
+            return evaluate
+
+        def gate(*extra, frozen=32, fresh=31, crux=0):
+            P.evaluate = fake(frozen, fresh, crux)
+            sys.argv = ["promote.py", run, "--check", "--model", model, "--fresh-seed", "1000000000007", *extra]
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                self.assertEqual(P.main(), 0)
+            return out.getvalue()
+
+        saved = P.evaluate
+        before = self.snapshot()
+        try:
+            text = gate(crux=0)  # CRUXEval at 0%: reported, not deciding
+            self.assertIn("decision: the candidate passes the gate (--check: not installed)", text)
+            self.assertIn("CRUXEval development split: reported only", text)
+            self.assertIn("fresh set: seed 1000000000007", text)
+            cached = sorted(os.listdir(os.path.join(run, "gate")))
+            self.assertEqual([c.split("-")[1] for c in cached if c.startswith("shipped-")], ["cruxeval", "frozen"])
+            n = len(calls)
+            text = gate(frozen=32, fresh=29)
+            self.assertIn("keep the shipped model: fresh set: next-state exact match fell 1.0 points", text)
+            self.assertEqual([c[1] for c in calls[n:] if c[0] == P.DEFAULT], [["--seed", "1000000000007"]],
+                             "the shipped model's frozen and CRUXEval figures come from the cache")
+        finally:
+            P.evaluate = saved
+        self.assertEqual(before, self.snapshot(), "--check installs nothing")
+
+    @staticmethod
+    def snapshot():
+        out = {}
+        for n in sorted(os.listdir(DEFAULT)):
+            with open(os.path.join(DEFAULT, n), "rb") as f:
+                out[n] = hash(f.read())
+        return out
 
     def test_merged_ece(self):
         """The ECE over two evaluations is that of their predictions pooled
