@@ -76,7 +76,7 @@ if [ $cuda = 1 ]; then
 		mkdir -p "$work/cudabin"
 		"$GO" test -tags cuda -c -o "$work/cudabin/cuda.test" ./cuda/
 		"$GO" build -tags cuda -o "$work/cudabin/cuda-bench" ./bench/cuda
-		git rev-parse HEAD >"$work/cudabin/commit" 2>/dev/null || echo unknown >"$work/cudabin/commit"
+		{ git rev-parse --verify -q HEAD || echo unknown; } >"$work/cudabin/commit"
 		xzpack "$out/cudabin.tar.xz" "$work/cudabin" cuda.test cuda-bench commit
 	else
 		echo "build.sh: WARNING: no /usr/include/cuda.h: the CUDA stage will be skipped there" >&2
@@ -121,7 +121,7 @@ echo "   identical ($dh), Python $bver"
 # tokenizer, the chunk size) is unchanged.
 key=$( (git ls-files -s progen dataset statetree dsl trace tokenizer cmd/ndbg/data.go cmd/ndbg/tokenize.go \
 	train/gpu/datagen.py weights/default/tokenizer.json; git diff HEAD -- progen dataset statetree dsl trace \
-	tokenizer cmd/ndbg train/gpu/datagen.py; echo "$pyver $programs") | sha256sum | cut -c1-16)
+	tokenizer cmd/ndbg train/gpu/datagen.py 2>/dev/null; echo "$pyver $programs") | sha256sum | cut -c1-16)
 old=$(cat "$out/data/key" 2>/dev/null || true)
 [ "$old" = "$key" ] || { rm -f "$out"/data/chunk-*.tar.xz "$out/heldout.tar.xz"; echo "$key" >"$out/data/key"; }
 shopt -s nullglob
@@ -153,7 +153,7 @@ fi
 carried=$(du -sb "$out" | cut -f1)
 tree=$(git ls-files -z --cached --others --exclude-standard | xargs -0 stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
 total=$((carried + tree))
-commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+commit=$(git rev-parse --verify -q HEAD || echo unknown)
 dirty=$(git status --porcelain --untracked-files=no | wc -l)
 made=("$out"/data/chunk-*.tar.xz)
 cat >"$out/manifest.json" <<EOF
