@@ -1,3 +1,5 @@
+//go:build !nodefaultmodel
+
 package ndbg
 
 import (
@@ -7,9 +9,12 @@ import (
 
 // defaultModel is the default neural debugger, trained by train/make_default.sh
 // (its model card is weights/default/README.md), embedded so ndbg-infer needs
-// no download.
+// no download. The weights are model.safetensors, or shards and their index
+// (model-00001-of-0000N.safetensors, model.safetensors.index.json: a model
+// from the GPU run, whose files stay under 16 MiB each); the pattern takes
+// either (TestDefaultModelEmbedsShards).
 //
-//go:embed weights/default/config.json weights/default/tokenizer.json weights/default/*.safetensors
+//go:embed weights/default/config.json weights/default/tokenizer.json weights/default/model*.safetensors*
 var defaultModel embed.FS
 
 // defaultModelFS returns the embedded default model's files.

@@ -208,6 +208,9 @@ func Run(ctx context.Context, cfg Config) (*Stats, error) {
 	if _, err := progen.Generate(0, cfg.Families); err != nil {
 		return nil, err
 	}
+	if err := checkTracer(ctx, cfg.Limits); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
@@ -293,7 +296,37 @@ func Run(ctx context.Context, cfg Config) (*Stats, error) {
 		}
 		return written, errors.New("dataset: stopped before all shards were complete")
 	}
+	if written.Programs == 0 {
+		// Every program failed: a broken interpreter or sandbox rather than
+		// the programs (checkTracer saw it start), and no data is no result.
+		return written, fmt.Errorf("dataset: no program of %d produced a trajectory (failures: %v)", cfg.N, written.Failures)
+	}
 	return written, nil
+}
+
+// checkTracer traces one trivial program with lim before any work, so
+// that an interpreter that cannot run (a wrong --python, a missing
+// python3, a sandbox that cannot start) is one clear error rather than
+// every program failing alike.
+func checkTracer(ctx context.Context, lim trace.Limits) error {
+	prog, err := dsl.NewProgram("def f():\n    return 1\n", "f")
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	b := trace.NewBatch(lim)
+	defer b.Close()
+	res, err := b.Run(ctx, prog, "f()")
+	if err == nil && res.Truncated {
+		err = errors.New("the trace was cut short")
+	}
+	if err != nil {
+		who := lim.Python
+		if who == "" {
+			who = "python3 on PATH"
+		}
+		return fmt.Errorf("dataset: the tracer cannot run a trivial program with %s: %w", who, err)
+	}
+	return nil
 }
 
 // writeFile writes data atomically: to a temporary file, then renamed.

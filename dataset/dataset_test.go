@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/statetree"
+	"github.com/ndbg/ndbg/trace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -164,4 +168,40 @@ func TestBucket(t *testing.T) {
 	for h, want := range map[int]string{0: "0", 1: "1", 2: "2-3", 3: "2-3", 4: "4-7", 7: "4-7", 8: "8-15", 100: "64-127"} {
 		assert.Equal(t, want, Bucket(h), h)
 	}
+}
+
+// TestRunRefusesABrokenTracer: an interpreter that cannot run is one error
+// naming it before any work (not every program counted as failed and an
+// exit status of success), and a run in which no program produced a
+// trajectory is an error too.
+func TestRunRefusesABrokenTracer(t *testing.T) {
+	needPython(t)
+	missing := filepath.Join(t.TempDir(), "no-such-python3")
+	dir := t.TempDir()
+	_, err := Run(context.Background(), Config{N: 3, Seed: 1, OutDir: dir, Workers: 1,
+		Limits: trace.Limits{Python: missing, Unsandboxed: true}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), missing)
+	shards, _ := filepath.Glob(filepath.Join(dir, "shard-*.jsonl"))
+	assert.Empty(t, shards)
+
+	never := func(*statetree.Tree, *rand.Rand) (*dsl.Trajectory, []int, error) {
+		return nil, nil, errors.New("no trajectory")
+	}
+	st, err := Run(context.Background(), Config{N: 3, Seed: 1, OutDir: t.TempDir(), Workers: 1, Sampler: never})
+	if err != nil && strings.Contains(err.Error(), "sandbox") {
+		t.Skipf("no sandbox here: %v", err)
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no program of 3 produced a trajectory")
+	require.NotNil(t, st)
+	assert.Equal(t, 3, sum(st.Failures))
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }

@@ -2,11 +2,15 @@
 # Continuous training of the default model in the background (train/continuous.py):
 #
 #   train/continue.sh start|stop|pause|resume|status [RUN_DIR]
+#   train/continue.sh rebase MODEL_DIR [RUN_DIR]
 #
 # start   resumes the run in RUN_DIR where its checkpoint left it, or starts one
-#         from weights/default when there is none (a new machine); runs under
-#         nice -n 19 with one thread, detached (it outlives the shell), log in
-#         RUN_DIR/train.log
+#         from $FROM (default weights/default) when there is none (a new machine);
+#         runs under nice -n 19 with one thread, detached (it outlives the shell),
+#         log in RUN_DIR/train.log
+# rebase  stop, move the run's state into RUN_DIR/previous-<time>/, start a new
+#         run from MODEL_DIR (an exported model: the GPU run's once promoted, which
+#         train/promote.sh --model does by itself; train/README.md)
 # stop    SIGTERM: the trainer writes a checkpoint and exits (waits for it)
 # pause   SIGSTOP to the trainer and its data generator (do this before a benchmark)
 # resume  SIGCONT
@@ -17,8 +21,15 @@
 # THREADS (torch and BLAS threads, default 1).
 set -euo pipefail
 cmd=${1:-}
-run=${2:-${NDBG_TRAIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ndbg/train}}
 root=$(cd "$(dirname "$0")/.." && pwd)
+from=${FROM:-$root/weights/default}
+if [ "$cmd" = rebase ]; then
+  from=${2:?usage: train/continue.sh rebase MODEL_DIR [RUN_DIR]}
+  [ -f "$from/config.json" ] || { echo "continue.sh: $from has no config.json: not an exported model" >&2; exit 1; }
+  from=$(cd "$from" && pwd)
+  shift
+fi
+run=${2:-${NDBG_TRAIN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ndbg/train}}
 PY=${PY:-/usr/bin/python3}
 THREADS=${THREADS:-1}
 
@@ -43,6 +54,11 @@ state() {
 }
 
 case $cmd in
+rebase)
+  "$0" stop "$run"
+  "${PY:-/usr/bin/python3}" "$root/train/continuous.py" rebase --run-dir "$run"
+  FROM=$from exec "$0" start "$run"
+  ;;
 start)
   if [ -n "$(pid)" ]; then
     echo "already $(state): pid $(pid), run $run" >&2
@@ -59,7 +75,7 @@ start)
   # setsid: its own session and process group (pause stops the group), no terminal.
   OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS setsid nohup nice -n 19 \
     "$PY" "$root/train/continuous.py" run --run-dir "$run" --ndbg "$run/ndbg" --threads "$THREADS" \
-    --from "$root/weights/default" >>"$run/train.log" 2>&1 </dev/null &
+    --from "$from" >>"$run/train.log" 2>&1 </dev/null &
   for _ in $(seq 50); do
     [ -n "$(pid)" ] && break
     sleep 0.2
@@ -104,7 +120,7 @@ status)
   exit 0
   ;;
 *)
-  echo "usage: train/continue.sh start|stop|pause|resume|status [RUN_DIR]" >&2
+  echo "usage: train/continue.sh start|stop|pause|resume|status [RUN_DIR] | rebase MODEL_DIR [RUN_DIR]" >&2
   exit 2
   ;;
 esac

@@ -4,6 +4,13 @@ stopped and resumed at will, on data the generator makes as it goes.
 
   continuous.py run --run-dir DIR --ndbg NDBG [--from weights/default] [settings...]
   continuous.py export --run-dir DIR --out MODEL_DIR
+  continuous.py rebase --run-dir DIR
+
+`rebase` moves a stopped run's state (checkpoint, chunks, held-out split,
+tokenizer, progress, gate figures) into DIR/previous-<UTC time>/, so that the
+next `run` starts a new run from --from: how a model trained elsewhere (the
+GPU run's, once promoted into weights/default) becomes the CPU trainer's
+starting point (train/continue.sh rebase).
 
 `run` resumes the run in DIR exactly where its checkpoint left it (weights,
 AdamW state, the weight average, the data position, torch's RNG), or, when DIR
@@ -260,6 +267,15 @@ class Run:
         r.model.load_state_dict(sd)
         r.ema.load_state_dict(sd)
         r.rows, info = shipped_history(source)
+        # Where the run came from, for the model card: the source's step and
+        # tokens, and its GPU time when it was the GPU run's model.
+        origin = {"path": os.path.abspath(source), "step": info["step"], "tokens": info["tokens"]}
+        path = os.path.join(source, "training.json")
+        if os.path.exists(path):
+            with open(path) as f:
+                t = json.load(f)
+            origin.update({k: t[k] for k in ("gpu_seconds", "gpu", "params") if t.get(k) is not None})
+        r.s["from"] = origin
         r.step = r.step0 = info["step"]
         r.tokens, r.cpu_seconds = info["tokens"], info["cpu_seconds"]
         r.chunk = r.batch = 0
@@ -421,6 +437,35 @@ def export_run(args):
     print(f"exported step {run.step} ({which} weights, held-out loss {heldout}) to {args.out}")
 
 
+# What rebase leaves in place: the binary, the log (it goes on), the pid
+# file (checked: the trainer must be stopped) and earlier runs.
+REBASE_KEEP = ("ndbg", "train.log", "pid")
+
+
+def rebase(args):
+    """Moves the run's state into RUN_DIR/previous-<time>/ (see the module
+    doc); refuses while a trainer runs in it."""
+    run = args.run_dir
+    pid_path = os.path.join(run, "pid")
+    if os.path.exists(pid_path):
+        try:
+            pid = int(open(pid_path).read().strip())
+            os.kill(pid, 0)
+        except (ValueError, ProcessLookupError, PermissionError):
+            pass
+        else:
+            sys.exit(f"continuous.py rebase: a trainer (pid {pid}) runs in {run}: stop it first (train/continue.sh stop)")
+    moved = [n for n in sorted(os.listdir(run)) if n not in REBASE_KEEP and not n.startswith("previous-")]
+    if not moved:
+        print(f"{run}: no run to move aside")
+        return
+    dest = os.path.join(run, "previous-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
+    os.makedirs(dest)
+    for n in moved:
+        os.replace(os.path.join(run, n), os.path.join(dest, n))
+    print(f"moved the previous run ({', '.join(moved)}) to {dest}; the next start begins a new run")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -449,9 +494,13 @@ def main():
     e = sub.add_parser("export", help="write the checkpoint as a model directory the Go engine loads")
     e.add_argument("--run-dir", required=True)
     e.add_argument("--out", required=True)
+    b = sub.add_parser("rebase", help="move the run's state aside, so the next run starts anew from --from")
+    b.add_argument("--run-dir", required=True)
     args = ap.parse_args()
     if args.cmd == "run":
         train(args)
+    elif args.cmd == "rebase":
+        rebase(args)
     else:
         export_run(args)
 

@@ -159,13 +159,15 @@ class Attention(nn.Module):
         q = self.q_proj(x).view(b, t, self.nh, self.d).transpose(1, 2)
         k = self.k_proj(x).view(b, t, self.nkv, self.d).transpose(1, 2)
         v = self.v_proj(x).view(b, t, self.nkv, self.d).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        # The tables are F32: under BF16 autocast q and k would come out F32,
+        # and the fused kernels take q, k and v in one dtype (BF16 on a GPU).
+        q = (q * cos + rotate_half(q) * sin).to(v.dtype)
+        k = (k * cos + rotate_half(k) * sin).to(v.dtype)
         if self.nkv != self.nh:
             rep = self.nh // self.nkv
             k = k.repeat_interleave(rep, dim=1)
             v = v.repeat_interleave(rep, dim=1)
-        y = causal_attention(q, k, v, causal)
+        y = fused_causal_attention(q, k, v) if causal is None else causal_attention(q, k, v, causal)
         return self.o_proj(y.transpose(1, 2).reshape(b, t, self.nh * self.d))
 
 
@@ -202,6 +204,22 @@ def causal_attention(q, k, v, bias):
         out.append(F.softmax(att.float(), dim=-1).to(q.dtype) @ v[:, :e])
     y = out[0] if len(out) == 1 else torch.cat(out, dim=1)
     return y.reshape(b, h, t, d)
+
+
+# Whether attention runs as torch's fused scaled_dot_product_attention
+# (PyTorch 2.0+: flash or memory-efficient kernels on a GPU, a fused kernel
+# on the CPU) instead of causal_attention's blocks. Debian's torch 1.13 has
+# no such function, so there the blocks run. The two compute the same
+# function (test_continuous.ModelTest.test_fused_equals_blocked, where
+# torch has it; train/gpu/gpu_train.py checks it again on the device before
+# it trains). Set it to False to force the blocks.
+USE_FUSED_ATTENTION = hasattr(F, "scaled_dot_product_attention")
+
+
+def fused_causal_attention(q, k, v):
+    """causal_attention through torch's scaled_dot_product_attention (the
+    causal mask is the kernel's own: nothing t x t is materialised)."""
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
 class MLP(nn.Module):
@@ -259,7 +277,8 @@ class Llama(nn.Module):
         lm_head is a quarter of the default model's products."""
         t = idx.shape[1]
         cos, sin = rope_tables(self.cfg, t, idx.device)
-        causal = torch.full((t, t), float("-inf"), device=idx.device).triu(1)
+        # None: the fused kernel masks by itself (USE_FUSED_ATTENTION).
+        causal = None if USE_FUSED_ATTENTION else torch.full((t, t), float("-inf"), device=idx.device).triu(1)
         x = self.model.embed_tokens(idx)
         for layer in self.model.layers:
             x = layer(x, cos, sin, causal)
@@ -288,10 +307,13 @@ def masked_loss(model, x, y, mask, all_logits=False):
 DTYPES = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16"}
 
 
-def write_safetensors(path, tensors):
+def write_safetensors(path, tensors, metadata=None):
     """The safetensors format: 8-byte little-endian header length, JSON header,
-    raw little-endian tensor bytes (no Python package needed)."""
+    raw little-endian tensor bytes (no Python package needed); metadata (a
+    dict of strings) becomes the header's __metadata__."""
     header, blobs, off = {}, [], 0
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
     for name, t in tensors.items():
         t = t.detach().contiguous().cpu()
         raw = t.view(torch.int16).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes()
@@ -348,12 +370,14 @@ def load_export(directory):
     return cfg, sd
 
 
-def export(model, cfg, shard_mib, tokenizer, out, dtype):
-    """Writes the Go engine's files into out: model*.safetensors in dtype, config.json, tokenizer.json."""
+def export(model, cfg, shard_mib, tokenizer, out, dtype, metadata=None):
+    """Writes the Go engine's files into out: model*.safetensors in dtype
+    (each file's __metadata__ is metadata, when given), config.json,
+    tokenizer.json; returns the names of the files written."""
     sd = {k: v.to(dtype) for k, v in model.state_dict().items()}
     if cfg["tie_word_embeddings"]:
         sd.pop("lm_head.weight", None)
-    limit = shard_mib << 20
+    limit = int(shard_mib * 2 ** 20)
     shards, cur, size = [], {}, 0
     for name, t in sd.items():
         n = t.numel() * t.element_size()
@@ -367,16 +391,21 @@ def export(model, cfg, shard_mib, tokenizer, out, dtype):
         if f.startswith("model") and f.endswith((".safetensors", ".safetensors.index.json")):
             os.remove(os.path.join(out, f))
     if len(shards) == 1:
-        write_safetensors(os.path.join(out, "model.safetensors"), shards[0])
+        write_safetensors(os.path.join(out, "model.safetensors"), shards[0], metadata)
+        written = ["model.safetensors"]
     else:
-        weight_map = {}
+        weight_map, written = {}, []
         for i, shard in enumerate(shards):
             fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
-            write_safetensors(os.path.join(out, fname), shard)
+            write_safetensors(os.path.join(out, fname), shard, metadata)
             weight_map.update({name: fname for name in shard})
+            written.append(fname)
         total = sum(t.numel() * t.element_size() for t in sd.values())
+        index = {"metadata": {"total_size": total, **{str(k): str(v) for k, v in (metadata or {}).items()}},
+                 "weight_map": weight_map}
         with open(os.path.join(out, "model.safetensors.index.json"), "w") as f:
-            json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=1)
+            json.dump(index, f, indent=1)
+        written.append("model.safetensors.index.json")
     hf = {
         "architectures": ["LlamaForCausalLM"], "model_type": "llama",
         "torch_dtype": {torch.bfloat16: "bfloat16", torch.float32: "float32"}[dtype],
@@ -387,6 +416,7 @@ def export(model, cfg, shard_mib, tokenizer, out, dtype):
         json.dump(hf, f, indent=1)
     with open(tokenizer, "rb") as src, open(os.path.join(out, "tokenizer.json"), "wb") as dst:
         dst.write(src.read())
+    return written + ["config.json", "tokenizer.json"]
 
 
 def plot_loss(rows, path):

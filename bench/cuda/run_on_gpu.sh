@@ -20,7 +20,9 @@
 #   bash bench/cuda/run_on_gpu.sh quick    test and infer, then bench and torch eager on 1.8b only
 #
 # Results land in $OUT: env.log, test.log, infer.log, bench.log, bench.json,
-# torch.log, torch.json.
+# torch.log, torch.json. TEST_TIMEOUT and BENCH_TIMEOUT (seconds) cap the
+# test and bench stages, and BENCH_FLAGS adds cuda-bench flags (e.g.
+# -kernels-only): train/gpu/run.sh runs test and bench in its first 100 s.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -54,7 +56,8 @@ fi
 rc=0
 
 stage_test() {
-	timeout 280 "$BIN/cuda.test" -test.v -test.timeout 270s >"$OUT/test.log" 2>&1 || rc=1
+	local t=${TEST_TIMEOUT:-280}
+	timeout "$t" "$BIN/cuda.test" -test.v -test.timeout "$((t > 20 ? t - 10 : t))s" >"$OUT/test.log" 2>&1 || rc=1
 	grep -E '^(--- |FAIL|PASS|ok)|NMSE|panic|Error' "$OUT/test.log" | tail -80
 }
 
@@ -79,7 +82,8 @@ stage_infer() {
 }
 
 stage_bench() {
-	timeout "${1:-560}" "$BIN/cuda-bench" -models "$2" -prefill 512 -decode 32 -json "$OUT/bench.json" \
+	# shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
+	timeout "${1:-560}" "$BIN/cuda-bench" -models "$2" -prefill 512 -decode 32 -json "$OUT/bench.json" ${BENCH_FLAGS:-} \
 		>"$OUT/bench.log" 2>&1 || rc=1
 	cat "$OUT/bench.log"
 }
@@ -93,7 +97,7 @@ stage_torch() {
 case "$STAGE" in
 test) stage_test ;;
 infer) stage_infer ;;
-bench) stage_bench 560 "$MODELS" ;;
+bench) stage_bench "${BENCH_TIMEOUT:-560}" "$MODELS" ;;
 torch) stage_torch 560 "$MODELS" eager,compiled ;;
 quick)
 	stage_test

@@ -37,6 +37,11 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	shard := fs.Int("shard", 256, "programs per shard")
 	cli.SetUsage(fs, "ndbg data --out DIR [--n N] [--seed S] [--families F,...] [flags]",
 		"Generates --n programs, traces them and writes DSL trajectory shards and stats.json to DIR.")
+	// The GPU machine (train/gpu) has no bubblewrap, and traces must come
+	// from the Python version the model is meant for, not the one on PATH.
+	python := fs.String("python", "", "the interpreter that traces the programs (default: python3 on PATH); its version is recorded in stats.json")
+	unsandboxed := fs.Bool("unsandboxed", false,
+		"trace WITHOUT the operating-system sandbox (docs/security.md), where it cannot start: acceptable only because the programs are progen's own")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -56,6 +61,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cfg := dataset.Config{N: *n, Seed: *seed, OutDir: *out, Workers: *workers, Trajectories: *traj, ShardPrograms: *shard,
 		Families: families}
+	cfg.Limits.Python, cfg.Limits.Unsandboxed = *python, *unsandboxed
 	if *tok != "" {
 		t, err := tokenizer.Load(*tok)
 		if err != nil {
