@@ -50,7 +50,7 @@ func TestDapListen(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveConns(ctx, ln, dap.Config{Log: io.Discard}) }()
+	go func() { done <- dap.ServeListener(ctx, ln, dap.Config{Log: io.Discard}) }()
 
 	ask := func(c net.Conn, r *bufio.Reader, seq int, command string) godap.Message {
 		t.Helper()
@@ -73,8 +73,17 @@ func TestDapListen(t *testing.T) {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("serveConns did not end with its context")
+		t.Fatal("ServeListener did not end with its context")
 	}
 	_, err = godap.ReadProtocolMessage(rb)
 	require.Error(t, err, "an open connection is closed at the end")
+}
+
+// TestDapListenRefusesNonLoopback: `ndbg dap --listen` on every interface
+// is refused, saying why (a remote client's user cannot be known).
+func TestDapListenRefusesNonLoopback(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"dap", "--listen", "0.0.0.0:0"}, &out, &errb))
+	require.Contains(t, errb.String(), "not a loopback address")
+	require.Contains(t, errb.String(), "ssh -L")
 }
