@@ -56,6 +56,10 @@ func dapServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return fmt.Errorf("listening for DAP clients: %w", err)
 	}
-	fmt.Fprintf(stderr, "ndbg dap: listening on %s (only uid %d is served)\n", *listen, os.Geteuid())
+	where := ln.Addr().String()
+	if ln.Addr().Network() == "unix" {
+		where = "unix:" + where
+	}
+	fmt.Fprintf(stderr, "ndbg dap: listening on %s (only uid %d is served)\n", where, os.Geteuid())
 	return dap.ServeListener(ctx, ln, cfg)
 }

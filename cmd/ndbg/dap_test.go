@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +87,26 @@ func TestDapListenRefusesNonLoopback(t *testing.T) {
 	require.Equal(t, 1, run(context.Background(), []string{"dap", "--listen", "0.0.0.0:0"}, &out, &errb))
 	require.Contains(t, errb.String(), "not a loopback address")
 	require.Contains(t, errb.String(), "ssh -L")
+}
+
+// TestDapListenLine: the listening line names the port actually bound
+// (an editor's launcher, and testclient/run.js, read it from stderr) and
+// a unix socket as unix:PATH.
+func TestDapListenLine(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "unix:" + t.TempDir() + "/dap.sock"} {
+		var errb syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- dapServe(ctx, []string{"--listen", addr}, strings.NewReader(""), io.Discard, &errb) }()
+		want := regexp.MustCompile(`listening on 127\.0\.0\.1:[1-9]\d* \(only uid \d+ is served\)`)
+		if strings.HasPrefix(addr, "unix:") {
+			want = regexp.MustCompile(regexp.QuoteMeta("listening on "+addr) + ` \(only uid \d+ is served\)`)
+		}
+		for i := 0; !want.MatchString(errb.String()); i++ {
+			require.Less(t, i, 1000, "no listening line: %q", errb.String())
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		require.NoError(t, <-done)
+	}
 }
