@@ -61,11 +61,15 @@ func (f *TokenFile) Remove() error {
 
 // DefaultDir is where a server keeps its token when not told: ndbg in
 // $XDG_RUNTIME_DIR (the user's private runtime directory, emptied at
-// logout), else in the user's cache directory ($XDG_CACHE_HOME or
-// ~/.cache).
+// logout) when that is a directory of the current user's closed to others
+// (as the XDG specification requires; `su` keeps another user's), else in
+// the user's cache directory ($XDG_CACHE_HOME or ~/.cache).
 func DefaultDir() (string, error) {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
-		return filepath.Join(d, "ndbg"), nil
+		var st syscall.Stat_t
+		if syscall.Stat(d, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFDIR && int(st.Uid) == os.Geteuid() && st.Mode&0o077 == 0 {
+			return filepath.Join(d, "ndbg"), nil
+		}
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {

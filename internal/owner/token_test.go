@@ -157,3 +157,33 @@ func TestOpenTokenFile(t *testing.T) {
 		require.ErrorContains(t, err, "owned by uid 65534")
 	}
 }
+
+// TestDefaultDir: $XDG_RUNTIME_DIR when it is the user's and private,
+// else the cache directory (a runtime directory left from another user,
+// or open to others, is not used).
+func TestDefaultDir(t *testing.T) {
+	run := t.TempDir()
+	require.NoError(t, os.Chmod(run, 0o700))
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("XDG_RUNTIME_DIR", run)
+	d, err := DefaultDir()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(run, "ndbg"), d)
+	require.NoError(t, os.Chmod(run, 0o755))
+	d, err = DefaultDir()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(cache, "ndbg"), d)
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	d, err = DefaultDir()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(cache, "ndbg"), d)
+	if os.Geteuid() == 0 {
+		require.NoError(t, os.Chmod(run, 0o700))
+		require.NoError(t, os.Chown(run, otheruser.UID, otheruser.UID))
+		t.Setenv("XDG_RUNTIME_DIR", run)
+		d, err = DefaultDir()
+		require.NoError(t, err)
+		require.Equal(t, filepath.Join(cache, "ndbg"), d, "another user's runtime directory")
+	}
+}
