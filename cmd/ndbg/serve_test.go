@@ -75,7 +75,7 @@ func tokenOf(t *testing.T, access string) (token, path string) {
 // request and sends the process SIGTERM while it runs: the request
 // completes, the command exits 0 and removes its token file.
 func TestServe(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	privateRuntimeDir(t)
 	url, access, out, errOut, done := startServe(t, "--listen", "127.0.0.1:0", "--backends", "real", "--timeout", "30s")
 	token, tokenPath := tokenOf(t, access)
 	require.Equal(t, os.Getenv("XDG_RUNTIME_DIR")+"/ndbg/serve-127.0.0.1-"+url[strings.LastIndex(url, ":")+1:]+".token", tokenPath)
@@ -188,7 +188,7 @@ func TestServeTokenFile(t *testing.T) {
 }
 
 func TestServeUsage(t *testing.T) {
-	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	privateRuntimeDir(t)
 	for _, args := range [][]string{
 		{"--backends", "real,pdb"},
 		{"--max-sessions", "0"},
@@ -199,4 +199,14 @@ func TestServeUsage(t *testing.T) {
 		code := run(context.Background(), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), &out, &errOut)
 		require.Equal(t, 2, code, "%v: %s", args, errOut.String())
 	}
+}
+
+// privateRuntimeDir points $XDG_RUNTIME_DIR at a new directory of mode
+// 0700, as a login's is (t.TempDir's is 0755 under the usual umask, which
+// ndbg serve rightly does not use for a token).
+func privateRuntimeDir(t *testing.T) {
+	t.Helper()
+	d := t.TempDir()
+	require.NoError(t, os.Chmod(d, 0o700))
+	t.Setenv("XDG_RUNTIME_DIR", d)
 }

@@ -62,8 +62,10 @@ func (f *TokenFile) Remove() error {
 // DefaultDir is where a server keeps its token when not told: ndbg in
 // $XDG_RUNTIME_DIR (the user's private runtime directory, emptied at
 // logout) when that is a directory of the current user's closed to others
-// (as the XDG specification requires; `su` keeps another user's), else in
-// the user's cache directory ($XDG_CACHE_HOME or ~/.cache).
+// (as the XDG specification requires; `su` keeps another user's), else
+// ndbg/tokens in the user's cache directory ($XDG_CACHE_HOME or ~/.cache:
+// its ndbg directory holds other caches, open to read, so the tokens get
+// one of their own).
 func DefaultDir() (string, error) {
 	if d := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
 		var st syscall.Stat_t
@@ -75,7 +77,7 @@ func DefaultDir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("owner: no directory for the token (neither $XDG_RUNTIME_DIR nor a home directory is set): %w", err)
 	}
-	return filepath.Join(d, "ndbg"), nil
+	return filepath.Join(d, "ndbg", "tokens"), nil
 }
 
 // NewTokenFile writes a fresh token (NewToken) to dir/name, replacing a

@@ -159,8 +159,10 @@ func TestOpenTokenFile(t *testing.T) {
 }
 
 // TestDefaultDir: $XDG_RUNTIME_DIR when it is the user's and private,
-// else the cache directory (a runtime directory left from another user,
-// or open to others, is not used).
+// else a directory of its own in the cache directory (a runtime directory
+// left from another user, or open to others, is not used), where a token
+// file can be written even when the cache's ndbg directory, shared with
+// other caches, is open to read.
 func TestDefaultDir(t *testing.T) {
 	run := t.TempDir()
 	require.NoError(t, os.Chmod(run, 0o700))
@@ -173,17 +175,26 @@ func TestDefaultDir(t *testing.T) {
 	require.NoError(t, os.Chmod(run, 0o755))
 	d, err = DefaultDir()
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(cache, "ndbg"), d)
+	require.Equal(t, filepath.Join(cache, "ndbg", "tokens"), d)
 	t.Setenv("XDG_RUNTIME_DIR", "")
 	d, err = DefaultDir()
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(cache, "ndbg"), d)
+	require.Equal(t, filepath.Join(cache, "ndbg", "tokens"), d)
 	if os.Geteuid() == 0 {
 		require.NoError(t, os.Chmod(run, 0o700))
 		require.NoError(t, os.Chown(run, otheruser.UID, otheruser.UID))
 		t.Setenv("XDG_RUNTIME_DIR", run)
 		d, err = DefaultDir()
 		require.NoError(t, err)
-		require.Equal(t, filepath.Join(cache, "ndbg"), d, "another user's runtime directory")
+		require.Equal(t, filepath.Join(cache, "ndbg", "tokens"), d, "another user's runtime directory")
 	}
+	cacheNdbg := filepath.Join(cache, "ndbg")
+	require.NoError(t, os.MkdirAll(cacheNdbg, 0o755))
+	require.NoError(t, os.Chmod(cacheNdbg, 0o755)) // as train/ and bench/ leave it
+	t.Setenv("XDG_RUNTIME_DIR", "")
+	d, err = DefaultDir()
+	require.NoError(t, err)
+	tf, err := NewTokenFile(d, "t")
+	require.NoError(t, err)
+	require.NoError(t, tf.Remove())
 }
