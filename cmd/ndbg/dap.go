@@ -2,21 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"sync"
 
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/internal/dap"
 )
 
 // runDap is `ndbg dap`: a Debug Adapter Protocol server for editors, on
-// stdin and stdout, or with --listen on a TCP address, one session per
-// connection, until interrupted.
+// stdin and stdout, or with --listen on a loopback TCP address or a unix
+// socket, one session per connection from the user's own processes, until
+// interrupted.
 func runDap(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dapServe(ctx, args, os.Stdin, stdout, stderr)
 }
@@ -24,13 +22,17 @@ func runDap(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func dapServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dap", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "", "serve DAP on this TCP address (e.g. 127.0.0.1:4711) instead of stdin/stdout")
+	listen := fs.String("listen", "", "serve DAP on this loopback TCP address (e.g. 127.0.0.1:4711) or unix socket (unix:PATH, mode 0600) instead of stdin/stdout; only processes of your own uid are served (others' connections are closed and logged), and non-loopback addresses are refused")
 	var cfg dap.Config
 	var comp cli.Compute
 	comp.Register(fs)
 	cli.RegisterLimits(fs, &cfg.Limits)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ndbg dap [--listen ADDR]   (launch arguments: program, call, backend, model, device; docs/editors.md)")
+		fmt.Fprintln(fs.Output(), "usage: ndbg dap [--listen 127.0.0.1:PORT|unix:PATH]   (launch arguments: program, call, backend, model, device; docs/editors.md)")
+		fmt.Fprintln(fs.Output(), "A session runs the program and reads the files its launch names with your rights, so --listen serves")
+		fmt.Fprintln(fs.Output(), "only your own processes: a connection from another uid (or one whose uid cannot be told) is closed")
+		fmt.Fprintln(fs.Output(), "unread and logged on stderr. DAP has no credentials, so remote clients cannot be told apart: use")
+		fmt.Fprintln(fs.Output(), "ssh -L PORT:127.0.0.1:PORT. stdio (no --listen) serves the editor that started it. docs/security.md")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, args); err != nil {
@@ -50,52 +52,14 @@ func dapServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if *listen == "" {
 		return dap.Serve(ctx, stdin, stdout, cfg)
 	}
-	ln, err := net.Listen("tcp", *listen)
+	ln, err := dap.Listen(*listen)
 	if err != nil {
 		return fmt.Errorf("listening for DAP clients: %w", err)
 	}
-	fmt.Fprintf(stderr, "ndbg dap: listening on %s\n", ln.Addr())
-	return serveConns(ctx, ln, cfg)
-}
-
-// serveConns serves each connection of ln in its own goroutine until ctx
-// is done, then closes the listener and the open connections and waits for
-// their sessions to end.
-func serveConns(ctx context.Context, ln net.Listener, cfg dap.Config) error {
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	stop := context.AfterFunc(ctx, func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	defer stop()
-	defer wg.Wait()
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
-				return nil
-			}
-			return fmt.Errorf("accepting a DAP client: %w", err)
-		}
-		mu.Lock()
-		conns[c] = true
-		mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := dap.Serve(ctx, c, c, cfg); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(cfg.Log, "ndbg dap: %s: %v\n", c.RemoteAddr(), err)
-			}
-			mu.Lock()
-			delete(conns, c)
-			mu.Unlock()
-			c.Close()
-		}()
+	where := ln.Addr().String()
+	if ln.Addr().Network() == "unix" {
+		where = "unix:" + where
 	}
+	fmt.Fprintf(stderr, "ndbg dap: listening on %s (only uid %d is served)\n", where, os.Geteuid())
+	return dap.ServeListener(ctx, ln, cfg)
 }

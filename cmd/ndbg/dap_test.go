@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func TestDapListen(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serveConns(ctx, ln, dap.Config{Log: io.Discard}) }()
+	go func() { done <- dap.ServeListener(ctx, ln, dap.Config{Log: io.Discard}) }()
 
 	ask := func(c net.Conn, r *bufio.Reader, seq int, command string) godap.Message {
 		t.Helper()
@@ -73,8 +74,39 @@ func TestDapListen(t *testing.T) {
 	case err := <-done:
 		require.NoError(t, err)
 	case <-time.After(10 * time.Second):
-		t.Fatal("serveConns did not end with its context")
+		t.Fatal("ServeListener did not end with its context")
 	}
 	_, err = godap.ReadProtocolMessage(rb)
 	require.Error(t, err, "an open connection is closed at the end")
+}
+
+// TestDapListenRefusesNonLoopback: `ndbg dap --listen` on every interface
+// is refused, saying why (a remote client's user cannot be known).
+func TestDapListenRefusesNonLoopback(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"dap", "--listen", "0.0.0.0:0"}, &out, &errb))
+	require.Contains(t, errb.String(), "not a loopback address")
+	require.Contains(t, errb.String(), "ssh -L")
+}
+
+// TestDapListenLine: the listening line names the port actually bound
+// (an editor's launcher, and testclient/run.js, read it from stderr) and
+// a unix socket as unix:PATH.
+func TestDapListenLine(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "unix:" + t.TempDir() + "/dap.sock"} {
+		var errb syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- dapServe(ctx, []string{"--listen", addr}, strings.NewReader(""), io.Discard, &errb) }()
+		want := regexp.MustCompile(`listening on 127\.0\.0\.1:[1-9]\d* \(only uid \d+ is served\)`)
+		if strings.HasPrefix(addr, "unix:") {
+			want = regexp.MustCompile(regexp.QuoteMeta("listening on "+addr) + ` \(only uid \d+ is served\)`)
+		}
+		for i := 0; !want.MatchString(errb.String()); i++ {
+			require.Less(t, i, 1000, "no listening line: %q", errb.String())
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+		require.NoError(t, <-done)
+	}
 }

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/cli"
+	"github.com/ndbg/ndbg/internal/owner"
 	"github.com/ndbg/ndbg/internal/serve"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -23,7 +26,8 @@ import (
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8321", "address to listen on (the service runs the programs clients send: keep it on loopback unless the network is trusted)")
+	listen := fs.String("listen", "127.0.0.1:8321", "TCP address to listen on, or unix:PATH for a unix socket (mode 0600; only this user's processes are served, without a token). Over TCP every request but GET /openapi.json needs the token (Authorization: Bearer TOKEN); keep it on loopback: the token travels unencrypted")
+	tokenFile := fs.String("token-file", "", "TCP only: the token's file. If it exists it holds your token (mode 0600, yours; kept); if not, a fresh one is written there (removed at exit). Default: a fresh token in $XDG_RUNTIME_DIR/ndbg/serve-HOST-PORT.token (else ~/.cache/ndbg/tokens/), directory 0700, file 0600, removed at exit")
 	backends := fs.String("backends", "neural,cwm,real", "backends offered, comma-separated; the first is the default (real alone opens no model)")
 	modelDir := fs.String("model", "", "model directory (default: the model embedded in the binary)")
 	var comp cli.Compute
@@ -38,8 +42,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&sl.IdleTimeout, "idle-timeout", 10*time.Minute, "a session unused this long is closed")
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: ndbg serve [--listen ADDR] [--backends neural,cwm,real] [--model DIR] [--device cpu|cuda|auto] [limits]")
+		fmt.Fprintln(fs.Output(), "usage: ndbg serve [--listen HOST:PORT|unix:PATH] [--token-file PATH] [--backends neural,cwm,real] [--model DIR] [--device cpu|cuda|auto] [limits]")
 		fmt.Fprintln(fs.Output(), "(the API: GET /openapi.json; docs in internal/serve/openapi.json)")
+		fmt.Fprintln(fs.Output(), "It runs the programs clients send with your rights, so it serves only you: over TCP, requests carry the")
+		fmt.Fprintln(fs.Output(), "token it writes to a file only you can read (its path is printed at start); on a unix socket, only")
+		fmt.Fprintln(fs.Output(), "processes of your uid can connect. Anything else is refused (401, or the connection closed). docs/security.md")
 		fs.PrintDefaults()
 	}
 	if err := cli.Parse(fs, args); err != nil {
@@ -61,7 +68,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	if owner.IsUnix(*listen) && *tokenFile != "" {
+		return cli.Usagef("--token-file is for TCP: on a unix socket only your own processes can connect, and need no token")
+	}
+	ln, err := owner.Listen(*listen, false)
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	defer ln.Close()
 	cfg := serve.Config{Backends: names, Trace: lim, Limits: sl}
+	access := fmt.Sprintf("only processes of uid %d can connect (no token needed)", os.Geteuid())
+	if !owner.IsUnix(*listen) {
+		tf, err := serveToken(*tokenFile, ln.Addr())
+		if err != nil {
+			return err
+		}
+		defer tf.Remove()
+		cfg.Token = tf.Token
+		access = fmt.Sprintf("token in %s (send it as Authorization: Bearer <token>)", tf.Path)
+		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err != nil || !ap.Addr().Unmap().IsLoopback() {
+			fmt.Fprintf(stderr, "ndbg serve: warning: %s is not a loopback address: the token and the programs travel unencrypted (reach a remote server through ssh -L instead)\n", ln.Addr())
+		}
+	}
 	if slices.Contains(cfg.Backends, serve.Neural) || slices.Contains(cfg.Backends, serve.CWM) {
 		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: comp.Threads, Device: comp.Device})
 		if err != nil {
@@ -75,16 +103,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--backends: %v", err)
 	}
 	defer svc.Close()
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return fmt.Errorf("listening: %w", err)
-	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	fmt.Fprintf(stdout, "ndbg serve: listening on http://%s (backends %s)\n", ln.Addr(), *backends)
-	if err := serve.Serve(ctx, ln, svc.Handler(), *grace); err != nil {
+	where := "http://" + ln.Addr().String()
+	if owner.IsUnix(*listen) {
+		where = "unix:" + ln.Addr().String()
+	}
+	fmt.Fprintf(stdout, "ndbg serve: listening on %s (backends %s)\nndbg serve: %s\n", where, *backends, access)
+	if err := serve.Serve(ctx, ln, svc.Handler(), *grace, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "ndbg serve: shut down")
 	return nil
+}
+
+// serveToken is the token of a server listening on TCP at addr: the file
+// the user named (owner.OpenTokenFile), or a fresh token in the default
+// directory, in a file named after the address (owner.NewTokenFile).
+func serveToken(path string, addr net.Addr) (*owner.TokenFile, error) {
+	if path != "" {
+		return owner.OpenTokenFile(path)
+	}
+	dir, err := owner.DefaultDir()
+	if err != nil {
+		return nil, err
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil {
+		return nil, fmt.Errorf("naming the token file after the address %s: %w", addr, err)
+	}
+	name := fmt.Sprintf("serve-%s-%d", strings.ReplaceAll(ap.Addr().String(), ":", "_"), ap.Port())
+	return owner.NewTokenFile(dir, name+".token")
 }

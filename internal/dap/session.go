@@ -1,15 +1,19 @@
 package dap
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
@@ -146,9 +150,9 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch: program %q: %w", a.Program, err)
 	}
-	src, err := os.ReadFile(path) // before what it is for: a missing file says so first
+	src, err := readProgram(path) // before what it is for: a missing file says so first
 	if err != nil {
-		return nil, fmt.Errorf("launch: reading the program: %w", err)
+		return nil, fmt.Errorf("launch: %w", err)
 	}
 	if strings.TrimSpace(a.Call) == "" && a.Backend != backendReal {
 		return nil, fmt.Errorf(`launch: debugging a whole script (no call) needs backend "real": the model's trace format has no module-level frames; give a call, e.g. "f([3, None, 4])", to debug a function on the %s backend`, a.Backend)
@@ -159,7 +163,7 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 		b = ndbg.Real(cfg.Limits)
 	} else {
 		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: cmp.Or(a.Device, cfg.Device)}); err != nil {
-			return nil, fmt.Errorf("launch: opening the model: %w", err)
+			return nil, fmt.Errorf("launch: opening the model: %w", unquoteJSON(err))
 		}
 		b = ndbg.Neural(ss.model, sample.Params{Temperature: a.Temperature})
 		if a.VerifyBelow > 0 {
@@ -175,17 +179,114 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 			}
 		}
 	}
-	if ss.s, err = ndbg.Start(ctx, b, string(src), a.Call); err != nil {
+	if ss.s, err = ndbg.Start(ctx, b, src, a.Call); err != nil {
 		ss.close()
-		return nil, fmt.Errorf("launch: %w", err)
+		return nil, fmt.Errorf("launch: %w", unquoteSyntax(path, err))
 	}
 	if a.Backend == backendCompare {
-		if ss.real, err = ndbg.Start(ctx, ndbg.Real(cfg.Limits), string(src), a.Call); err != nil {
+		if ss.real, err = ndbg.Start(ctx, ndbg.Real(cfg.Limits), src, a.Call); err != nil {
 			ss.close()
-			return nil, fmt.Errorf("launch: the real run beside the prediction: %w", err)
+			return nil, fmt.Errorf("launch: the real run beside the prediction: %w", unquoteSyntax(path, err))
 		}
 	}
 	return ss, nil
+}
+
+// maxProgramFile bounds a launched program's file: a program ndbg can
+// debug is far smaller (the model's context is 2048 tokens), and a path
+// to something endless (/dev/zero) must not be read forever.
+const maxProgramFile = 8 << 20
+
+// readProgram reads the launched program at path: a regular file (not a
+// FIFO or a device, whose read could block or never end) of at most
+// maxProgramFile bytes, of UTF-8 text without NUL bytes. The path is the
+// client's, read with the server's rights, which are the client's own:
+// ServeListener serves only the server's user, and stdio serves the editor
+// that started the server. An error says what is wrong and where (line and
+// column), never quoting the file: its text reaches the client only as a
+// program ndbg debugs.
+func readProgram(path string) (string, error) {
+	// O_NONBLOCK: opening a FIFO does not wait for a writer.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", fmt.Errorf("reading the program: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("reading the program: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		kind := "not a regular file"
+		switch t := fi.Mode().Type(); {
+		case t&os.ModeDir != 0:
+			kind = "a directory"
+		case t&os.ModeNamedPipe != 0:
+			kind = "a FIFO"
+		case t&os.ModeDevice != 0:
+			kind = "a device"
+		case t&os.ModeSocket != 0:
+			kind = "a socket"
+		}
+		return "", fmt.Errorf("program %s is %s: want a Python file", path, kind)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxProgramFile+1))
+	if err != nil {
+		return "", fmt.Errorf("reading the program %s: %w", path, err)
+	}
+	if len(data) > maxProgramFile {
+		return "", fmt.Errorf("program %s is larger than %d bytes: not a program ndbg can debug", path, maxProgramFile)
+	}
+	if i := invalidText(data); i >= 0 {
+		what := "a byte that is not UTF-8"
+		if data[i] == 0 {
+			what = "a NUL byte"
+		}
+		line := bytes.Count(data[:i], []byte("\n")) + 1
+		col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
+		return "", fmt.Errorf("program %s is not a Python source file: line %d, column %d (byte %d) holds %s (ndbg reads UTF-8 sources; the file's text is not quoted)", path, line, col, i+1, what)
+	}
+	return string(data), nil
+}
+
+// invalidText is the offset of the first byte of data that is not UTF-8
+// text or is NUL, or -1.
+func invalidText(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == 0 || r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// unquoteSyntax replaces a syntax error from the program at path, whose
+// message may quote the file (CPython writes "invalid character '€'",
+// "duplicate argument 'x'"), by one that says where only; other errors
+// pass unchanged.
+func unquoteSyntax(path string, err error) error {
+	var te *trace.Error
+	if !errors.As(err, &te) || !errors.Is(te.Kind, trace.ErrSyntax) {
+		return err
+	}
+	where := ""
+	if te.Line > 0 {
+		where = fmt.Sprintf(" at line %d", te.Line)
+	}
+	return fmt.Errorf("%w: program %s is not valid Python%s (CPython's message is not shown, as it may quote the file)", trace.ErrSyntax, path, where)
+}
+
+// unquoteJSON rewrites a JSON syntax error in err (a model file that is
+// not JSON: encoding/json quotes the offending character) to say only
+// where it is.
+func unquoteJSON(err error) error {
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	return errors.New(strings.Replace(err.Error(), se.Error(), fmt.Sprintf("not JSON at byte %d", se.Offset), 1))
 }
 
 func (ss *session) close() {

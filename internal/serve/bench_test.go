@@ -72,14 +72,16 @@ func BenchmarkLoadNeuralBatching(b *testing.B) {
 
 func benchLoad(b *testing.B, cfg Config, backend string, steps, clients int) {
 	cfg.Limits = Limits{MaxSessions: clients, RequestTimeout: 10 * time.Minute}
+	cfg.Token = testToken
 	svc, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts := httptest.NewServer(svc.Handler())
 	defer func() { ts.Close(); svc.Close() }()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	defer client.CloseIdleConnections()
+	transport := &http.Transport{MaxIdleConnsPerHost: clients}
+	client := &http.Client{Transport: bearer{testToken, transport}}
+	defer transport.CloseIdleConnections()
 	create, err := json.Marshal(map[string]string{"program": prog, "call": "f([1, None, 4])", "backend": backend})
 	if err != nil {
 		b.Fatal(err)

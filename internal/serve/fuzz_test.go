@@ -13,12 +13,17 @@ import (
 // FuzzHandler sends arbitrary bodies to every operation that reads one (on
 // a live session, a missing one, and a path that is no route): the answer
 // is never a 5xx, since the mistake is the client's, always JSON, and a
-// refusal always says why.
+// refusal always says why; without the token (the target's high bit) it is
+// always 401.
 func FuzzHandler(f *testing.F) {
-	svc, err := New(Config{Limits: Limits{MaxBodyBytes: 4096, MaxSessions: 8}})
+	svc, err := New(Config{Limits: Limits{MaxBodyBytes: 4096, MaxSessions: 8}, Token: testToken})
 	require.NoError(f, err)
 	f.Cleanup(svc.Close)
-	h := svc.Handler()
+	inner := svc.Handler()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { // the owner's requests
+		r.Header.Set("Authorization", "Bearer "+testToken)
+		inner.ServeHTTP(w, r)
+	})
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("POST", "/sessions",
 		bytes.NewReader([]byte(`{"program": "def f(x):\n    y = x + 1\n    return y\n", "call": "f(1)", "backend": "real"}`))))
@@ -42,8 +47,15 @@ func FuzzHandler(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, target uint8, body []byte) {
-		tg := targets[int(target)%len(targets)]
+		tg := targets[int(target&0x7f)%len(targets)]
 		rec := httptest.NewRecorder()
+		if target&0x80 != 0 { // without the token: refused, whatever the body
+			inner.ServeHTTP(rec, httptest.NewRequest(tg.method, tg.path, bytes.NewReader(body)))
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("%s %s %q without the token: %d %s", tg.method, tg.path, body, rec.Code, rec.Body.String())
+			}
+			return
+		}
 		h.ServeHTTP(rec, httptest.NewRequest(tg.method, tg.path, bytes.NewReader(body)))
 		if rec.Code >= 500 {
 			t.Fatalf("%s %s %q: %d %s", tg.method, tg.path, body, rec.Code, rec.Body.String())

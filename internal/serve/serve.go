@@ -13,11 +13,20 @@
 //
 // Every refusal is a 4xx, 429 or 503 with a JSON body {"error": "..."}
 // saying what was refused and why; a client's mistake is never a 5xx.
+//
+// The service runs programs with the rights of the user who started it,
+// so it serves that user only (docs/security.md): every request but GET
+// /openapi.json carries Config.Token as a bearer token, or comes over a
+// unix socket from a process of the server's uid (Serve checks the peer's
+// credentials); any other is refused with 401 before anything is read or
+// done.
 package serve
 
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
 	_ "embed" // openapi.json
 	"encoding/hex"
 	"encoding/json"
@@ -33,6 +42,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/owner"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -91,6 +101,12 @@ type Config struct {
 	// starts a neural session).
 	Trace  trace.Limits
 	Limits Limits
+	// Token is the secret every request must carry (Authorization: Bearer
+	// TOKEN), at least owner.MinTokenLen characters; `ndbg serve` writes
+	// it to a file only its user can read (owner.TokenFile). Empty, only
+	// requests over a unix socket from the server's own uid are served
+	// (Serve); every other is refused.
+	Token string
 }
 
 // Service is the state behind the HTTP handler: the live sessions. Create
@@ -101,6 +117,7 @@ type Service struct {
 	lim      Limits
 	backends []string
 	mux      *http.ServeMux
+	token    [sha256.Size]byte // SHA-256 of Config.Token, compared in constant time
 
 	mu       sync.Mutex
 	sessions map[string]*entry
@@ -156,7 +173,13 @@ func New(cfg Config) (*Service, error) {
 			}
 		}
 	}
+	if cfg.Token != "" && len(cfg.Token) < owner.MinTokenLen {
+		return nil, fmt.Errorf("serve: the token has %d characters, fewer than %d", len(cfg.Token), owner.MinTokenLen)
+	}
 	s := &Service{cfg: cfg, lim: lim, backends: backends, sessions: map[string]*entry{}, done: make(chan struct{})}
+	if cfg.Token != "" {
+		s.token = sha256.Sum256([]byte(cfg.Token))
+	}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.HandleFunc(rt.method+" "+rt.path, rt.handle)
@@ -189,10 +212,17 @@ func (s *Service) routes() []route {
 	}
 }
 
-// Handler returns the HTTP handler. A path or method no route matches is
-// answered with the mux's status (404 or 405, with Allow) and a JSON error.
+// Handler returns the HTTP handler. A request that is not the owner's
+// (authorized) is answered 401 before anything else; a path or method no
+// route matches is answered with the mux's status (404 or 405, with Allow)
+// and a JSON error.
 func (s *Service) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := s.authorized(r); why != "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ndbg serve"`)
+			writeError(w, http.StatusUnauthorized, "%s", why)
+			return
+		}
 		if _, pattern := s.mux.Handler(r); pattern == "" {
 			p := &probe{header: http.Header{}, code: http.StatusOK} // the mux's own answer: 404, or 405 with Allow
 			s.mux.ServeHTTP(p, r)
@@ -209,6 +239,36 @@ func (s *Service) Handler() http.Handler {
 		defer cancel()
 		s.mux.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// publicPath is the one path served without the token: the API's
+// description, which says how to authenticate and is published with the
+// source anyway; it does nothing and tells nothing of the sessions.
+const publicPath = "/openapi.json"
+
+// ownerConn marks, in a request's context, a connection Serve accepted
+// from a process of the server's own uid (owner.Verified).
+type ownerConn struct{}
+
+// authorized returns "" when r may be served, else why not: r comes over
+// a connection from the server's own user (a unix socket; Serve), carries
+// the token, or asks for publicPath.
+func (s *Service) authorized(r *http.Request) string {
+	if r.URL.Path == publicPath || r.Context().Value(ownerConn{}) != nil {
+		return ""
+	}
+	if s.cfg.Token == "" {
+		return "this server takes requests only over its unix socket, from its own user"
+	}
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return `no "Authorization: Bearer <token>" header: ndbg serve runs programs as the user who started it, so it serves only that user; the token is in the file it named when it started (--token-file)`
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
+		return "the bearer token is not this server's (it is the content of the file the server named when it started: a restarted server writes a new one)"
+	}
+	return ""
 }
 
 // probe is a ResponseWriter that keeps only the status and the header.

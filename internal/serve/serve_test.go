@@ -34,13 +34,34 @@ def f(s):
     return s
 `
 
-// start serves a new service on loopback for the test.
+// testToken is the tests' bearer token.
+const testToken = "0123456789abcdef0123456789abcdef-test"
+
+// bearer is a transport that sends a token with every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// start serves a new service on loopback for the test, with testToken
+// (unless cfg has a token); ts.Client() sends it.
 func start(t *testing.T, cfg Config) (*httptest.Server, *Service) {
 	t.Helper()
+	if cfg.Token == "" {
+		cfg.Token = testToken
+	}
 	svc, err := New(cfg)
 	require.NoError(t, err)
 	ts := httptest.NewServer(svc.Handler())
 	t.Cleanup(func() { ts.Close(); svc.Close() })
+	c := ts.Client()
+	c.Transport = bearer{cfg.Token, c.Transport}
 	return ts, svc
 }
 
@@ -541,13 +562,13 @@ func TestIdleExpiry(t *testing.T) {
 // connections, and leaves no goroutine behind.
 func TestShutdownFinishesInFlight(t *testing.T) {
 	before := runtime.NumGoroutine()
-	svc, err := New(Config{})
+	svc, err := New(Config{Token: testToken})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, svc.Handler(), 20*time.Second) }()
+	go func() { served <- Serve(ctx, ln, svc.Handler(), 20*time.Second, nil) }()
 
 	url := "http://" + ln.Addr().String()
 	type answer struct {
@@ -556,7 +577,8 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		err  error
 	}
 	got := make(chan answer, 1)
-	client := &http.Client{Transport: &http.Transport{}}
+	transport := &http.Transport{}
+	client := &http.Client{Transport: bearer{testToken, transport}}
 	go func() {
 		body := fmt.Sprintf(`{"program": %q, "call": "f(1.0)", "backend": "real"}`, sleepy)
 		resp, err := client.Post(url+"/sessions", "application/json", strings.NewReader(body))
@@ -580,7 +602,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	require.NoError(t, <-served)
 	_, err = client.Get(url + "/health")
 	require.Error(t, err, "the listener is closed")
-	client.CloseIdleConnections()
+	transport.CloseIdleConnections()
 	svc.Close()
 	for i := 0; runtime.NumGoroutine() > before; i++ { // not require.Eventually: it runs a goroutine of its own
 		require.Less(t, i, 500, "goroutines: %d before, %d after", before, runtime.NumGoroutine())

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/ndbg/ndbg/internal/owner"
 )
 
 // Serve answers HTTP on ln with h until ctx is done (SIGTERM, in `ndbg
@@ -15,8 +18,26 @@ import (
 // have ended. It returns nil after a clean shutdown, and an error when the
 // listener failed or requests were still running after grace (they are
 // then cut off: their connections are closed).
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+//
+// On a unix socket, Serve accepts only connections from processes of its
+// own uid (owner.Only: their peer credentials), closing any other at once
+// and saying so on log; their requests need no token (Service.Handler).
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, grace time.Duration, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	if _, ok := ln.Addr().(*net.UnixAddr); ok {
+		ln = owner.Only(ln, func(format string, args ...any) {
+			fmt.Fprintf(log, "ndbg serve: "+format+"\n", args...)
+		})
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if owner.Verified(c) {
+				return context.WithValue(ctx, ownerConn{}, true)
+			}
+			return ctx
+		}}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
