@@ -20,7 +20,7 @@ build:
 # README's "Two commands" lists them) is missing fail instead of skip; CI
 # sets it.
 test:
-	$(GO) run ./internal/testreport -unittest train -python $(PY) -count=1 $(PKGS) + -count=1 -tags noasm ./kernels/... ./model/...
+	$(GO) run ./internal/testreport -unittest train -python $(PY) -count=1 -timeout 30m $(PKGS) + -count=1 -timeout 30m -tags noasm ./kernels/... ./model/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x $(PKGS)
