@@ -1160,9 +1160,10 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         intr[0] = None
         renew_cpu()
 
-    def flat_locals(frame, info):
+    def flat_locals(frame, info, loc=None):
         flat = []
-        loc = frame.f_locals
+        if loc is None:
+            loc = frame.f_locals
         if frame.f_code is modcode[0]:
             loc = {k: v for k, v in loc.items() if k not in INJECTED}
         for name, v in loc.items():
@@ -1181,11 +1182,15 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             f = f.f_back
         return fs
 
-    def frames_reply(fs):
+    def frames_reply(fs, curloc):
         out = []
-        for f, info in reversed(fs):
+        for j in range(len(fs) - 1, -1, -1):
+            f, info = fs[j]
+            # The stopped frame's locals dict is the one a statement changed:
+            # reading f_locals again would overwrite it from the frame.
+            loc = curloc if j == 0 and curloc is not None else None
             out.append({"n": f.f_code.co_name, "l": f.f_lineno or f.f_code.co_firstlineno, "c": info[4],
-                        "f": info[0], "d": info[1], "a": flat_locals(f, info)})
+                        "f": info[0], "d": info[1], "a": flat_locals(f, info, loc)})
         return out
 
     def evaluate(c, fs, curloc):
@@ -1341,7 +1346,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             if cmd == "eval":
                 send(evaluate(c, fs, curloc))
             elif cmd == "frames":
-                send({"t": "frames", "frames": frames_reply(fs)})
+                send({"t": "frames", "frames": frames_reply(fs, curloc)})
             elif cmd == "back":
                 send(back(c))
             elif cmd == "quit":
