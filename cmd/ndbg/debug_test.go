@@ -97,7 +97,7 @@ func TestDebugRealSession(t *testing.T) {
 		"> call      line 1: def mean(xs):",
 		"[1, 4]", // p xs after back to the call
 		"Deleted breakpoint 1 at /",
-		"  1  ->\tdef mean(xs):",                                 // l, as pdb's list
+		"  1  ->\tdef mean(xs):",                                          // l, as pdb's list
 		"    clean = [2]\n(ndbg) *** NameError: name 'zz' is not defined", // set, then zz runs as Python
 		"*** ndbg: line 99 is not a code line",
 		"--the program finished--",
