@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/trace"
@@ -231,4 +232,36 @@ func (s *Session) skipRefused(ctx context.Context, a Action, keep func(State) bo
 // breakpoint made, in order, until it takes one.
 func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
 	return e.apply(ctx, a, breakpoints, keep)
+}
+
+// FunctionLine returns the def line of the top-level function called name
+// and the first line of its body (past a docstring), where a breakpoint on
+// the function stops (pdb's break FUNCTION stops at the first line each
+// call runs); ok is false when the program has no such function.
+func (s *Session) FunctionLine(name string) (def, body int, ok bool) {
+	p := s.prog
+	for n := 1; n <= len(p.Lines) && def == 0; n++ {
+		l := s.UserLine(n)
+		if got, isDef := dsl.DefName(l); isDef && got == name && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
+			def = n
+		}
+	}
+	if def == 0 {
+		return 0, 0, false
+	}
+	header := true // the signature may span lines: the body starts after its ':'
+	for n := def; n <= len(p.Lines); n++ {
+		text := strings.TrimSpace(s.UserLine(n))
+		if header {
+			header = !strings.HasSuffix(text, ":")
+			continue
+		}
+		if p.FuncOf(n) != def {
+			return 0, 0, false
+		}
+		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {
+			return def, n, true
+		}
+	}
+	return 0, 0, false
 }

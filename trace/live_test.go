@@ -173,3 +173,26 @@ func TestLiveInterrupt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "True", r.Value)
 }
+
+// TestLiveHostile: a live program that writes to the tracer's channel is
+// caught (ErrForged), a __repr__ that never returns is cut off at a stop,
+// and a reply over the size limit is an error, not a line without end.
+func TestLiveHostile(t *testing.T) {
+	ctx := context.Background()
+	src := "import os\n\ndef f():\n    x = 1\n    os.write(3, b'forged\\n')\n    return x\n"
+	l, _ := startAt(t, Limits{}, src, "f()", 4)
+	_, err := l.Resume(ctx, NoCriteria())
+	require.ErrorIs(t, err, ErrForged)
+
+	src = "class Slow:\n    def __repr__(self):\n        while True:\n            pass\n\ndef f():\n    s = Slow()\n    return 1\n"
+	_, st := startAt(t, Limits{}, src, "f()", 8)
+	require.Equal(t, []dsl.Local{{Name: "s", Repr: "<Slow object: repr timed out>"}}, st.Event.Locals)
+
+	prog, err := dsl.NewScript("for i in range(300000):\n    globals()['v%d' % i] = i\nx = 1\n")
+	require.NoError(t, err)
+	c := NoCriteria()
+	c.Lines = []int{3}
+	_, _, err = StartLive(ctx, prog, "", Limits{}, c)
+	require.ErrorIs(t, err, ErrSetup)
+	require.Contains(t, err.Error(), "over the limit")
+}

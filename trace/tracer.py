@@ -1029,7 +1029,11 @@ def live(inp, chan, sign, cpu_hard):
     import _queue
     from array import array
     cmdq = _queue.SimpleQueue()
-    intr = [None]  # why to stop at the next event: "interrupt" or "cpu"
+    # Why to stop at the next event: "cpu", or the number of the resume an
+    # interrupt was sent during (an interrupt read after its resume ended
+    # does not stop the next one).
+    intr = [None]
+    runs_read = [0]  # resumes (start, run) the reader has passed on
 
     def reader():
         # Reads requests while the program runs, so that an interrupt gets
@@ -1047,8 +1051,10 @@ def live(inp, chan, sign, cpu_hard):
             except BaseException:
                 c = {"cmd": "bad"}
             if type(c) is dict and c.get("cmd") == "interrupt":
-                intr[0] = "interrupt"
+                intr[0] = runs_read[0]
                 continue
+            if type(c) is dict and c.get("cmd") in ("start", "run"):
+                runs_read[0] += 1
             cmdq.put(c)
 
     def send(obj):
@@ -1117,6 +1123,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     frames = {}  # live program frame -> [invocation id, depth, stack depth, last reprs, call line]
     next_id = [0]
     count = [0]  # events so far: the next event's number
+    run_no = [1]  # the resume in progress (the start is the first)
     top = 1 if script else 2
     modcode = [None]
     sent = [0, 0]  # stdout and stderr bytes sent so far
@@ -1157,7 +1164,6 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     def set_stop(c):
         check[0] = make_check(c)
         want_digest[0] = bool(c.get("digest"))
-        intr[0] = None
         renew_cpu()
 
     def flat_locals(frame, info, loc=None):
@@ -1341,6 +1347,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                 if st.done:
                     send({"t": "error", "msg": "the program has finished"})
                     continue
+                run_no[0] += 1
                 set_stop(c.get("stop") or {})
                 return
             if cmd == "eval":
@@ -1375,13 +1382,17 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         if i < LOG_CAP:
             kappend(d * 4 + kind - 1)
             lappend(line)
-        why = intr[0]
-        if why is not None:
-            intr[0] = None
-        elif check[0](i, kind, d, line):
+        why = None
+        if intr[0] is not None:
+            why, intr[0] = intr[0], None
+            if why == run_no[0]:
+                why = "interrupt"
+            elif why != "cpu":
+                why = None  # sent during an earlier resume
+        if why is None:
+            if not check[0](i, kind, d, line):
+                return
             why = "stop"
-        else:
-            return
         value = None
         if kind == EV_RETURN:
             value = vrepr(arg)

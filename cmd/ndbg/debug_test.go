@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -235,4 +236,46 @@ func TestDebugTerminalSafe(t *testing.T) {
 	raw := run("--raw-output")
 	assert.Contains(t, raw, "\x1b]0;pwned\x07\u009b2J done")
 	assert.Contains(t, raw, "t = \x1b]52;c;cHduZWQ=\x07")
+}
+
+// TestDebugInterruptAndCommands: Ctrl-C (an interrupt) stops an endless
+// loop where it is, and the session goes on there; a breakpoint's
+// commands run when it stops; an alias expands with its arguments.
+func TestDebugInterruptAndCommands(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("def f():\n    i = 0\n    while True:\n        i += 1\n"), 0o644))
+	interrupts := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+				select {
+				case interrupts <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	var out, errb bytes.Buffer
+	in := strings.NewReader("c\np i >= 0\nq\n")
+	err := debugWith(context.Background(), []string{file, "--call", "f()", "--backend", "real"}, in, &out, &errb, interrupts)
+	close(done)
+	require.NoError(t, err, errb.String())
+	a := answers(out.String())
+	require.Len(t, a, 4, out.String())
+	require.Contains(t, a[1], "Program interrupted. (Use 'cont' to resume).")
+	require.Regexp(t, `> line +line [34]: `, a[1])
+	require.Equal(t, "True\n", a[2])
+
+	src := "def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	out.Reset()
+	in = strings.NewReader("b 4\ncommands 1\nsilent\np i, total\nend\nalias pp2 pp [%1, %2]\nc\nc\npp2 total i\nq\n")
+	require.NoError(t, debugSession(context.Background(), []string{file, "--call", "f(3)", "--backend", "real"}, in, &out, &errb), errb.String())
+	require.Contains(t, out.String(), "(com) (com) (com) ")
+	require.Contains(t, out.String(), "(ndbg) (0, 0)\n(ndbg) (1, 0)\n(ndbg) [0, 1]\n", "silent stops, each printing i and total; then the alias")
+	require.NotContains(t, out.String(), "> line      line 4", "silent: the stops are not shown")
 }

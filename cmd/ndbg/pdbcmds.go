@@ -59,7 +59,8 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 	line, err := strconv.Atoi(where)
 	at := line
 	if err != nil {
-		if at, line = d.funcBodyLine(where); line == 0 {
+		var ok bool
+		if at, line, ok = d.s.FunctionLine(where); !ok {
 			fmt.Fprintf(d.out, "*** The specified object %q is not a function of the program (break takes LINE, FUNCTION, then optionally , CONDITION)\n", where)
 			return
 		}
@@ -72,44 +73,6 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, cond: cond, temp: temp, enabled: true})
 	d.syncBreakpoints()
 	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(at))
-}
-
-// funcBodyLine returns the def line of the top-level function named name,
-// which pdb's break FUNCTION names, and where it stops: the first line of
-// the body (pdb stops at the first line event of each call); 0, 0 if there
-// is no such function.
-func (d *debugger) funcBodyLine(name string) (int, int) {
-	p := d.s.Program()
-	def := 0
-	for n := 1; n <= len(p.Lines) && def == 0; n++ {
-		if l := d.s.UserLine(n); !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") && defNameIs(l, name) {
-			def = n
-		}
-	}
-	if def == 0 {
-		return 0, 0
-	}
-	header := true // the signature may span lines: the body starts after its ':'
-	for n := def; n <= len(p.Lines); n++ {
-		text := strings.TrimSpace(d.s.UserLine(n))
-		if header {
-			header = !strings.HasSuffix(text, ":")
-			continue
-		}
-		if p.FuncOf(n) != def {
-			return 0, 0
-		}
-		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {
-			return def, n
-		}
-	}
-	return 0, 0
-}
-
-// defNameIs reports whether line is the def of a function called name.
-func defNameIs(line, name string) bool {
-	n, ok := dsl.DefName(line)
-	return ok && n == name
 }
 
 // listBreakpoints prints the table pdb's break prints.

@@ -102,7 +102,10 @@ func (d *debugger) live() bool { return !d.predicted() }
 // args need the real backend.
 func (d *debugger) evalIn(ctx context.Context, sess *ndbg.Session, level int, f ndbg.Frame, code, mode string) (ndbg.EvalResult, error) {
 	if sess.Backend().Name() == "real" {
-		return sess.Eval(ctx, level, code, mode)
+		res, err := sess.Eval(ctx, level, code, mode)
+		if !errors.Is(err, ndbg.ErrUnsupported) { // a recorded run has no live program
+			return res, err
+		}
 	}
 	if !f.LocalsKnown {
 		return ndbg.EvalResult{}, errors.New("this frame's locals are unknown (a prediction shows only the current frame's, and none at a return or exception)")

@@ -140,7 +140,7 @@ func (d *debugger) runCommands() {
 // printLines is pdb's _print_lines: each line numbered, B at a
 // breakpoint, -> at the frame's current line.
 func (d *debugger) printLines(from, to, current int) {
-	bps := d.s.Breakpoints()
+	var bps []int // where pdb names them: a function's at its def line, enabled or not
 	for _, b := range d.bps {
 		bps = append(bps, b.at)
 	}
@@ -226,10 +226,11 @@ func (d *debugger) longlist() {
 	end := def
 	for l := def + 1; l <= len(p.Lines); l++ {
 		text := d.s.UserLine(l)
-		if strings.TrimSpace(text) == "" {
-			continue
+		trimmed := strings.TrimSpace(text)
+		if trimmed == "" || indent(text) <= top && strings.HasPrefix(trimmed, "#") {
+			continue // blank lines and comments end no block
 		}
-		if indent(text) <= top && !strings.HasPrefix(strings.TrimSpace(text), ")") && !strings.HasPrefix(strings.TrimSpace(text), "#") {
+		if indent(text) <= top && !strings.HasPrefix(trimmed, ")") {
 			break
 		}
 		end = l

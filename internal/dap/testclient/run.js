@@ -185,7 +185,9 @@ function nextStop(dc) {
 // the top frame's first scope (debugpy's groups of special variables
 // left out).
 async function record(dc, ev) {
-	if (ev.event === 'terminated') return 'end';
+	// ndbg stops at the end (reason 'end') before it terminates, so that
+	// the user can still step back; either is the end.
+	if (ev.event === 'terminated' || (ev.body && ev.body.reason === 'end')) return 'end';
 	const st = await dc.stackTraceRequest({ threadId: ev.body.threadId || 1 });
 	const frames = st.body.stackFrames;
 	assert.ok(frames.length > 0, 'a stop has frames');
