@@ -1188,18 +1188,26 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             f = f.f_back
         return fs
 
-    def frames_reply(fs, curloc):
+    def frame_locals(fs, locs, j):
+        """Frame j's locals dict, read once per stop as pdb reads it when it
+        selects a frame: reading f_locals again would overwrite what a
+        statement changed in it from the frame's own variables (the stopped
+        frame's changes reach the frame when it resumes; a caller's are
+        seen until then, as in pdb)."""
+        loc = locs.get(j)
+        if loc is None:
+            loc = locs[j] = fs[j][0].f_locals
+        return loc
+
+    def frames_reply(fs, locs):
         out = []
         for j in range(len(fs) - 1, -1, -1):
             f, info = fs[j]
-            # The stopped frame's locals dict is the one a statement changed:
-            # reading f_locals again would overwrite it from the frame.
-            loc = curloc if j == 0 and curloc is not None else None
             out.append({"n": f.f_code.co_name, "l": f.f_lineno or f.f_code.co_firstlineno, "c": info[4],
-                        "f": info[0], "d": info[1], "a": flat_locals(f, info, loc)})
+                        "f": info[0], "d": info[1], "a": flat_locals(f, info, frame_locals(fs, locs, j))})
         return out
 
-    def evaluate(c, fs, curloc):
+    def evaluate(c, fs, locs):
         """Runs the user's expression or statement in a frame as pdb does:
         the frame's globals and locals (the current frame's locals dict is
         the one its trace call writes back, so !x = 1 sticks)."""
@@ -1209,7 +1217,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         if level < 0 or level >= len(fs):
             return {"t": "eval", "error": "no frame %d here" % level}
         f, info = fs[level]
-        loc = curloc if level == 0 and curloc is not None else f.f_locals
+        loc = frame_locals(fs, locs, level)
         glb = f.f_globals
         captured = Sink(VALUE_CAP)
         cap = io.TextIOWrapper(captured, encoding="utf-8", errors="backslashreplace", write_through=True)
@@ -1338,6 +1346,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
 
     def serve(fs, curloc):
         """Answers requests at a stop until one resumes the program."""
+        locs = {} if curloc is None else {0: curloc}
         while True:
             c = cmdq.get()
             if c is None:
@@ -1351,9 +1360,9 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                 set_stop(c.get("stop") or {})
                 return
             if cmd == "eval":
-                send(evaluate(c, fs, curloc))
+                send(evaluate(c, fs, locs))
             elif cmd == "frames":
-                send({"t": "frames", "frames": frames_reply(fs, curloc)})
+                send({"t": "frames", "frames": frames_reply(fs, locs)})
             elif cmd == "back":
                 send(back(c))
             elif cmd == "quit":

@@ -243,7 +243,7 @@ func TestDebugTerminalSafe(t *testing.T) {
 // commands run when it stops; an alias expands with its arguments.
 func TestDebugInterruptAndCommands(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "prog.py")
-	require.NoError(t, os.WriteFile(file, []byte("def f():\n    i = 0\n    while True:\n        i += 1\n"), 0o644))
+	require.NoError(t, os.WriteFile(file, []byte("def f(i):\n    while True:\n        i += 1\n"), 0o644))
 	interrupts := make(chan struct{}, 1)
 	done := make(chan struct{})
 	go func() {
@@ -261,13 +261,13 @@ func TestDebugInterruptAndCommands(t *testing.T) {
 	}()
 	var out, errb bytes.Buffer
 	in := strings.NewReader("c\np i >= 0\nq\n")
-	err := debugWith(context.Background(), []string{file, "--call", "f()", "--backend", "real"}, in, &out, &errb, interrupts)
+	err := debugWith(context.Background(), []string{file, "--call", "f(0)", "--backend", "real"}, in, &out, &errb, interrupts)
 	close(done)
 	require.NoError(t, err, errb.String())
 	a := answers(out.String())
 	require.Len(t, a, 4, out.String())
 	require.Contains(t, a[1], "Program interrupted. (Use 'cont' to resume).")
-	require.Regexp(t, `> line +line [34]: `, a[1])
+	require.Regexp(t, `> line +line [23]: `, a[1], "in the loop")
 	require.Equal(t, "True\n", a[2])
 
 	src := "def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"

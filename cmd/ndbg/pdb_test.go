@@ -173,10 +173,11 @@ func init() {
 	pdbCases = append(pdbCases,
 		pdbCase{"objects, globals, closures, a generator, a long loop: p, whatis, a, ll, l, condition, ignore, alias, statements", pdbLiveProgram, "f(4)", []string{
 			"b 9", "c", "p self.balance", "p self.owner.upper(), RATE", "pp vars(self)", "whatis self.deposit", "whatis n", "whatis make_counter", "a",
-			"ll", "l 1, 3", "l", "", "l 40", "l .", "u", "p a.balance + RATE", "p [x for x in gen(3)]", "d",
-			"condition 1 n > 3", "c", "p n, self.balance", "condition 1", "ignore 1 1", "b", "c", "p n", "cl 1",
-			"total", "!total = 1000", "p total", "alias pt p total * 2", "pt", "alias", "b 16", "c", "p count, k", "a", "u", "p n", "cl 2",
-			"b 33", "c", "p big, i", "n", "retval", "p total + inc(0) + big",
+			"ll", "l 1, 3", "l", "", "l 40", "l .", "u", "p a.balance + RATE", "p [x for x in gen(3)]", "total", "!total = 1000", "p total", "d",
+			"ignore 1 1", "b", "c", "p n", "condition 1 n > 5", "c", "p n, self.balance", "condition 1", "b", "cl 1",
+			"self.balance", "!self.balance = 7", "p self.balance", "alias pt p self.balance * 2", "pt", "alias", "r",
+			"b 16", "c", "p count, k", "a", "u", "p n, total", "cl 2",
+			"b 34", "c", "p big, i", "n", "retval", "p total + inc(0) + big",
 		}},
 		pdbCase{"a whole script: whatis of its class, ll at module level, a global read in a function, statements", `class Box:
     def __init__(self, v):
