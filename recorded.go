@@ -143,7 +143,6 @@ func (e *recordedEngine) frames() []Frame {
 	return fs
 }
 
-
 func (e *recordedEngine) exception() *Exception {
 	x := e.result.Exception
 	if x == nil {
@@ -170,7 +169,6 @@ func (e *recordedEngine) traceback() []Frame {
 	}
 	return tb
 }
-
 
 // applyIf finds the action's own stop and then walks the breakpoint hits
 // before it, in order, taking the first that keep accepts.
