@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -38,22 +39,25 @@ func BenchmarkRealStepBack(b *testing.B) {
 	run := time.Since(t0)
 	require.NoError(b, err)
 	require.Equal(b, 5, st.Line)
-	var backs []time.Duration
+	var backs, cpus []time.Duration
 	b.ResetTimer()
 	for range b.N {
-		t := time.Now()
+		t, c := time.Now(), cputime.Process()
 		st, err := s.StepBackInto(ctx)
 		backs = append(backs, time.Since(t))
+		cpus = append(cpus, ndbg.RunCPU(s)+cputime.Process()-c)
 		require.NoError(b, err)
 		require.Equal(b, dsl.Line, st.Event)
-		require.Equal(b, 4, st.Line)
+		require.Equal(b, 3, st.Line, "the loop's last for line, which ends it")
 		require.Equal(b, dsl.Local{Name: "i", Repr: "499999"}, st.Locals[2])
 		st, err = s.StepInto(ctx)
 		require.NoError(b, err)
-		require.Equal(b, 3, st.Line)
+		require.Equal(b, 5, st.Line)
 	}
 	b.StopTimer()
 	slices.Sort(backs)
+	slices.Sort(cpus)
+	b.ReportMetric(float64(cpus[len(cpus)/2].Milliseconds()), "ms-cpu/step-back-p50")
 	b.ReportMetric(float64(backs[len(backs)/2].Milliseconds()), "ms/step-back-p50")
 	b.ReportMetric(float64(backs[len(backs)-1].Milliseconds()), "ms/step-back-max")
 	b.ReportMetric(float64(run.Milliseconds()), "ms/continue-1e6-events")

@@ -2,6 +2,7 @@ package ndbg_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -153,4 +154,55 @@ func TestRealMatchesTree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRealEvalEveryStop: at every stop of a real session (call, line,
+// return and exception events, in every frame, generators and lambdas
+// included), an object's attribute in the entry's frame reads as pdb's
+// p reads it, once the object exists; and after the end, in the frames an
+// exception passed through.
+func TestRealEvalEveryStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: an evaluation at each of about 150 stops")
+	}
+	ctx := context.Background()
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), liveCases[0].src, liveCases[0].call)
+	require.NoError(t, err)
+	defer s.Close()
+	stops := 0
+	for {
+		fs := s.Frames()
+		require.NotEmpty(t, fs)
+		level := len(fs) - 1 // the entry's frame, f
+		bound := slices.ContainsFunc(fs[0].Locals, func(l dsl.Local) bool { return l.Name == "a" })
+		res, err := s.Eval(ctx, level, "a.b * 10", ndbg.EvalRepr)
+		require.NoError(t, err)
+		if bound {
+			require.Empty(t, res.Error, "stop %d", stops)
+			require.Regexp(t, `^\d+0$`, res.Value)
+		} else {
+			require.Equal(t, "NameError: name 'a' is not defined", res.Error)
+		}
+		stops++
+		if _, err := s.StepInto(ctx); errors.Is(err, ndbg.ErrFinished) {
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.Greater(t, stops, 100)
+
+	s, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), liveCases[1].src, liveCases[1].call)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Continue(ctx)
+	require.ErrorIs(t, err, ndbg.ErrFinished)
+	x := s.Escaped()
+	require.NotNil(t, x)
+	require.Equal(t, "ValueError", x.Type)
+	res, err := s.Eval(ctx, 0, "n, k", ndbg.EvalRepr) // post-mortem: the innermost frame, fact(1)
+	require.NoError(t, err)
+	require.Equal(t, "NameError: name 'k' is not defined", res.Error)
+	res, err = s.Eval(ctx, len(x.Traceback)-1, "k", ndbg.EvalRepr) // f's frame, its finally run
+	require.NoError(t, err)
+	require.Equal(t, "0", res.Value)
 }

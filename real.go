@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/engine"
@@ -43,7 +44,7 @@ func (realBackend) Name() string { return "real" }
 func (realBackend) script() {}
 
 func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
-	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}}
+	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}, closing: &sync.WaitGroup{}, spares: &spares{}}
 	// A script starts at its module's first line, where pdb first stops,
 	// not at the module frame's call event.
 	first := 0
@@ -85,6 +86,68 @@ type realEngine struct {
 	edits []edit
 	fs    []trace.LiveFrame // the frames at pos, once asked for
 	intr  *interrupter      // where Interrupt reaches the run (another goroutine's)
+	// closing counts the runs a step back replaced, still being reaped
+	// (Close waits for them).
+	closing *sync.WaitGroup
+	spares  *spares // an interpreter started ahead for the next run
+}
+
+// spares keeps one interpreter started ahead (trace.LiveInterpreter), so
+// that a step back, which runs the program again, does not wait for an
+// interpreter to start: on a loaded machine that is most of its time.
+type spares struct {
+	mu     sync.Mutex
+	spare  *trace.LiveInterpreter
+	busy   bool // one is starting
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// take returns the spare, nil when there is none ready.
+func (s *spares) take() *trace.LiveInterpreter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	li := s.spare
+	s.spare = nil
+	return li
+}
+
+// refill starts a spare in the background unless one is there or coming.
+func (s *spares) refill(lim trace.Limits) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.spare != nil || s.busy || s.closed {
+		return
+	}
+	s.busy = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		li, err := trace.NewLiveInterpreter(context.Background(), lim)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.busy = false
+		switch {
+		case err != nil: // the next run starts its own, and says why if it cannot
+		case s.closed:
+			li.Close()
+		default:
+			s.spare = li
+		}
+	}()
+}
+
+// close kills the spare and waits for one being started.
+func (s *spares) close() {
+	s.mu.Lock()
+	s.closed = true
+	li := s.spare
+	s.spare = nil
+	s.mu.Unlock()
+	if li != nil {
+		li.Close()
+	}
+	s.wg.Wait()
 }
 
 // interrupter holds the run an Interrupt from another goroutine stops.
@@ -131,9 +194,19 @@ func (e *realEngine) start(ctx context.Context, c trace.Criteria) (*trace.Live, 
 	if what == "" {
 		what = "the script"
 	}
-	l, st, err := trace.StartLive(ctx, e.prog, e.call, e.lim, c)
+	var l *trace.Live
+	var st *trace.Stop
+	var err error
+	if li := e.spares.take(); li != nil {
+		l, st, err = li.Start(ctx, e.prog, e.call, c)
+	} else {
+		l, st, err = trace.StartLive(ctx, e.prog, e.call, e.lim, c)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("ndbg: running %s: %w", what, err)
+	}
+	if e.live != nil { // a run again: the next one will likely come too
+		e.spares.refill(e.lim)
 	}
 	return l, st, nil
 }
@@ -193,8 +266,14 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 		}
 		st.Event.Locals = fs[len(fs)-1].Locals
 	}
-	if e.live != nil {
-		e.live.Close()
+	if old := e.live; old != nil {
+		// Killed at once; the kernel's teardown of its sandbox (a second
+		// or two on a loaded machine) is waited for apart.
+		e.closing.Add(1)
+		go func() {
+			defer e.closing.Done()
+			old.Close()
+		}()
 	}
 	e.live, e.stop, e.edits, e.fs = l, st, keep, nil
 	e.intr.set(l)
@@ -378,7 +457,7 @@ func (e *realEngine) exec(ctx context.Context, level int, code string) (trace.Ev
 // to it when first used.
 func (e *realEngine) Fork() engine.Engine {
 	f := *e
-	f.live, f.fs, f.intr = nil, nil, &interrupter{}
+	f.live, f.fs, f.intr, f.closing, f.spares = nil, nil, &interrupter{}, &sync.WaitGroup{}, &spares{}
 	f.edits = slices.Clone(e.edits)
 	st := *e.stop
 	f.stop = &st
@@ -427,11 +506,13 @@ func (e *realEngine) Stack() []int {
 	return lines
 }
 
-// Close ends the program.
+// Close ends the program, and waits until the runs it replaced are gone.
 func (e *realEngine) Close() {
 	if e.live != nil {
 		e.live.Close()
 	}
+	e.spares.close()
+	e.closing.Wait()
 }
 
 // Evaluation modes of Session.Eval: how pdb's commands run code.
@@ -529,6 +610,15 @@ func (s *Session) Interrupted() string {
 }
 
 func (e *realEngine) interrupt() { e.intr.interrupt() }
+
+// runCPU is the CPU time the current run's interpreter had used by the
+// current stop (trace.Stop.CPU).
+func (e *realEngine) runCPU() time.Duration {
+	if e.stop == nil {
+		return 0
+	}
+	return e.stop.CPU
+}
 
 func (e *realEngine) why() string {
 	if e.stop == nil || e.stop.End || e.stop.Why == "stop" {

@@ -85,6 +85,10 @@ type Stop struct {
 	Why string
 	// Digest is the hash Criteria.Digest asked for.
 	Digest string
+	// CPU is the CPU time the interpreter had used by the stop (its start,
+	// the program, the tracer): what a run costs, on a machine whose
+	// cores other work shares.
+	CPU time.Duration
 
 	// At the end: Return is the entry's returned value's repr, Exception
 	// the exception that escaped it, with Traceback the frames it passed
@@ -160,6 +164,7 @@ type liveReply struct {
 	Value  *string         `json:"value"`
 	Error  *string         `json:"error"`
 	Output string          `json:"output"`
+	CPU    float64         `json:"cpu"`
 }
 
 type liveFrameWire struct {
@@ -196,19 +201,50 @@ func pairs(a []string) ([]dsl.Local, error) {
 // as Run's (ErrSyntax, ErrSetup, ...); a program that ends before the
 // first stop answers a Stop with End set. Close ends it.
 func StartLive(ctx context.Context, prog *dsl.Program, call string, lim Limits, first Criteria) (*Live, *Stop, error) {
-	if prog == nil {
-		return nil, nil, &Error{Kind: ErrSetup, Msg: "nil program"}
-	}
-	lim, err := lim.resolved(ctx)
+	li, err := NewLiveInterpreter(ctx, lim)
 	if err != nil {
 		return nil, nil, err
+	}
+	return li.Start(ctx, prog, call, first)
+}
+
+// LiveInterpreter is a sandboxed interpreter started for one live program
+// that has run nothing yet: starting one (bubblewrap, Python, the tracer)
+// is most of a short run's time, so a debugger that will run its program
+// again (a step back) keeps one started ahead. It serves one Start, as
+// StartLive's own does (one interpreter per program); Close kills one that
+// was not used.
+type LiveInterpreter struct {
+	p   *proc
+	lim Limits
+}
+
+// NewLiveInterpreter starts an interpreter for a live program under lim.
+func NewLiveInterpreter(ctx context.Context, lim Limits) (*LiveInterpreter, error) {
+	lim, err := lim.resolved(ctx)
+	if err != nil {
+		return nil, err
 	}
 	p, err := startProc(ctx, lim, "live")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	p.maxLine = liveLineCap
-	l := &Live{p: p, lim: lim}
+	return &LiveInterpreter{p: p, lim: lim}, nil
+}
+
+// Close kills the interpreter (a no-op once Start took it).
+func (li *LiveInterpreter) Close() { li.p.kill() }
+
+// Start is StartLive on this interpreter; it takes it (Close is then the
+// Live's).
+func (li *LiveInterpreter) Start(ctx context.Context, prog *dsl.Program, call string, first Criteria) (*Live, *Stop, error) {
+	if prog == nil {
+		li.Close()
+		return nil, nil, &Error{Kind: ErrSetup, Msg: "nil program"}
+	}
+	lim := li.lim
+	l := &Live{p: li.p, lim: lim}
 	cpu := int(math.Ceil(lim.Timeout.Seconds()))
 	req := map[string]any{"cmd": "start", "source": prog.Source, "entry": prog.Entry, "call": call,
 		"max_stdout": lim.MaxStdout, "cpu": cpu, "stop": first.wire()}
@@ -413,7 +449,7 @@ func (l *Live) stop(w *liveReply) (*Stop, error) {
 	if w.R != nil {
 		ev.Value = *w.R
 	}
-	return &Stop{Index: w.I, Event: ev, CallLine: w.C, Why: w.Why, Digest: w.H}, nil
+	return &Stop{Index: w.I, Event: ev, CallLine: w.C, Why: w.Why, Digest: w.H, CPU: time.Duration(w.CPU * float64(time.Second))}, nil
 }
 
 func (l *Live) ended(w *liveReply) (*Stop, error) {

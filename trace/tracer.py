@@ -1148,6 +1148,8 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         return o
 
     def make_check(c):
+        # The test runs at every event: the common criteria get tests of
+        # their own, without the others' comparisons.
         if c.get("any"):
             return lambda i, k, d, l: True
         idx = int(c.get("index", -1))
@@ -1155,6 +1157,11 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         ret = int(c.get("ret", -1))
         lt = int(c.get("lt", -1))
         lines = frozenset(int(x) for x in c.get("lines") or ())
+        if le < 0 and ret < 0 and lt < 0:
+            if not lines:
+                return lambda i, k, d, l: i == idx
+            if idx < 0:
+                return lambda i, k, d, l: k == EV_LINE and l in lines
 
         def test(i, k, d, l):
             return (i == idx or d <= le or (k == EV_RETURN and d == ret) or d < lt
@@ -1380,6 +1387,8 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         if want_digest[0]:
             ev["h"] = digest(i + 1)
         ev.update(output())
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        ev["cpu"] = ru.ru_utime + ru.ru_stime
         send(ev)
         serve(program_frames(frame), loc)
 
@@ -1391,6 +1400,9 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         if i < LOG_CAP:
             kappend(d * 4 + kind - 1)
             lappend(line)
+        maybe_stop(frame, info, kind, arg, i, d, line)
+
+    def maybe_stop(frame, info, kind, arg, i, d, line):
         why = None
         if intr[0] is not None:
             why, intr[0] = intr[0], None
@@ -1424,7 +1436,17 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         if info is None:
             return None
         if ev == "line":
-            event(frame, info, EV_LINE, arg)
+            # event(), inlined for the commonest event: what a long run
+            # and a replay spend their time on.
+            i = count[0]
+            count[0] = i + 1
+            d = info[1]
+            line = frame.f_lineno
+            if i < LOG_CAP:
+                kappend(d * 4 + 1)
+                lappend(line)
+            if intr[0] is not None or check[0](i, EV_LINE, d, line):
+                maybe_stop(frame, info, EV_LINE, arg, i, d, line)
         elif ev == "return":
             event(frame, info, EV_RETURN, arg)
             if not frame.f_code.co_flags & GENERATOR_FLAGS:

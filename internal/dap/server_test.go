@@ -549,7 +549,7 @@ func TestScript(t *testing.T) {
 		if o, ok := m.(*godap.OutputEvent); ok && o.Body.Category != "console" {
 			outs = append(outs, o.Body.Category+": "+o.Body.Output)
 		}
-		if _, ok := m.(*godap.TerminatedEvent); ok {
+		if st, ok := m.(*godap.StoppedEvent); ok && st.Body.Reason == "end" {
 			break
 		}
 	}
@@ -629,7 +629,7 @@ func TestBreakpointsPauseAndEnd(t *testing.T) {
 		paused = c.event("stopped").(*godap.StoppedEvent)
 	}
 	require.Equal(t, "pause", paused.Body.Reason)
-	e = c.do("evaluate", map[string]any{"expression": "i > 0"}).(*godap.EvaluateResponse)
+	e = c.do("evaluate", map[string]any{"expression": "i >= 0"}).(*godap.EvaluateResponse)
 	require.Equal(t, "True", e.Body.Result)
 	c.do("disconnect", nil)
 	require.NoError(t, <-c.done)
