@@ -8,7 +8,9 @@
 // One Serve call is one debugging session over one connection: initialize,
 // launch (program, call, backend, model, device), setBreakpoints,
 // configurationDone, then steps forwards and backwards until the program
-// ends (a terminated event) or the client disconnects. A malformed or
+// ends (a stopped event with reason "end", from which it can still step
+// back; the next step forward, or launch's terminateAtEnd, ends the session
+// with exited and terminated) or the client disconnects. A malformed or
 // out-of-order request gets an error response, never a crash.
 package dap
 
