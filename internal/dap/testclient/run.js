@@ -63,6 +63,12 @@ const programs = [
 			['continue', 'end'],
 		],
 		compare: [{ bp: [4, 11] }, 'continue', 'next', 'continue', 'continue', 'continue'],
+		// Conditional and hit-count breakpoints, as both read them.
+		compareMore: [
+			[{ bp: [{ line: 4, condition: 'x > 3' }, 11] }, 'continue', 'continue', 'continue'],
+			[{ bp: [{ line: 4, hitCondition: '2' }] }, 'continue', 'continue'],
+			[{ bp: [{ line: 4, hitCondition: '>= 1', condition: 'total == 0' }, { line: 11, condition: 'm > 100' }] }, 'continue', 'continue'],
+		],
 		// Stepping into a call, pdb (and ndbg) stops at the call event, on
 		// the def line, showing the arguments; debugpy at the body's first
 		// line. Stepping out, pdb stops at the return event (the value is
@@ -238,7 +244,8 @@ async function act(dc, req) {
 }
 
 async function setBreakpoints(dc, file, lines) {
-	const r = await dc.setBreakpointsRequest({ source: { path: file }, breakpoints: lines.map((line) => ({ line })) });
+	// A breakpoint is a line, or {line, condition, hitCondition}.
+	const r = await dc.setBreakpointsRequest({ source: { path: file }, breakpoints: lines.map((b) => (typeof b === 'object' ? b : { line: b })) });
 	return r.body.breakpoints;
 }
 
@@ -471,13 +478,13 @@ async function runCompare(dc, launchArgs, file, script) {
 	return stops.map((s) => (s === 'end' || s.error ? s : { line: s.line, locals: s.locals }));
 }
 
-async function compareDebugpy(prog, dir) {
+async function compareDebugpy(prog, script, dir) {
 	const copy = debugpyCopy(prog, dir);
 	const nd = ndbgClient();
 	await nd.start();
 	let ours;
 	try {
-		ours = await runCompare(nd, { program: prog.file, call: prog.call, backend: 'real' }, prog.file, prog.compare);
+		ours = await runCompare(nd, { program: prog.file, call: prog.call, backend: 'real' }, prog.file, script);
 	} finally {
 		await nd.stop();
 	}
@@ -485,7 +492,7 @@ async function compareDebugpy(prog, dir) {
 	await dp.start();
 	let theirs;
 	try {
-		theirs = await runCompare(dp, debugpyLaunch(copy), copy, prog.compare);
+		theirs = await runCompare(dp, debugpyLaunch(copy), copy, script);
 	} finally {
 		await dp.stop();
 	}
@@ -564,11 +571,13 @@ async function ndbgChecks() {
 async function debugpyChecks() {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-debugpy-'));
 	for (const prog of programs) {
-		try {
-			const stops = await compareDebugpy(prog, dir);
-			console.log(`ok debugpy agrees on ${path.basename(prog.file)}: ${stops.length} stops`);
-		} catch (err) {
-			fail(`debugpy ${path.basename(prog.file)}`, err);
+		for (const script of [prog.compare, ...(prog.compareMore || [])]) {
+			try {
+				const stops = await compareDebugpy(prog, script, dir);
+				console.log(`ok debugpy agrees on ${path.basename(prog.file)} (${JSON.stringify(script[0].bp)}): ${stops.length} stops`);
+			} catch (err) {
+				fail(`debugpy ${path.basename(prog.file)} (${JSON.stringify(script[0].bp)})`, err);
+			}
 		}
 		for (const d of prog.differs || []) {
 			const what = `the documented difference on ${path.basename(prog.file)} (${JSON.stringify(d.script)})`;
