@@ -440,13 +440,16 @@ func (d *debugger) interruptible() func() {
 	done := make(chan struct{})
 	s, real := d.s, d.real
 	go func() {
-		select {
-		case <-d.interrupts:
-			s.Interrupt()
-			if real != nil {
-				real.Interrupt()
+		for {
+			select {
+			case <-d.interrupts:
+				s.Interrupt()
+				if real != nil {
+					real.Interrupt()
+				}
+			case <-done:
+				return
 			}
-		case <-done:
 		}
 	}()
 	return func() { close(done) }
