@@ -163,7 +163,7 @@ func TestRealMatchesTree(t *testing.T) {
 // exception passed through.
 func TestRealEvalEveryStop(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: an evaluation at each of about 150 stops")
+		t.Skip("-short: an evaluation at each of about 70 stops")
 	}
 	ctx := context.Background()
 	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), liveCases[0].src, liveCases[0].call)
@@ -189,7 +189,7 @@ func TestRealEvalEveryStop(t *testing.T) {
 		}
 		require.NoError(t, err)
 	}
-	require.Greater(t, stops, 100)
+	require.Greater(t, stops, 50)
 
 	s, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), liveCases[1].src, liveCases[1].call)
 	require.NoError(t, err)
