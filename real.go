@@ -470,8 +470,8 @@ func (e *realEngine) output() Output {
 	if e.live == nil {
 		return Output{}
 	}
-	out, errOut, cut := e.live.Output()
-	return Output{Stdout: append([]byte{}, out...), Stderr: append([]byte{}, errOut...), Truncated: cut}
+	out, errOut, outCut, errCut := e.live.Output()
+	return Output{Stdout: append([]byte{}, out...), Stderr: append([]byte{}, errOut...), Truncated: outCut || errCut}
 }
 
 // liveFrames returns the frames at the current stop (cached).

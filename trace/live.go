@@ -45,7 +45,8 @@ type Live struct {
 	mu     sync.Mutex // serializes writes to the request pipe (Interrupt)
 	stdout []byte     // what the program wrote, as far as the tracer kept it
 	stderr []byte
-	outCut bool
+	outCut bool  // the program wrote more to stdout than was kept
+	errCut bool  // the same for stderr
 	end    *Stop // the end, once the program finished
 }
 
@@ -290,9 +291,10 @@ func (l *Live) Interrupt() {
 func (l *Live) Ended() *Stop { return l.end }
 
 // Output returns what the program wrote to stdout and stderr so far, each
-// up to Limits.MaxStdout bytes; truncated says whether more was written.
-func (l *Live) Output() (stdout, stderr []byte, truncated bool) {
-	return l.stdout, l.stderr, l.outCut
+// up to Limits.MaxStdout bytes; stdoutCut and stderrCut say whether more
+// was written to the stream.
+func (l *Live) Output() (stdout, stderr []byte, stdoutCut, stderrCut bool) {
+	return l.stdout, l.stderr, l.outCut, l.errCut
 }
 
 // Eval runs expr in the frame level levels up from the stopped frame (0:
@@ -412,7 +414,8 @@ func (l *Live) resume(ctx context.Context, req map[string]any) (*Stop, error) {
 	}
 	l.stdout = appendCapped(l.stdout, w.So, l.lim.MaxStdout)
 	l.stderr = appendCapped(l.stderr, w.Se, l.lim.MaxStdout)
-	l.outCut = l.outCut || w.Ot || w.Xt
+	l.outCut = l.outCut || w.Ot
+	l.errCut = l.errCut || w.Xt
 	switch w.T {
 	case "stop":
 		return l.stop(w)

@@ -77,7 +77,7 @@ func TestLiveMatchesRun(t *testing.T) {
 		}
 		require.True(t, st.End)
 		require.Equal(t, len(res.Events), st.Index)
-		out, errOut, _ := l.Output()
+		out, errOut, _, _ := l.Output()
 		require.Equal(t, string(res.Stdout), string(out))
 		require.Equal(t, string(res.Stderr), string(errOut))
 		if res.Exception != nil {
