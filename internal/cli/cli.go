@@ -162,7 +162,7 @@ func (c *Compute) OpenDevice() (model.Device, error) {
 func RegisterLimits(fs *flag.FlagSet, lim *trace.Limits) {
 	fs.BoolVar(&lim.Unsandboxed, "unsandboxed", lim.Unsandboxed,
 		"run programs WITHOUT the operating-system sandbox (docs/security.md), where it cannot start: they can do whatever you can")
-	fs.DurationVar(&lim.Timeout, "timeout", lim.Timeout, "wall-clock limit of a real run (0: package trace's 5s)")
+	fs.DurationVar(&lim.Timeout, "timeout", lim.Timeout, "wall-clock limit of a recorded real run (ndbg trace, eval, --compare of a prediction); CPU time of each action of a live one (the real debugger: past it the program stops where it is) (0: package trace's 5s)")
 	fs.IntVar(&lim.MaxEvents, "max-events", lim.MaxEvents, "cap on the states of a real run (0: package trace's 100000)")
 }
 

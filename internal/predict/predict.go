@@ -112,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", stateJSON(predicted))
 		return err
 	}
-	real, err := runActions(ctx, start, ndbg.Real(bf.Limits), pre, act)
+	real, err := runActions(ctx, start, ndbg.Recorded(bf.Limits), pre, act)
 	if err != nil {
 		// The prediction stands; say why there is nothing to compare it with.
 		if errors.Is(err, ndbg.ErrLimit) {
