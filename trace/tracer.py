@@ -1575,6 +1575,12 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         return finish("returned", {"ret": bound(saferepr(value), 1 << 20, (1 << 20) - 32)})
     if isinstance(value, MemoryError):
         return finish("memory", {"msg": "MemoryError"})
+    if count[0] == 0 and not script:
+        # Raised before the entry's first event: binding the arguments to
+        # its parameters failed (f(1, 2) for def f(x)), in Python's own
+        # words, as run_one says it.
+        exc = exc_info(value)
+        return finish("setup", {"msg": "calling %s raised %s: %s" % (req["entry"], type(value).__name__, exc["msg"]), "exc": exc})
     return finish("raised", {"exc": exc_info(value)}, value.__traceback__)
 
 
