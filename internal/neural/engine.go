@@ -431,19 +431,22 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 
 // closeMask fills e.mask for a frame that must end within the context
 // (the state is then marked uncertain where the model meant more): a
-// return value closes when less than contextReserve tokens are left; a
-// local's value closes, and the locals end ('}'), when less than that and
-// the room for the line that follows them (programCache.lineRoom) are
-// left. Either does when the frame, n tokens so far, reaches frameCap, so
-// that a restart from it (Apply) still fits. closing reports whether it
-// filled the mask, brace whether with the tokens that end the locals.
+// return value closes (by the shortest text that completes its repr:
+// Matcher.FillCloseMask) when less than contextReserve tokens and the
+// bytes of that text are left; a local's value closes, and the locals end
+// ('}'), when less than that and the room for the line that follows them
+// (programCache.lineRoom) are left. Either does when the frame, n tokens
+// so far, reaches frameCap, so that a restart from it (Apply) still fits.
+// closing reports whether it filled the mask, brace whether with the
+// tokens that end the locals.
 func (e *Engine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
 	left := e.m.eng.Config().MaxPositionEmbeddings - e.sess.Len() - len(e.pending)
 	long := n >= e.frameCap()
+	reserve := contextReserve + m.Finish() // a token is a byte at least
 	switch {
 	case pos.Part == constrain.PartValue && pos.InString:
-		return (left < contextReserve || long) && m.FillCloseMask(e.mask.Words()), false
-	case pos.Part != constrain.PartLocal || left >= contextReserve+e.pc.lineRoom && !long:
+		return (left < reserve || long) && m.FillCloseMask(e.mask.Words()), false
+	case pos.Part != constrain.PartLocal || left >= reserve+e.pc.lineRoom && !long:
 		return false, false
 	case pos.InString:
 		return m.FillCloseMask(e.mask.Words()), false
