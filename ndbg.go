@@ -290,10 +290,7 @@ func (s *Session) check(a Action) error {
 	if !a.Kind.Inverse() || len(s.traj.Steps) > 0 || s.midway {
 		return nil
 	}
-	if a.Kind == dsl.InvBreakpoint || a.Kind == dsl.InvContinue {
-		return nil // back to the start, where we already are
-	}
-	return ErrAtStart
+	return ErrAtStart // nothing of the run comes before its first state
 }
 
 // StepInto stops at the next event, entering calls (pdb's step).

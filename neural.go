@@ -36,6 +36,12 @@ func openModel(eng *model.Model, tok *tokenizer.Tokenizer, opts Options, name st
 	return &Model{n: n, name: name}, nil
 }
 
+// ActionTokens reports whether the model's tokenizer has the DSL's action
+// tokens (<|step_into|> ...): it was trained on ndbg's DSL with its
+// actions, for the Neural backend. CWM's checkpoints have none: the CWM
+// backend takes only those.
+func (m *Model) ActionTokens() bool { return m.n.ActionTokens() }
+
 // Name says which model this is (a directory, or "embedded default").
 func (m *Model) Name() string { return m.name }
 

@@ -104,11 +104,30 @@ func (m *Matcher) FillCloseMask(mask []uint64) bool {
 }
 
 // closeText is the JSON text that ends the value string at st soonest:
-// the shortest completion of its repr, escaped, and the closing '"'; nil
-// outside a value string or inside a JSON escape.
+// the end of a JSON escape under way (the character the repr's completion
+// needs, or the first escape that leaves it completable), then the
+// shortest completion of its repr, escaped, and the closing '"'; nil
+// outside a value string.
 func (p *Program) closeText(st State) []byte {
-	if st.pos != pValue && st.pos != pArg || st.sub != sPlain {
+	if st.pos != pValue && st.pos != pArg {
 		return nil
+	}
+	var end []byte
+	for i := 0; st.sub != sPlain; i++ {
+		if i == maxEscape {
+			return nil
+		}
+		next, ok := st, false
+		for _, b := range p.escapeOrder(st) {
+			if next, ok = p.step(st, b); ok {
+				end = append(end, b)
+				break
+			}
+		}
+		if !ok {
+			return nil
+		}
+		st = next
 	}
 	var rest []byte
 	switch {
@@ -121,7 +140,6 @@ func (p *Program) closeText(st State) []byte {
 			return nil
 		}
 	}
-	end := make([]byte, 0, len(rest)+2)
 	for _, c := range rest {
 		if c == '"' || c == '\\' {
 			end = append(end, '\\')
@@ -131,8 +149,31 @@ func (p *Program) closeText(st State) []byte {
 	return append(end, '"')
 }
 
+// maxEscape is the longest JSON escape: a surrogate pair after its '\\'.
+const maxEscape = 11
+
+// escapeOrder is the order closeText tries the bytes that go on with a
+// JSON escape under way: after '\\', the character the repr's completion
+// starts with where it is one that needs the escape, then the short
+// escapes; hex digits; the low half's "\\u".
+func (p *Program) escapeOrder(st State) []byte {
+	switch st.sub {
+	case sEscape:
+		order := []byte{'"', '\\', 't', 'b', 'f', 'n', 'r', 'u'}
+		if c := st.r.Completion(int(st.n)); len(c) > 0 && c[0] == '\\' {
+			order[0], order[1] = '\\', '"'
+		}
+		return order
+	case sLowBS:
+		return []byte{'\\'}
+	case sLowU:
+		return []byte{'u'}
+	}
+	return []byte("0123456789abcdef")
+}
+
 // Finish is the number of bytes, in JSON text, that end the value string
-// at the matcher's position soonest (closeText: its repr's shortest
-// completion and the closing quote); 0 outside a value string, and inside
-// a JSON escape.
+// at the matcher's position soonest (closeText: the JSON escape under way,
+// its repr's shortest completion and the closing quote); 0 outside a value
+// string.
 func (m *Matcher) Finish() int { return len(m.p.closeText(m.st)) }

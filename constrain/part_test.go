@@ -92,6 +92,13 @@ func TestFillCloseMask(t *testing.T) {
 	closeMaskIs(m, '\\')
 
 	m = start()
+	require.Equal(t, -1, feed(m, `\`, special)) // a JSON escape under way: it ends first
+	require.Equal(t, len(`"\""`), m.Finish(), "the escape's '\"', which opens a string, closed")
+	closeMaskIs(m, '"')
+	require.Equal(t, -1, feed(m, `"\t`, special))
+	require.Equal(t, len(`\""`), m.Finish())
+
+	m = start()
 	require.Equal(t, -1, feed(m, strings.Repeat("[", 16)+"'"+strings.Repeat("a", 223), special))
 	require.Equal(t, len(`...[+1]"`), m.Finish(), "the repr cannot close within MaxRepr: it is cut")
 	closeMaskIs(m, '.')

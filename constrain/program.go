@@ -201,15 +201,19 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 	}
 	entry := p.codesAt(p.src.EntryLine())
 	leaving := c.From.Event == dsl.Return || c.From.Event == dsl.Exception
+	// A step ends the run only from its last state, the entry's return:
+	// every frame's last event is a return (an exception's propagation
+	// included), and the run's is the entry's.
+	last := c.From.Event == dsl.Return && len(c.Stack) <= 1
 	switch c.Action.Kind {
 	case dsl.StepInto:
-		r.end = true
+		r.end = last
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.InvStepInto:
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.StepOver:
-		r.end = true
-		p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
+		r.end = last
+		p.allow(&r, stack, dsl.Line, dsl.Return, dsl.Exception)
 		if leaving { // the caller may call again before its next line: a sibling
 			p.allow(&r, all, dsl.Call)
 		}
@@ -219,7 +223,7 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 			p.allow(&r, all, dsl.Return, dsl.Exception)
 		}
 	case dsl.StepReturn:
-		r.end = true
+		r.end = last
 		if leaving {
 			p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 		} else {

@@ -39,7 +39,9 @@ func answers(out string) []string { return strings.Split(out, "(ndbg) ") }
 // no continue) leaves the real run where it is, and after an edit, which a
 // real run cannot follow, --compare says so instead of comparing.
 func TestDebugCompareStaysInStep(t *testing.T) {
-	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "cwm", "--compare", "--threads", "1"}, "c", "s", "q")
+	cwm := t.TempDir()
+	testmodel.WriteCWMDir(t, cwm)
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "cwm", "--model", cwm, "--compare", "--threads", "1"}, "c", "s", "q")
 	a := answers(out)
 	require.Len(t, a, 4, out)
 	require.Contains(t, a[1], "*** ", "cwm refuses continue")

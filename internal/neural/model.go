@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/trace"
@@ -104,6 +105,31 @@ func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandb
 		m.batcher = model.NewBatcher(eng, maxDecodeBatch, decodeWindow)
 	}
 	return m, nil
+}
+
+// ActionTokens reports whether the model's tokenizer has the DSL's action
+// tokens (<|step_into|> ...): the model was trained on the DSL with its
+// actions (the neural backend's), not on CWM's plain traces. CWM's own
+// tokenizer leaves those slots reserved, without them.
+func (m *Model) ActionTokens() bool {
+	for k := dsl.StepInto; k <= dsl.InvContinue; k++ {
+		if _, ok := m.tok.TokenID(k.Token()); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckCWM reports why the CWM emulation cannot run on m: a model trained
+// with the DSL's action tokens reads one after every frame, and without it
+// (CWM's emulation writes none) predicts nothing a debugger would show
+// (the end, at once, for the default model).
+func CheckCWM(m *Model, name string) error {
+	if m.ActionTokens() {
+		return fmt.Errorf("%w: the cwm backend is for checkpoints trained on CWM's plain traces (facebook/cwm, or trained like it); "+
+			"model %s was trained with the DSL's action tokens (%s, ...): use the neural backend", engine.ErrUnsupported, name, dsl.StepInto.Token())
+	}
+	return nil
 }
 
 // DecodeStats returns the decode batches the model's Batcher ran and the

@@ -141,7 +141,10 @@ func (e *entry) unlock() { e.lastUsed = time.Now(); <-e.sem }
 func New(cfg Config) (*Service, error) {
 	lim := cfg.Limits.withDefaults()
 	offered := []string{Real}
-	if cfg.Model != nil {
+	switch {
+	case cfg.Model != nil && cfg.Model.ActionTokens(): // trained on the DSL: not a CWM checkpoint
+		offered = []string{Neural, Real}
+	case cfg.Model != nil:
 		offered = []string{Neural, CWM, Real}
 	}
 	backends := offered
@@ -149,7 +152,7 @@ func New(cfg Config) (*Service, error) {
 		backends = nil
 		for _, b := range cfg.Backends {
 			if !slices.Contains(offered, b) {
-				return nil, fmt.Errorf("serve: backend %q is not available (have %s; neural and cwm need a model)", b, strings.Join(offered, ", "))
+				return nil, fmt.Errorf("serve: backend %q is not available (have %s; neural and cwm need a model, cwm one trained on plain traces, without the DSL's action tokens)", b, strings.Join(offered, ", "))
 			}
 			if !slices.Contains(backends, b) {
 				backends = append(backends, b)
