@@ -40,8 +40,10 @@ func reprDecodes(t *testing.T) int {
 // top-p, forward and inverse actions, on generated programs of every
 // family and CRUXEval's, with the embedded default model and with random
 // models, which are the stronger adversary of the grammar, literal
-// sessions among them) is a Python repr as dsl.CheckRepr says, and the
-// model's state is one a session may be set to.
+// sessions among them) is a Python repr as dsl.CheckRepr says (the
+// model's state is one a session may be set to), and no state is one no
+// run reaches: none below the entry's depth, the entry's call only as
+// the first state.
 func TestSampledValuesAreReprs(t *testing.T) {
 	ctx := context.Background()
 	want := reprDecodes(t)
@@ -90,6 +92,16 @@ func TestSampledValuesAreReprs(t *testing.T) {
 		s, err := ndbg.Start(ctx, b, p.src, p.call)
 		require.NoError(t, err, "session %d: %s", sessions, p.call)
 		lines := s.Program().Lines
+		first, _ := s.State()
+		// A decode counts once per new state: a state shown before is the
+		// session's history answering, not a decode.
+		seen := map[string]bool{fmt.Sprint(first): true}
+		count := func(key string) {
+			if !seen[key] {
+				seen[key] = true
+				decodes++
+			}
+		}
 		for k := 0; k < 10 && decodes < want; k++ {
 			a := dsl.Action{Kind: kinds[rng.IntN(len(kinds))]}
 			if a.Kind == dsl.Breakpoint || a.Kind == dsl.Continue {
@@ -103,14 +115,20 @@ func TestSampledValuesAreReprs(t *testing.T) {
 			where := fmt.Sprintf("session %d (%s, %+v) action %d %s", sessions, p.call, params, k, a)
 			switch {
 			case errors.Is(err, ndbg.ErrFinished):
-				decodes++
+				count("end")
 				k = 10
 			case errors.Is(err, ndbg.ErrAtStart), errors.Is(err, ndbg.ErrContextFull):
 			case err != nil:
 				require.NoError(t, err, where)
 			default:
-				decodes++
+				count(fmt.Sprint(st))
 				check(where, st)
+				// Possible states only: no depth below the entry's, and the
+				// entry's call at depth 0 is the first state.
+				require.GreaterOrEqual(t, st.Depth, -1, where)
+				if st.Event == dsl.Call && st.Depth == 0 {
+					require.Equal(t, first, st, where)
+				}
 			}
 		}
 		s.Close()

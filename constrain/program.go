@@ -205,16 +205,27 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 	// every frame's last event is a return (an exception's propagation
 	// included), and the run's is the entry's.
 	last := c.From.Event == dsl.Return && len(c.Stack) <= 1
+	// From the entry's return, known to be it, a step ends the run and
+	// goes nowhere else.
+	entryReturn := c.From.Event == dsl.Return && len(c.Stack) == 1
+	if entryReturn && (c.Action.Kind == dsl.StepInto || c.Action.Kind == dsl.StepOver || c.Action.Kind == dsl.StepReturn) {
+		r.end = true
+		return r, nil
+	}
 	switch c.Action.Kind {
 	case dsl.StepInto:
 		r.end = last
+		if c.From.Event == dsl.Call { // a frame's call is followed by its own first event
+			p.allow(&r, current, dsl.Line, dsl.Return, dsl.Exception)
+			break
+		}
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.InvStepInto:
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.StepOver:
 		r.end = last
 		p.allow(&r, stack, dsl.Line, dsl.Return, dsl.Exception)
-		if leaving { // the caller may call again before its next line: a sibling
+		if c.From.Event == dsl.Return { // the caller may call again before its next line: a sibling
 			p.allow(&r, all, dsl.Call)
 		}
 	case dsl.InvStepOver:

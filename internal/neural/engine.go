@@ -329,10 +329,10 @@ func (e *Engine) readStep(ctx context.Context, traj *dsl.Trajectory, a dsl.Actio
 			}
 			return nil
 		}
-		saved := e.calls
+		saved := *e
 		e.calls = slices.Clone(calls)
 		if err := e.restart(ctx, traj.Program, *st); err != nil {
-			e.calls = saved
+			*e = saved
 			return err
 		}
 		e.base, e.stale = len(traj.Steps)+1, false
@@ -369,7 +369,8 @@ func (e *Engine) readStep(ctx context.Context, traj *dsl.Trajectory, a dsl.Actio
 }
 
 // settle makes a predicted state that can only be the run's first state
-// (a call at depth 0, where the session started at the entry's call) or
+// (a call at depth 0 reached backwards, where the session started at the
+// entry's call) or
 // its last (a return at depth 0, once the session has shown it) the state
 // the session showed there, rewriting the model's frame where it differs
 // (rewrite false: the model's text does not follow the session anyway). It
@@ -380,7 +381,7 @@ func (e *Engine) settle(ctx context.Context, traj *dsl.Trajectory, a dsl.Action,
 	}
 	var at point
 	switch {
-	case st.Event == dsl.Call && e.first != nil:
+	case st.Event == dsl.Call && e.first != nil && a.Kind.Inverse(): // no step forward reaches it
 		at = e.hist.pts[0]
 	case st.Event == dsl.Return && e.hist.ret != 0:
 		at = e.hist.ret

@@ -152,7 +152,11 @@ func New(cfg Config) (*Service, error) {
 		backends = nil
 		for _, b := range cfg.Backends {
 			if !slices.Contains(offered, b) {
-				return nil, fmt.Errorf("serve: backend %q is not available (have %s; neural and cwm need a model, cwm one trained on plain traces, without the DSL's action tokens)", b, strings.Join(offered, ", "))
+				why := ""
+				if b == CWM && cfg.Model != nil {
+					why = ": the model was trained with the DSL's action tokens, and cwm needs a CWM checkpoint, trained on plain traces"
+				}
+				return nil, fmt.Errorf("serve: backend %q is not available (have %s; neural and cwm need a model)%s", b, strings.Join(offered, ", "), why)
 			}
 			if !slices.Contains(backends, b) {
 				backends = append(backends, b)
