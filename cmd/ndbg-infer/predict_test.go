@@ -239,3 +239,22 @@ func TestCWMNeedsACWMCheckpoint(t *testing.T) {
 	run(context.Background(), []string{"predict", "-h"}, &out, &errb)
 	require.Contains(t, out.String()+errb.String(), "cwm (only with --model DIR of a CWM checkpoint")
 }
+
+// TestActionsThroughTheEnd: --actions may run to the end, and the action
+// after them step back from it, on the neural backend as on the real one
+// (the neural one from its history: back to the call it started at).
+func TestActionsThroughTheEnd(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte(sumSource), 0o644))
+	for _, backend := range []string{"real", "neural"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"--program", prog, "--call", "f([1, 2])", "--backend", backend,
+			"--actions", "continue", "--action", "inv_step_return"}, &out, &errb)
+		require.Equal(t, 0, code, "%s: %s", backend, errb.String())
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
+		require.Equal(t, "call", v["event"], backend)
+		require.Equal(t, map[string]any{"xs": "[1, 2]"}, v["locals"], backend)
+		require.EqualValues(t, 0, v["depth"], backend)
+	}
+}
