@@ -200,7 +200,7 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 		current = p.codesContaining(c.From.Line)
 	}
 	entry := p.codesAt(p.src.EntryLine())
-	leaving := c.From.Event == dsl.Return || c.From.Event == dsl.Exception
+	leaving := c.From.Event == dsl.Return // the frame ended: the next stop is its caller's
 	// A step ends the run only from its last state, the entry's return:
 	// every frame's last event is a return (an exception's propagation
 	// included), and the run's is the entry's.
@@ -225,7 +225,7 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 	case dsl.StepOver:
 		r.end = last
 		p.allow(&r, stack, dsl.Line, dsl.Return, dsl.Exception)
-		if c.From.Event == dsl.Return { // the caller may call again before its next line: a sibling
+		if leaving { // the caller may call again before its next line: a sibling
 			p.allow(&r, all, dsl.Call)
 		}
 	case dsl.InvStepOver:
@@ -235,9 +235,9 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 		}
 	case dsl.StepReturn:
 		r.end = last
-		if leaving {
-			p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
-		} else {
+		if leaving { // the caller's next stop
+			p.allow(&r, stack, dsl.Line, dsl.Return, dsl.Exception)
+		} else { // the return of the current frame
 			p.allow(&r, current, dsl.Return, dsl.Exception)
 		}
 	case dsl.InvStepReturn:

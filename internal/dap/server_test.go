@@ -445,6 +445,7 @@ func TestConfidence(t *testing.T) {
 
 	st, p := predict(random, dsl.StepInto)
 	require.True(t, st != nil && st.Event == dsl.Exception && p.Uncertain(), "the random model changed: %+v %+v", st, p)
+	raisedAt := st.Line
 	c := newClient(t)
 	launch(c, random, map[string]any{"backend": "neural"})
 	require.Equal(t, "Locals", scope(c))
@@ -488,7 +489,7 @@ func TestConfidence(t *testing.T) {
 	launch(v, random, map[string]any{"backend": "neural", "verifyBelow": 1})
 	v.do("stepIn", map[string]any{"threadId": 1})
 	ev, out = v.untilStopped()
-	require.Contains(t, ev.Body.Description, "verified: the model was 0% sure, so this is the real state (it predicted line 4 (exception)")
+	require.Contains(t, ev.Body.Description, fmt.Sprintf("verified: the model was 0%% sure, so this is the real state (it predicted line %d (exception)", raisedAt))
 	require.Contains(t, out, "verified")
 	require.Equal(t, "Locals (real: verified)", scope(v))
 	got = vars(v)
