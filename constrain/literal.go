@@ -56,10 +56,19 @@ func (p *Program) canCode(st State, lo, hi uint32) bool {
 		_, ok := p.growChar(st, k, c, later)
 		return ok
 	}
-	for r := lo; r <= min(hi, 0x7f); r++ {
-		short := r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f' // written \n, ... instead
-		if (r < 0x20 || r == 0x7f) && !short && takes(1, byte(r), 0) {
-			return true
+	// The controls without a short escape (written \n, ... instead) read
+	// alike in the repr grammar (string content only; NUL nowhere): one
+	// stands for all.
+	for r := max(lo, 1); r <= min(hi, 0x7f); r++ {
+		short := r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f'
+		if (r < 0x20 || r == 0x7f) && !short {
+			if takes(1, 0x01, 0) {
+				return true
+			}
+			break
+		}
+		if r == 0x1f {
+			r = 0x7e // on to DEL
 		}
 	}
 	overlaps := func(a, b uint32) bool { return lo <= b && hi >= a }
