@@ -80,12 +80,6 @@ func (v *verifyEngine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if err != nil {
 		return nil, err
 	}
-	np := v.neural.Confidence()
-	if np == nil {
-		return nil, fmt.Errorf("ndbg: internal: the neural engine kept no prediction")
-	}
-	pred := Prediction{Confidence: Confidence(*np)}
-	v.last = &pred
 	var real *dsl.State
 	if v.lost == "" {
 		// The model's actions know no breakpoints (Session.Do): nor does its check.
@@ -94,6 +88,12 @@ func (v *verifyEngine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 			v.lost = fmt.Sprintf("the real run cannot follow %s: %v", a, err)
 		}
 	}
+	np := v.neural.Confidence()
+	if np == nil { // the session's first state again, from its history: no prediction to check
+		return st, nil
+	}
+	pred := Prediction{Confidence: Confidence(*np)}
+	v.last = &pred
 	if pred.State >= v.below {
 		return st, nil
 	}

@@ -42,7 +42,9 @@ func answers(out string) []string { return strings.Split(out, "(ndbg) ") }
 // no continue) leaves the real run where it is, and an edit is made in the
 // live real run too.
 func TestDebugCompareStaysInStep(t *testing.T) {
-	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "cwm", "--compare", "--threads", "1"}, "c", "s", "q")
+	cwm := t.TempDir()
+	testmodel.WriteCWMDir(t, cwm)
+	out := typeInto(t, []string{"--call", "f([1, None, 4])", "--backend", "cwm", "--model", cwm, "--compare", "--threads", "1"}, "c", "s", "q")
 	a := answers(out)
 	require.Len(t, a, 4, out)
 	require.Contains(t, a[1], "*** ", "cwm refuses continue")

@@ -74,7 +74,7 @@ const (
 // backendHelp says what each backend is, for --backend's help.
 var backendHelp = map[string]string{
 	Neural: "neural (the model predicts)",
-	CWM:    "cwm (a CWM checkpoint: actions emulated by forcing event tokens)",
+	CWM:    "cwm (only with --model DIR of a CWM checkpoint, trained on plain traces without the DSL's action tokens, not the embedded default model: actions emulated by forcing event tokens)",
 	Real:   "real (the program runs under sys.settrace)",
 }
 
@@ -188,6 +188,10 @@ func (b *BackendFlags) Check() error {
 	}
 	if b.NoExec && (b.Name == Real || b.VerifyBelow > 0) {
 		return Usagef("--no-exec runs nothing of the program; --backend real and --verify-below run it")
+	}
+	if b.Name == CWM && b.Model == "" {
+		return Usagef("--backend cwm needs --model DIR, a CWM checkpoint (trained on plain traces, without the DSL's action tokens); " +
+			"the embedded default model is trained with them: use --backend neural")
 	}
 	return nil
 }

@@ -239,6 +239,42 @@ func TestRealSession(t *testing.T) {
 	c.done <- nil // for the cleanup
 }
 
+// TestNeuralStepBack: on the neural backend stepBack returns to the stop
+// shown before (the session's history, not a new prediction: a random
+// model sampling hot would predict another), next after it to the stop
+// shown after, and after the program finished stepBack goes back into it
+// as on the real backend.
+func TestNeuralStepBack(t *testing.T) {
+	random := t.TempDir()
+	testmodel.WriteDir(t, random, 0)
+	c := newClient(t)
+	path := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(path, []byte(meanPy), 0o644))
+	c.do("initialize", map[string]any{"adapterID": "ndbg"})
+	c.do("launch", map[string]any{"program": path, "call": "f([3, None, 4])", "model": random, "temperature": 1.5, "stopOnEntry": true})
+	c.event("initialized")
+	c.do("configurationDone", nil)
+	entry := c.waitStop()
+	c.do("next", map[string]any{"threadId": 1})
+	first := c.waitStop()
+	c.do("stepBack", map[string]any{"threadId": 1})
+	require.Equal(t, entry, c.waitStop(), "back to the entry")
+	require.Contains(t, c.refuse("stepBack", map[string]any{"threadId": 1}), "first state")
+	c.do("next", map[string]any{"threadId": 1})
+	require.Equal(t, first, c.waitStop(), "the stop shown before")
+	c.do("stepIn", map[string]any{"threadId": 1})
+	into := c.waitStop()
+	if into.event != "return" {
+		c.do("stepBack", map[string]any{"threadId": 1})
+		require.Equal(t, first, c.waitStop())
+	}
+	c.do("continue", map[string]any{"threadId": 1}) // no breakpoint: to the end
+	c.event("terminated")
+	c.do("stepBack", map[string]any{"threadId": 1})
+	back := c.waitStop()
+	require.Contains(t, []string{"return", "exception"}, back.event, "the entry's last stop")
+}
+
 // TestEvaluateSandboxed: evaluate runs in the sandbox every program runs
 // in (docs/security.md, package pyeval): an expression that runs a shell
 // or writes outside the scratch space does nothing to the host.
@@ -374,7 +410,8 @@ func (c *client) untilStopped() (*godap.StoppedEvent, string) {
 func TestConfidence(t *testing.T) {
 	ctx := context.Background()
 	// A random model: from the entry, stepIn predicts an exception whose
-	// value it writes without end (cut: uncertain), next the end.
+	// value it writes without end (cut: uncertain); continue, with no
+	// breakpoint, the end.
 	random := t.TempDir()
 	testmodel.WriteDir(t, random, 0)
 	launch := func(c *client, model string, args map[string]any) {
@@ -417,6 +454,7 @@ func TestConfidence(t *testing.T) {
 
 	st, p := predict(random, dsl.StepInto)
 	require.True(t, st != nil && st.Event == dsl.Exception && p.Uncertain(), "the random model changed: %+v %+v", st, p)
+	raisedAt := st.Line
 	c := newClient(t)
 	launch(c, random, map[string]any{"backend": "neural"})
 	require.Equal(t, "Locals", scope(c))
@@ -434,11 +472,11 @@ func TestConfidence(t *testing.T) {
 	require.Equal(t, st.Value, got[len(got)-1].Value)
 	require.Equal(t, "predicted, uncertain: cut where the model ran past any real value", got[len(got)-1].Type)
 
-	st, p = predict(random, dsl.StepOver)
-	require.Nil(t, st, "the random model changed")
+	st, p = predict(random, dsl.Continue) // no breakpoint: the end
+	require.Nil(t, st)
 	c = newClient(t)
 	launch(c, random, map[string]any{"backend": "neural"})
-	c.do("next", map[string]any{"threadId": 1})
+	c.do("continue", map[string]any{"threadId": 1})
 	var console strings.Builder
 	for {
 		m := c.next()
@@ -460,7 +498,7 @@ func TestConfidence(t *testing.T) {
 	launch(v, random, map[string]any{"backend": "neural", "verifyBelow": 1})
 	v.do("stepIn", map[string]any{"threadId": 1})
 	ev, out = v.untilStopped()
-	require.Contains(t, ev.Body.Description, "verified: the model was 0% sure, so this is the real state (it predicted line 4 (exception)")
+	require.Contains(t, ev.Body.Description, fmt.Sprintf("verified: the model was 0%% sure, so this is the real state (it predicted line %d (exception)", raisedAt))
 	require.Contains(t, out, "verified")
 	require.Equal(t, "Locals (real: verified)", scope(v))
 	got = vars(v)

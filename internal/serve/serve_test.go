@@ -367,7 +367,7 @@ func TestNoExecSession(t *testing.T) {
 // model's; forks keep verify_below. A bad verify_below is refused.
 func TestNeuralConfidence(t *testing.T) {
 	ctx := context.Background()
-	m := testmodel.Model(t, 2) // its step_over predicts locals
+	m := testmodel.Model(t, 8) // its step_into and step_over predict line states
 	ts, _ := start(t, Config{Model: m})
 	const entry = "f([1, None, 4])"
 	ref, err := ndbg.Start(ctx, ndbg.Neural(m, sample.Params{}), prog, entry)
