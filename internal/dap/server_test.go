@@ -29,6 +29,7 @@ type client struct {
 	t    *testing.T
 	w    io.WriteCloser
 	r    *bufio.Reader
+	out  *io.PipeReader // r's source, closed with an error when the server stays silent
 	seq  int
 	done chan error
 }
@@ -37,7 +38,7 @@ func newClient(t *testing.T) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, w: inW, r: bufio.NewReader(outR), done: make(chan error, 1)}
+	c := &client{t: t, w: inW, r: bufio.NewReader(outR), out: outR, done: make(chan error, 1)}
 	go func() {
 		err := Serve(context.Background(), inR, outW, Config{})
 		outW.Close()
@@ -76,9 +77,17 @@ func (c *client) send(command string, args any) int {
 	return c.seq
 }
 
+// silence is how long next waits for a message before the test fails
+// (a server that never answers fails its test, not the package's timeout).
+const silence = 2 * time.Minute
+
 // next reads the next message.
 func (c *client) next() godap.Message {
 	c.t.Helper()
+	timer := time.AfterFunc(silence, func() {
+		c.out.CloseWithError(fmt.Errorf("no message from the server in %v", silence))
+	})
+	defer timer.Stop()
 	m, err := godap.ReadProtocolMessage(c.r)
 	require.NoError(c.t, err)
 	return m
@@ -269,7 +278,8 @@ func TestNeuralStepBack(t *testing.T) {
 		require.Equal(t, first, c.waitStop())
 	}
 	c.do("continue", map[string]any{"threadId": 1}) // no breakpoint: to the end
-	c.event("terminated")
+	end := c.event("stopped").(*godap.StoppedEvent) // stopped there, so it can step back
+	require.Equal(t, "end", end.Body.Reason)
 	c.do("stepBack", map[string]any{"threadId": 1})
 	back := c.waitStop()
 	require.Contains(t, []string{"return", "exception"}, back.event, "the entry's last stop")
