@@ -295,3 +295,53 @@ func BenchmarkDotRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulQuant: the quantized products against BF16 on the same
+// shape, one thread: decode (n = 1, GB/s of weights read) and prefill
+// (n = 64, GFLOP/s), with each implementation.
+//
+//	go test -run '^$' -bench MatMulQuant -benchtime 20x ./kernels/
+func BenchmarkMatMulQuant(b *testing.B) {
+	const rows, cols = 2048, 2048
+	r := rand.New(rand.NewPCG(1, 2))
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64() * 0.02)
+	}
+	for _, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q6_K} {
+		w := benchMat(rows, cols, kernels.BF16)
+		if dt.Quantized() {
+			w = &kernels.Mat{Rows: rows, Cols: cols, DType: dt, Q: make([]byte, dt.Bytes(rows, cols))}
+			if err := kernels.QuantizeRow(dt, w.Q, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, impl := range kernels.Impls() {
+			if impl.Name() == "avx512bf16" {
+				continue
+			}
+			for _, n := range []int{1, 64} {
+				b.Run(fmt.Sprintf("%v/%s/n=%d", dt, impl.Name(), n), func(b *testing.B) {
+					x := make([]float32, n*cols)
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+					dst := make([]float32, n*rows)
+					best := time.Duration(1 << 62)
+					for b.Loop() {
+						t0 := time.Now()
+						if err := impl.MatMul(nil, dst, x, n, w); err != nil {
+							b.Fatal(err)
+						}
+						best = min(best, time.Since(t0))
+					}
+					if n == 1 {
+						b.ReportMetric(float64(w.Bytes())/best.Seconds()/1e9, "GB/s-best")
+					} else {
+						b.ReportMetric(2*float64(n*rows*cols)/best.Seconds()/1e9, "GFLOP/s-best")
+					}
+				})
+			}
+		}
+	}
+}

@@ -10,6 +10,7 @@ var (
 	hasAVX2FMA  bool // AVX2 and FMA3 with OS support for YMM state
 	hasAVX512F  bool // AVX-512F with OS support for ZMM state
 	hasAVX512BF bool // AVX-512 BF16 (reported only; see the package doc)
+	hasF16C     bool // F16C (VCVTPH2PS), which the quantized kernels need
 )
 
 func init() {
@@ -23,6 +24,7 @@ func init() {
 		return
 	}
 	xcr0, _ := xgetbv0()
+	hasF16C = ecx1&(1<<29) != 0
 	if xcr0&0x6 != 0x6 {
 		return
 	}

@@ -8,6 +8,10 @@ func (b Impl) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	matMulGeneric(p, dst, x, n, w)
 }
 
+func (b Impl) qdot(dt DType, d []float32, ldd int, w []byte, rb, rows int, a *qact, K, i0, nx int) {
+	qdotGo(dt, d, ldd, w, rb, rows, a, K, i0, nx)
+}
+
 func (b Impl) dot(x, y []float32) float32                 { return dotGo(x, y) }
 func (b Impl) axpy(dst []float32, a float32, x []float32) { axpyGo(dst, a, x) }
 func (b Impl) scale(x []float32, a float32)               { scaleGo(x, a) }
