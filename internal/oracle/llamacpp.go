@@ -2,7 +2,9 @@ package oracle
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,4 +35,39 @@ func LlamaCppDir(tb testing.TB, need ...string) string {
 		}
 	}
 	return bin
+}
+
+// LlamaCppSrcEnv names a llama.cpp source tree; without it, the tree the
+// build of LlamaCppDir was configured from (its CMakeCache.txt).
+const LlamaCppSrcEnv = "LLAMACPP_SRC"
+
+// LlamaCppGGUFPy returns the gguf-py folder of a llama.cpp source tree
+// (llama.cpp's own Python reader and writer of GGUF files, with numpy
+// reference (de)quantizers), for PYTHONPATH, and a python3 that imports
+// numpy; when either is missing the test ends as Missing says.
+func LlamaCppGGUFPy(tb testing.TB) (pythonPath, python string) {
+	tb.Helper()
+	src := os.Getenv(LlamaCppSrcEnv)
+	if src == "" {
+		dir := filepath.Dir(LlamaCppDir(tb))
+		cache, err := os.ReadFile(filepath.Join(dir, "CMakeCache.txt"))
+		if err == nil {
+			for _, line := range strings.Split(string(cache), "\n") {
+				if v, ok := strings.CutPrefix(line, "CMAKE_HOME_DIRECTORY:INTERNAL="); ok {
+					src = strings.TrimSpace(v)
+				}
+			}
+		}
+	}
+	py := filepath.Join(src, "gguf-py")
+	if _, err := os.Stat(filepath.Join(py, "gguf", "gguf_reader.py")); src == "" || err != nil {
+		Missing(tb, "llama.cpp's gguf-py: no llama.cpp source tree (set %s)", LlamaCppSrcEnv)
+	}
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import numpy").Run() == nil {
+			return py, p
+		}
+	}
+	Missing(tb, "gguf-py needs a python3 with numpy (apt-get install python3-numpy)")
+	return "", ""
 }
