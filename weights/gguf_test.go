@@ -197,7 +197,11 @@ func (g *ggufBuilder) u64(v uint64) *ggufBuilder {
 	g.b = binary.LittleEndian.AppendUint64(g.b, v)
 	return g
 }
-func (g *ggufBuilder) str(s string) *ggufBuilder { g.u64(uint64(len(s))); g.b = append(g.b, s...); return g }
+func (g *ggufBuilder) str(s string) *ggufBuilder {
+	g.u64(uint64(len(s)))
+	g.b = append(g.b, s...)
+	return g
+}
 func (g *ggufBuilder) pad() *ggufBuilder {
 	for len(g.b)%32 != 0 {
 		g.b = append(g.b, 0)

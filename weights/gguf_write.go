@@ -171,7 +171,9 @@ func WriteGGUF(w io.Writer, kvs []GGUFKV, tensors []GGUFTensorInfo, data func(i 
 		u64(uint64(off))
 		off += (size + ggufDefaultAlignment - 1) / ggufDefaultAlignment * ggufDefaultAlignment
 	}
-	pad := func(n int) []byte { return make([]byte, (ggufDefaultAlignment-n%ggufDefaultAlignment)%ggufDefaultAlignment) }
+	pad := func(n int) []byte {
+		return make([]byte, (ggufDefaultAlignment-n%ggufDefaultAlignment)%ggufDefaultAlignment)
+	}
 	hdr = append(hdr, pad(len(hdr))...)
 	if _, err := bw.Write(hdr); err != nil {
 		return fmt.Errorf("weights: GGUF: write: %w", err)
