@@ -149,8 +149,9 @@ func (b *binder) vec(name string, n int) []float32 {
 	return slices.Clone(v) // small; do not alias the mapping
 }
 
-// mat binds a rows × cols tensor, keeping BF16 as BF16 (zero-copy) and F32
-// as F32; F16 is widened to F32.
+// mat binds a rows × cols tensor, keeping BF16 as BF16 and quantized types
+// as they are (zero-copy, aliasing the checkpoint), F32 as F32; F16 is
+// widened to F32.
 func (b *binder) mat(name string, rows, cols int) *kernels.Mat {
 	t := b.tensor(name, rows, cols)
 	if t == nil {
@@ -158,10 +159,14 @@ func (b *binder) mat(name string, rows, cols int) *kernels.Mat {
 	}
 	m := &kernels.Mat{Rows: rows, Cols: cols}
 	var err error
-	if t.DType == weights.BF16 {
+	switch kd, _ := t.DType.Kernels(); {
+	case t.DType.Quantized():
+		m.DType, m.Q = kd, t.Data
+		err = m.Check()
+	case t.DType == weights.BF16:
 		m.DType = kernels.BF16
 		m.BF16, err = t.BF16()
-	} else {
+	default:
 		m.DType = kernels.F32
 		m.F32, err = t.F32()
 	}
@@ -172,17 +177,27 @@ func (b *binder) mat(name string, rows, cols int) *kernels.Mat {
 	return m
 }
 
-// stack concatenates matrices of equal Cols by rows into a new matrix. All
-// BF16 stays BF16; any mix is widened to F32. The new matrix asks for huge
-// pages (kernels.AdviseHugePages): decode streams all of it every token.
+// stack concatenates matrices of equal Cols by rows into one matrix. All
+// BF16 stays BF16, in a new matrix; quantized matrices (all of them
+// quantized) become the parts of a matrix that aliases them (kernels.Mat's
+// Parts: a Q4_K_M file mixes Q4_K and Q6_K in one projection, and a copy
+// of a 32B model's would not fit beside the mapping); any other mix is
+// widened to F32. A new matrix asks for huge pages
+// (kernels.AdviseHugePages): decode streams all of it every token.
 func stack(ms ...*kernels.Mat) *kernels.Mat {
 	rows, cols := 0, ms[0].Cols
-	allBF16 := true
+	allBF16, allQuant := true, true
 	for _, m := range ms {
 		rows += m.Rows
 		allBF16 = allBF16 && m.DType == kernels.BF16
+		allQuant = allQuant && m.DType.Quantized()
 	}
 	out := &kernels.Mat{Rows: rows, Cols: cols}
+	if allQuant {
+		out.DType = ms[0].DType
+		out.Parts = ms
+		return out
+	}
 	if allBF16 {
 		out.DType = kernels.BF16
 		out.BF16 = make([]uint16, 0, rows*cols)
@@ -196,12 +211,10 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 	out.F32 = make([]float32, 0, rows*cols)
 	kernels.AdviseHugePages(out.F32[:rows*cols])
 	for _, m := range ms {
-		if m.DType == kernels.BF16 {
-			off := len(out.F32)
-			out.F32 = out.F32[:off+m.Rows*cols]
-			kernels.BF16ToF32Slice(out.F32[off:], m.BF16[:m.Rows*cols])
-		} else {
-			out.F32 = append(out.F32, m.F32[:m.Rows*cols]...)
+		off := len(out.F32)
+		out.F32 = out.F32[:off+m.Rows*cols]
+		for r := range m.Rows {
+			m.Row(out.F32[off+r*cols:off+(r+1)*cols], r)
 		}
 	}
 	return out
@@ -308,8 +321,77 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		return nil, err
 	}
 	if dt != kernels.F32 && dt != kernels.BF16 {
-		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
+		return nil, fmt.Errorf("model: random weights of dtype %v not supported (quantized: NewRandomQuant)", dt)
 	}
+	w, err := randomWeights(ctx, cfg, dt, seed, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	return newModel(cfg, w, opts)
+}
+
+// NewRandomQuant is NewRandom's F32 weights quantized as llama.cpp's
+// llama-quantize quantizes a model for the named mix ("q8_0", "q4_0",
+// "q4_k_m": weights.QuantMix), each of q, k, v, gate and up in its own
+// type, fused as the parts of one matrix (for tests; benchmarks read GGUF
+// files, which llama.cpp reads too).
+func NewRandomQuant(ctx context.Context, cfg Config, mix string, seed uint64, opts Options) (_ *Model, err error) {
+	defer func() {
+		if err != nil {
+			err = opts.failed(err)
+		}
+	}()
+	if opts.Context > 0 && opts.Context < cfg.MaxPositionEmbeddings {
+		cfg.MaxPositionEmbeddings = opts.Context
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	typeOf, _, err := weights.QuantMix(&cfg, mix)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	w, err := randomWeights(ctx, cfg, kernels.F32, seed, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	// quant returns rows [r0, r1) of m in the type typeOf gives name.
+	quant := func(m *kernels.Mat, r0, r1 int, name string) *kernels.Mat {
+		dt := typeOf(name, []int{r1 - r0, m.Cols})
+		kd, ok := dt.Kernels()
+		if !ok || !kd.Quantized() {
+			return &kernels.Mat{Rows: r1 - r0, Cols: m.Cols, DType: kernels.F32, F32: m.F32[r0*m.Cols : r1*m.Cols]}
+		}
+		q := &kernels.Mat{Rows: r1 - r0, Cols: m.Cols, DType: kd, Q: make([]byte, kd.Bytes(r1-r0, m.Cols))}
+		if err := kernels.QuantizeRow(kd, q.Q, m.F32[r0*m.Cols:r1*m.Cols]); err != nil {
+			errs = append(errs, fmt.Errorf("model: %s: %w", name, err))
+		}
+		return q
+	}
+	Q, KV, F := cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize
+	emb := quant(w.Embed, 0, w.Embed.Rows, weights.EmbedTokens)
+	if w.Head == w.Embed {
+		w.Embed, w.Head = emb, emb
+	} else {
+		w.Embed, w.Head = emb, quant(w.Head, 0, w.Head.Rows, weights.LMHead)
+	}
+	for l := range w.Layers {
+		lw := &w.Layers[l]
+		name := func(s string) string { return weights.LayerTensor(l, s) }
+		lw.QKV = stack(quant(lw.QKV, 0, Q, name(weights.QProj)), quant(lw.QKV, Q, Q+KV, name(weights.KProj)), quant(lw.QKV, Q+KV, Q+2*KV, name(weights.VProj)))
+		lw.O = quant(lw.O, 0, lw.O.Rows, name(weights.OProj))
+		lw.GateUp = stack(quant(lw.GateUp, 0, F, name(weights.GateProj)), quant(lw.GateUp, F, 2*F, name(weights.UpProj)))
+		lw.Down = quant(lw.Down, 0, lw.Down.Rows, name(weights.DownProj))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return newModel(cfg, w, opts)
+}
+
+// randomWeights are NewRandom's weights.
+func randomWeights(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, threads int) (*Weights, error) {
 	// Each matrix gets its own generator, so they fill in parallel (on a
 	// pool of opts.Threads threads, once all are allocated).
 	var fills []func()
@@ -364,14 +446,14 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		layers[l] = LayerWeights{AttnNorm: vec(H), FFNNorm: vec(H),
 			QKV: mat(Q+2*KV, H), O: mat(H, Q), GateUp: mat(2*F, H), Down: mat(H, F)}
 	}
-	pool := kernels.NewPool(opts.Threads)
+	pool := kernels.NewPool(threads)
 	pool.For(len(fills), 1, func(lo, hi int) {
 		for _, fill := range fills[lo:hi] {
 			fill()
 		}
 	})
 	pool.Close()
-	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, opts)
+	return &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, nil
 }
 
 // Config returns the model's configuration.
@@ -395,7 +477,8 @@ func (m *Model) WithDevice(dev Device) (*Model, error) {
 }
 
 // WeightDType returns the element type of the model's matrices (that of
-// the output head; a checkpoint may mix).
+// the output head; a checkpoint may mix, and a quantized one does: see
+// WeightBytes for their size).
 func (m *Model) WeightDType() kernels.DType { return m.w.Head.DType }
 
 // Device returns the device the model computes on.
@@ -405,10 +488,9 @@ func (m *Model) Device() Device { return m.dev }
 // matrix once (the embedding row lookup is negligible unless tied, where the
 // head reads it anyway).
 func (m *Model) WeightBytes() int64 {
-	size := func(w *kernels.Mat) int64 { return int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size()) }
-	n := size(m.w.Head)
+	n := m.w.Head.Bytes()
 	for _, l := range m.w.Layers {
-		n += size(l.QKV) + size(l.O) + size(l.GateUp) + size(l.Down)
+		n += l.QKV.Bytes() + l.O.Bytes() + l.GateUp.Bytes() + l.Down.Bytes()
 	}
 	return n
 }
