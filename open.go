@@ -17,7 +17,9 @@ import (
 // Options say which model Open loads and how it runs.
 type Options struct {
 	// Dir holds config.json, model.safetensors (or shards) and
-	// tokenizer.json; empty means the default model embedded in the binary.
+	// tokenizer.json, or is a GGUF file (llama.cpp's format: a LLaMA model
+	// with its tokenizer, F32, F16, BF16 or quantized: weights.OpenGGUFCheckpoint);
+	// empty means the default model embedded in the binary.
 	Dir string
 	// Threads for the CPU; 0 means all cores.
 	Threads int
@@ -53,8 +55,8 @@ func (opts Options) engineOptions() (model.Options, error) {
 	return model.Options{Device: dev, CloseDevice: true, Threads: opts.Threads}, nil
 }
 
-// Open loads a model: the one in opts.Dir (its tensors memory-mapped), or
-// the default model embedded in the binary.
+// Open loads a model: the one in opts.Dir, a directory or a GGUF file (its
+// tensors memory-mapped), or the default model embedded in the binary.
 func Open(ctx context.Context, opts Options) (*Model, error) {
 	if opts.Dir == "" {
 		fsys, ok := defaultModelFS()
@@ -67,7 +69,10 @@ func Open(ctx context.Context, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	return assemble(ctx, ck, func() ([]byte, error) { return os.ReadFile(filepath.Join(opts.Dir, "tokenizer.json")) }, opts.Dir, opts)
+	if g := ck.GGUF(); g != nil {
+		return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) { return tokenizer.FromGGUF(g) }, opts.Dir, opts)
+	}
+	return assemble(ctx, ck, jsonTokenizer(func() ([]byte, error) { return os.ReadFile(filepath.Join(opts.Dir, "tokenizer.json")) }), opts.Dir, opts)
 }
 
 // OpenFS loads a model from a file system (config.json, tokenizer.json and
@@ -79,13 +84,24 @@ func OpenFS(ctx context.Context, fsys fs.FS, name string, opts Options) (*Model,
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	return assemble(ctx, ck, func() ([]byte, error) { return fs.ReadFile(fsys, "tokenizer.json") }, name, opts)
+	return assemble(ctx, ck, jsonTokenizer(func() ([]byte, error) { return fs.ReadFile(fsys, "tokenizer.json") }), name, opts)
+}
+
+// jsonTokenizer is the tokenizer of the tokenizer.json that read returns.
+func jsonTokenizer(read func() ([]byte, error)) func() (*tokenizer.Tokenizer, error) {
+	return func() (*tokenizer.Tokenizer, error) {
+		data, err := read()
+		if err != nil {
+			return nil, err
+		}
+		return tokenizer.Parse(data)
+	}
 }
 
 // assemble makes the Model of an opened checkpoint (which it owns: closed
 // with the model, or here on failure), on the device opts name, and the
-// tokenizer.json that tokenizer reads.
-func assemble(ctx context.Context, ck *weights.Checkpoint, tokenizerJSON func() ([]byte, error), name string, opts Options) (*Model, error) {
+// tokenizer tok reads.
+func assemble(ctx context.Context, ck *weights.Checkpoint, tok func() (*tokenizer.Tokenizer, error), name string, opts Options) (*Model, error) {
 	mo, err := opts.engineOptions()
 	if err != nil {
 		ck.Close()
@@ -95,7 +111,7 @@ func assemble(ctx context.Context, ck *weights.Checkpoint, tokenizerJSON func() 
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
 	}
-	m, err := withTokenizer(eng, tokenizerJSON, name, opts)
+	m, err := withTokenizer(eng, tok, name, opts)
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("ndbg: model %s: %w", name, err)
@@ -103,14 +119,9 @@ func assemble(ctx context.Context, ck *weights.Checkpoint, tokenizerJSON func() 
 	return m, nil
 }
 
-// withTokenizer makes the Model of eng and the tokenizer tokenizerJSON
-// reads.
-func withTokenizer(eng *model.Model, tokenizerJSON func() ([]byte, error), name string, opts Options) (*Model, error) {
-	data, err := tokenizerJSON()
-	if err != nil {
-		return nil, err
-	}
-	tok, err := tokenizer.Parse(data)
+// withTokenizer makes the Model of eng and the tokenizer read returns.
+func withTokenizer(eng *model.Model, read func() (*tokenizer.Tokenizer, error), name string, opts Options) (*Model, error) {
+	tok, err := read()
 	if err != nil {
 		return nil, err
 	}
