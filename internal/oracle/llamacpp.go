@@ -47,6 +47,23 @@ const LlamaCppSrcEnv = "LLAMACPP_SRC"
 // numpy; when either is missing the test ends as Missing says.
 func LlamaCppGGUFPy(tb testing.TB) (pythonPath, python string) {
 	tb.Helper()
+	py := filepath.Join(llamaCppSrc(tb), "gguf-py")
+	if _, err := os.Stat(filepath.Join(py, "gguf", "gguf_reader.py")); err != nil {
+		Missing(tb, "llama.cpp's gguf-py: not in the llama.cpp source tree %s", filepath.Dir(py))
+	}
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import numpy").Run() == nil {
+			return py, p
+		}
+	}
+	Missing(tb, "gguf-py needs a python3 with numpy (apt-get install python3-numpy)")
+	return "", ""
+}
+
+// llamaCppSrc returns the llama.cpp source tree: LlamaCppSrcEnv, or the
+// tree the build of LlamaCppDir was configured from (its CMakeCache.txt).
+func llamaCppSrc(tb testing.TB) string {
+	tb.Helper()
 	src := os.Getenv(LlamaCppSrcEnv)
 	if src == "" {
 		dir := filepath.Dir(LlamaCppDir(tb))
@@ -59,15 +76,8 @@ func LlamaCppGGUFPy(tb testing.TB) (pythonPath, python string) {
 			}
 		}
 	}
-	py := filepath.Join(src, "gguf-py")
-	if _, err := os.Stat(filepath.Join(py, "gguf", "gguf_reader.py")); src == "" || err != nil {
-		Missing(tb, "llama.cpp's gguf-py: no llama.cpp source tree (set %s)", LlamaCppSrcEnv)
+	if _, err := os.Stat(filepath.Join(src, "include", "llama.h")); src == "" || err != nil {
+		Missing(tb, "no llama.cpp source tree (set %s)", LlamaCppSrcEnv)
 	}
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import numpy").Run() == nil {
-			return py, p
-		}
-	}
-	Missing(tb, "gguf-py needs a python3 with numpy (apt-get install python3-numpy)")
-	return "", ""
+	return src
 }
