@@ -67,6 +67,30 @@ func qdotQ6_Kx3AVX2(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *fl
 //go:noescape
 func qdotQ6_Kx4AVX2(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
+//go:noescape
+func qdotQ4_Kx1AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ4_Kx2AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ4_Kx3AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ4_Kx4AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ6_Kx1AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ6_Kx2AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ6_Kx3AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ6_Kx4AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
 // qdotKernel is the signature of the kernels above.
 type qdotKernel func(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
@@ -77,4 +101,10 @@ var qdotAVX2 = map[DType][qTile]qdotKernel{
 	Q5_0: {qdotQ5_0x1AVX2, qdotQ5_0x2AVX2, qdotQ5_0x3AVX2, qdotQ5_0x4AVX2},
 	Q4_K: {qdotQ4_Kx1AVX2, qdotQ4_Kx2AVX2, qdotQ4_Kx3AVX2, qdotQ4_Kx4AVX2},
 	Q6_K: {qdotQ6_Kx1AVX2, qdotQ6_Kx2AVX2, qdotQ6_Kx3AVX2, qdotQ6_Kx4AVX2},
+}
+
+// qdotAVX512 holds the AVX-512 (BW, VNNI) kernels by weight type and nx-1.
+var qdotAVX512 = map[DType][qTile]qdotKernel{
+	Q4_K: {qdotQ4_Kx1AVX512, qdotQ4_Kx2AVX512, qdotQ4_Kx3AVX512, qdotQ4_Kx4AVX512},
+	Q6_K: {qdotQ6_Kx1AVX512, qdotQ6_Kx2AVX512, qdotQ6_Kx3AVX512, qdotQ6_Kx4AVX512},
 }

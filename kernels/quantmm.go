@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Matrix products with quantized weights, as llama.cpp's CPU backend
@@ -168,13 +169,15 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	if parts == nil {
 		parts = []*Mat{w}
 	}
+	sc := quantScratch.Get().(*quantBufs)
+	defer quantScratch.Put(sc)
 	var a0, aK *qact
 	for _, pt := range parts {
 		if actQ8K(pt.DType) && aK == nil {
-			aK = &qact{q: make([]int8, n*K), d: make([]float32, n*K/qkK), bs: make([]int16, n*K/16)}
+			aK = sc.act(&sc.k, n, K, true)
 		}
 		if !actQ8K(pt.DType) && a0 == nil {
-			a0 = &qact{q: make([]int8, n*K), d: make([]float32, n*K/qk0), s: make([]float32, n*K/qk0)}
+			a0 = sc.act(&sc.zero, n, K, false)
 		}
 	}
 	quant := func(lo, hi int) {
@@ -190,12 +193,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	} else {
 		quant(0, n)
 	}
-	type task struct {
-		pt     *Mat
-		r0     int // the part's first row in W
-		lo, hi int // rows of the part
-	}
-	var tasks []task
+	tasks := sc.tasks[:0]
 	r0 := 0
 	for _, pt := range parts {
 		rb := pt.DType.RowBytes(K)
@@ -205,10 +203,11 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			grain = max(4, (256<<10)/max(1, rb)/max(1, min(n, 16))&^3)
 		}
 		for lo := 0; lo < pt.Rows; lo += grain {
-			tasks = append(tasks, task{pt, r0, lo, min(pt.Rows, lo+grain)})
+			tasks = append(tasks, quantTask{pt, r0, lo, min(pt.Rows, lo+grain)})
 		}
 		r0 += pt.Rows
 	}
+	sc.tasks = tasks
 	if int64(n)*w.Bytes() < quantSerialBytes {
 		p = nil
 	}
@@ -226,6 +225,53 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			}
 		}
 	})
+}
+
+// quantBufs is the scratch of one matMulQuant call: the quantized
+// activations of both formats, kept between calls (quantScratch) so that a
+// decode step allocates nothing.
+type quantBufs struct {
+	zero, k qact
+	tasks   []quantTask
+}
+
+// quantTask is a chunk of weight rows: rows [lo, hi) of part pt, whose
+// first row is row r0 of the matrix.
+type quantTask struct {
+	pt     *Mat
+	r0     int
+	lo, hi int
+}
+
+var quantScratch = sync.Pool{New: func() any { return new(quantBufs) }}
+
+// act returns a sized for n rows of K activations of the Q8_K (k) or Q8_0
+// format, growing its slices as needed.
+func (b *quantBufs) act(a *qact, n, K int, k bool) *qact {
+	grow := func(s []int8, n int) []int8 {
+		if cap(s) < n {
+			return make([]int8, n)
+		}
+		return s[:n]
+	}
+	growF := func(s []float32, n int) []float32 {
+		if cap(s) < n {
+			return make([]float32, n)
+		}
+		return s[:n]
+	}
+	a.q = grow(a.q, n*K)
+	if k {
+		a.d = growF(a.d, n*K/qkK)
+		if cap(a.bs) < n*K/16 {
+			a.bs = make([]int16, n*K/16)
+		}
+		a.bs = a.bs[:n*K/16]
+	} else {
+		a.d = growF(a.d, n*K/qk0)
+		a.s = growF(a.s, n*K/qk0)
+	}
+	return a
 }
 
 // qTile is the most rows of x a quantized kernel call multiplies with each
