@@ -957,15 +957,17 @@ func (b Impl) qdot(dt DType, d []float32, ldd int, w []byte, rb, rows int, a *qa
 		qdotGo(dt, d, ldd, w, rb, rows, a, K, i0, nx)
 		return
 	}
-	bl := dt.BlockLen()
-	nb := K / bl
-	xq := &a.q[i0*K]
-	xd := &a.d[i0*nb]
+	nb := K / dt.BlockLen()
+	var xq *int8
+	var xd *float32
 	var xs *byte
 	if actQ8K(dt) {
+		xq, xd = &a.q[i0*K], &a.d[i0*nb]
 		xs = (*byte)(unsafe.Pointer(&a.bs[i0*nb*16]))
-	} else {
-		xs = (*byte)(unsafe.Pointer(&a.s[i0*nb]))
+	} else { // block pairs (see qact)
+		np := pairsOf(K)
+		xq, xd = &a.q[i0*np*64], &a.d[i0*np*2]
+		xs = (*byte)(unsafe.Pointer(&a.s[i0*np*2]))
 	}
 	_ = d[(nx-1)*ldd+rows-1] // the kernel writes d[i*ldd+j], i < nx, j < rows
 	_ = w[rows*rb-1]

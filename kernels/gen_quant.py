@@ -66,6 +66,8 @@ def constants():
     # the two halves of a vector, and the word permutations that spread
     # four sub-blocks' scales over the four 128-bit lanes.
     data("k0f", [0x0f] * 4)
+    data("k80", [0x80] * 4)
+    data("kpair", [0] * 8 + [1] * 8, 4)
     data("k4s512", [b for p in range(4) for lane in range(4) for _ in range(8)
                     for b in (2 * (2 * p + lane // 2), 2 * (2 * p + lane // 2) + 1)])
     data("k6ma", [0x03] * 32 + [0x0c] * 32)
@@ -121,6 +123,8 @@ def row_end(lab, nx, offsets=None, mult=0, zmm=False):
         e("\tVHADDPS X%d, X%d, X%d" % (i, i, i))
         if offsets:
             o = offsets[i]
+            if zmm:  # the offsets of both halves of a pair: lanes 0 and 1
+                e("\tVHADDPS X%d, X%d, X%d" % (o, o, o))
             for _ in range(mult.bit_length() - 1):  # mult a power of two
                 e("\tVADDSS X%d, X%d, X%d" % (o, o, o))
             e("\tVSUBSS X%d, X%d, X%d" % (o, i, i))
@@ -169,28 +173,66 @@ def block_scale_fma(nx, sums, dw):
         e("\tVFMADD231PS Y8, Y%d, Y%d" % (s, i))
 
 
+def pair_rows(lab, nx, size, body, offsets=(), mult=0, zmm=False, pair_body=None):
+    """The row loop of the kernels on Q8_0 activations, whose blocks come in
+    pairs (qact): per weight row, nb/2 pairs (pair_body, or body for each
+    half), then an odd last block (body with half 0). body(half) computes
+    one block whose weights are at half·size(SI), its rows' quants at
+    64·i + 32·half(R11), scales at 8·i + 4·half(R12), sums likewise (R13)."""
+    e("%s_row:" % lab)
+    e("\tTESTQ DX, DX")
+    e("\tJZ %s_done" % lab)
+    for i in list(range(nx)) + list(offsets):
+        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
+    e("\tMOVQ R8, R11")
+    e("\tMOVQ R9, R12")
+    e("\tMOVQ R10, R13")
+    e("\tMOVQ nb+32(FP), CX")
+    e("\tSHRQ $1, CX")
+    e("\tJZ %s_tail" % lab)
+    e("%s_blk:" % lab)
+    if pair_body:
+        pair_body()
+    else:
+        body(0)
+        body(1)
+    e("\tADDQ $%d, SI" % (2 * size))
+    e("\tADDQ $%d, R11" % (64 * nx))
+    e("\tADDQ $%d, R12" % (8 * nx))
+    e("\tADDQ $%d, R13" % (8 * nx))
+    e("\tDECQ CX")
+    e("\tJNZ %s_blk" % lab)
+    e("%s_tail:" % lab)
+    e("\tMOVQ nb+32(FP), AX")
+    e("\tTESTQ $1, AX")
+    e("\tJZ %s_fin" % lab)
+    body(0)
+    e("\tADDQ $%d, SI" % size)
+    e("%s_fin:" % lab)
+    e("\tINCQ CX")  # row_end's DECQ CX; JNZ falls through
+    row_end(lab, nx, list(offsets) or None, mult, zmm)
+
+
 def q8_0(nx):
     name = "qdotQ8_0x%dAVX2" % nx
     lab = "q80x%d" % nx
     prologue(name, nx)
     ones16(15)
-    row_start(lab, nx)
-    f16_scalar(0, 4)
-    e("\tVMOVDQU 2(SI), Y5")
-    e("\tVPSIGNB Y5, Y5, Y6")  # |w|
-    for i in range(nx):
-        e("\tVMOVDQU %d(R11), Y7" % (32 * i))
-        e("\tVPSIGNB Y5, Y7, Y7")  # x·sign(w)
-        e("\tVPMADDUBSW Y7, Y6, Y7")
-        e("\tVPMADDWD Y15, Y7, Y7")
-        e("\tVCVTDQ2PS Y7, Y7")
-        e("\tVBROADCASTSS %d(R12), Y8" % (4 * i))
-        e("\tVMULPS Y4, Y8, Y8")
-        e("\tVFMADD231PS Y8, Y7, Y%d" % i)
-    e("\tADDQ $34, SI")
-    e("\tADDQ $%d, R11" % (32 * nx))
-    e("\tADDQ $%d, R12" % (4 * nx))
-    row_end(lab, nx)
+
+    def body(half):
+        f16_scalar(34 * half, 4)
+        e("\tVMOVDQU %d(SI), Y5" % (34 * half + 2))
+        e("\tVPSIGNB Y5, Y5, Y6")  # |w|
+        for i in range(nx):
+            e("\tVMOVDQU %d(R11), Y7" % (64 * i + 32 * half))
+            e("\tVPSIGNB Y5, Y7, Y7")  # x·sign(w)
+            e("\tVPMADDUBSW Y7, Y6, Y7")
+            e("\tVPMADDWD Y15, Y7, Y7")
+            e("\tVCVTDQ2PS Y7, Y7")
+            e("\tVBROADCASTSS %d(R12), Y8" % (8 * i + 4 * half))
+            e("\tVMULPS Y4, Y8, Y8")
+            e("\tVFMADD231PS Y8, Y7, Y%d" % i)
+    pair_rows(lab, nx, 34, body)
 
 
 def q4_5_0(nx, five):
@@ -203,32 +245,79 @@ def q4_5_0(nx, five):
     nibble_mask(14)
     if five:
         e("\tVPCMPEQB Y13, Y13, Y13")
-    row_start(lab, nx, offs)
-    f16_scalar(0, 4)
-    e("\tVMOVDQU %d(SI), X5" % qs)
-    e("\tVPSRLW $4, X5, X6")
-    e("\tVINSERTI128 $1, X6, Y5, Y5")
-    e("\tVPAND Y14, Y5, Y5")
-    if five:
-        e("\tVPBROADCASTD 2(SI), Y6")
-        e("\tVPSHUFB q5shuf<>(SB), Y6, Y6")
-        e("\tVPOR q5bits<>(SB), Y6, Y6")
-        e("\tVPCMPEQB Y13, Y6, Y6")
-        e("\tVPAND q5hi<>(SB), Y6, Y6")
-        e("\tVPOR Y6, Y5, Y5")
-    for i in range(nx):
-        e("\tVPMADDUBSW %d(R11), Y5, Y7" % (32 * i))
-        e("\tVPMADDWD Y15, Y7, Y7")
-        e("\tVCVTDQ2PS Y7, Y7")
-        e("\tVBROADCASTSS %d(R12), Y8" % (4 * i))
-        e("\tVMULPS Y4, Y8, Y8")
-        e("\tVFMADD231PS Y8, Y7, Y%d" % i)
-        e("\tVFMADD231SS %d(R13), X4, X%d" % (4 * i, offs[i]))
-    e("\tADDQ $%d, SI" % size)
-    e("\tADDQ $%d, R11" % (32 * nx))
-    e("\tADDQ $%d, R12" % (4 * nx))
-    e("\tADDQ $%d, R13" % (4 * nx))
-    row_end(lab, nx, offs, 16 if five else 8)
+
+    def body(half):
+        o = size * half
+        f16_scalar(o, 4)
+        e("\tVMOVDQU %d(SI), X5" % (o + qs))
+        e("\tVPSRLW $4, X5, X6")
+        e("\tVINSERTI128 $1, X6, Y5, Y5")
+        e("\tVPAND Y14, Y5, Y5")
+        if five:
+            e("\tVPBROADCASTD %d(SI), Y6" % (o + 2))
+            e("\tVPSHUFB q5shuf<>(SB), Y6, Y6")
+            e("\tVPOR q5bits<>(SB), Y6, Y6")
+            e("\tVPCMPEQB Y13, Y6, Y6")
+            e("\tVPAND q5hi<>(SB), Y6, Y6")
+            e("\tVPOR Y6, Y5, Y5")
+        for i in range(nx):
+            e("\tVPMADDUBSW %d(R11), Y5, Y7" % (64 * i + 32 * half))
+            e("\tVPMADDWD Y15, Y7, Y7")
+            e("\tVCVTDQ2PS Y7, Y7")
+            e("\tVBROADCASTSS %d(R12), Y8" % (8 * i + 4 * half))
+            e("\tVMULPS Y4, Y8, Y8")
+            e("\tVFMADD231PS Y8, Y7, Y%d" % i)
+            e("\tVFMADD231SS %d(R13), X4, X%d" % (8 * i + 4 * half, offs[i]))
+    pair_rows(lab, nx, size, body, offs, 16 if five else 8)
+
+
+def q8_0_512(nx):
+    """Q8_0 with AVX-512 VNNI: a block pair per 64-byte vector, the weights
+    made unsigned (w + 128, the offset taken off by the blocks' sums: 128·d_w·s),
+    VPDPBUSD, and the pair's two scales spread by VPERMPS; an odd last
+    block by the AVX2 code."""
+    name = "qdotQ8_0x%dAVX512" % nx
+    lab = "q80z%d" % nx
+    offs = [9 + i for i in range(nx)]
+    prologue(name, nx)
+    ones16(15)
+    e("\tVPBROADCASTD k80<>(SB), Z30")
+    e("\tVMOVDQU64 kpair<>(SB), Z31")
+
+    def body(half):  # one block, AVX2 (the sign trick; no offset)
+        f16_scalar(34 * half, 4)
+        e("\tVMOVDQU %d(SI), Y5" % (34 * half + 2))
+        e("\tVPSIGNB Y5, Y5, Y6")
+        for i in range(nx):
+            e("\tVMOVDQU %d(R11), Y7" % (64 * i + 32 * half))
+            e("\tVPSIGNB Y5, Y7, Y7")
+            e("\tVPMADDUBSW Y7, Y6, Y7")
+            e("\tVPMADDWD Y15, Y7, Y7")
+            e("\tVCVTDQ2PS Y7, Y7")
+            e("\tVBROADCASTSS %d(R12), Y8" % (8 * i + 4 * half))
+            e("\tVMULPS Y4, Y8, Y8")
+            e("\tVFMADD231PS Z8, Z7, Z%d" % i)  # zmm: keep the upper lanes
+
+    def pair_body():
+        e("\tMOVWLZX (SI), AX")
+        e("\tVMOVD AX, X4")
+        e("\tMOVWLZX 34(SI), AX")
+        e("\tVPINSRW $1, AX, X4, X4")
+        e("\tVCVTPH2PS X4, X4")  # [d_w of both blocks, 0, 0]
+        e("\tVPERMPS Z4, Z31, Z5")  # [d_w0 ×8, d_w1 ×8]
+        e("\tVMOVDQU 2(SI), Y6")
+        e("\tVINSERTI64X4 $1, 36(SI), Z6, Z6")
+        e("\tVPXORD Z30, Z6, Z6")  # w + 128, unsigned
+        for i in range(nx):
+            e("\tVPXORD Z16, Z16, Z16")
+            e("\tVPDPBUSD %d(R11), Z6, Z16" % (64 * i))
+            e("\tVCVTDQ2PS Z16, Z16")
+            e("\tVPERMPS %d(R12), Z31, Z17" % (8 * i))  # [d_x0 ×8, d_x1 ×8]
+            e("\tVMULPS Z5, Z17, Z17")
+            e("\tVFMADD231PS Z17, Z16, Z%d" % i)
+            e("\tVMOVSD %d(R13), X18" % (8 * i))
+            e("\tVFMADD231PS X18, X4, X%d" % offs[i])  # the pair's d_w·s
+    pair_rows(lab, nx, 34, body, offs, 128, zmm=True, pair_body=pair_body)
 
 
 def q4_k(nx):
@@ -463,6 +552,7 @@ header()
 constants()
 for nx in range(1, 5):
     q8_0(nx)
+    q8_0_512(nx)
     q4_5_0(nx, False)
     q4_5_0(nx, True)
     q4_k(nx)

@@ -91,6 +91,18 @@ func qdotQ6_Kx3AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *
 //go:noescape
 func qdotQ6_Kx4AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
+//go:noescape
+func qdotQ8_0x1AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ8_0x2AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ8_0x3AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
+//go:noescape
+func qdotQ8_0x4AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
+
 // qdotKernel is the signature of the kernels above.
 type qdotKernel func(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
@@ -105,6 +117,7 @@ var qdotAVX2 = map[DType][qTile]qdotKernel{
 
 // qdotAVX512 holds the AVX-512 (BW, VNNI) kernels by weight type and nx-1.
 var qdotAVX512 = map[DType][qTile]qdotKernel{
+	Q8_0: {qdotQ8_0x1AVX512, qdotQ8_0x2AVX512, qdotQ8_0x3AVX512, qdotQ8_0x4AVX512},
 	Q4_K: {qdotQ4_Kx1AVX512, qdotQ4_Kx2AVX512, qdotQ4_Kx3AVX512, qdotQ4_Kx4AVX512},
 	Q6_K: {qdotQ6_Kx1AVX512, qdotQ6_Kx2AVX512, qdotQ6_Kx3AVX512, qdotQ6_Kx4AVX512},
 }

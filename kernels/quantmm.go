@@ -27,14 +27,24 @@ import (
 // qact is n rows of K activations quantized for one of the two activation
 // formats: per row K quants, a scale per block and per-block sums. The
 // rows are kept in tiles of qTile (the last tile has the rest, nx rows),
-// each tile block-major: tile rows r0 … r0+nx-1 (r0 = qTile·t) of block b
+// each tile block-major: tile rows r0 … r0+nx-1 (r0 = qTile·t) of a block
 // are consecutive, so that a kernel reads the blocks of all its rows from
-// one advancing pointer:
+// one advancing pointer. Q8_K (BL = 256, nb = K/256 blocks a row):
 //
-//	q[r0·K + (b·nx + i)·BL + j]   quant j of block b of row r0+i (BL = 32 or 256)
-//	d[r0·nb + b·nx + i]           its scale (nb = K/BL)
-//	s[r0·nb + b·nx + i]           Q8_0: d·Σ quants of the block
-//	bs[(r0·nb + b·nx + i)·16 + j] Q8_K: Σ of quants 16j … 16j+15 of the block
+//	q[r0·K + (b·nx + i)·256 + j]  quant j of block b of row r0+i
+//	d[r0·nb + b·nx + i]           its scale
+//	bs[(r0·nb + b·nx + i)·16 + j] Σ of quants 16j … 16j+15 of the block
+//
+// Q8_0 keeps blocks of 32 in pairs (block b is half b%2 of pair p = b/2;
+// np = ⌈nb/2⌉ pairs a row, an odd last block's pair half empty), so that a
+// 64-byte vector holds two blocks of a row:
+//
+//	q[r0·np·64 + (p·nx + i)·64 + (b%2)·32 + j]
+//	d[r0·np·2 + (p·nx + i)·2 + b%2]   its scale
+//	s[r0·np·2 + (p·nx + i)·2 + b%2]   d·Σ quants of the block
+//
+// d and s have qactPad floats of padding past the end: the AVX-512 kernel
+// reads a pair's two scales as a whole vector.
 type qact struct {
 	q []int8    // n·K quants
 	d []float32 // per block (32 values for Q8_0, 256 for Q8_K): the scale
@@ -55,16 +65,22 @@ func tileOf(i, n int) (r0, nx, ii int) {
 	return r0, min(qTile, n-r0), i - r0
 }
 
+// qactPad is the padding of a Q8_0 qact's d and s (see qact).
+const qactPad = 16
+
+// pairsOf returns the number of Q8_0 block pairs of a row of K values.
+func pairsOf(K int) int { return (K/qk0 + 1) / 2 }
+
 // quantizeActQ8_0 quantizes rows [lo, hi) of the n rows of x (rows of K,
 // K a multiple of 32) into a.
 func quantizeActQ8_0(a *qact, x []float32, n, K, lo, hi int) {
-	nb := K / qk0
+	nb, np := K/qk0, pairsOf(K)
 	for i := lo; i < hi; i++ {
 		r0, nx, ii := tileOf(i, n)
 		for b := range nb {
 			xs := x[i*K+b*qk0 : i*K+b*qk0+qk0]
-			o := r0*K + (b*nx+ii)*qk0
-			e := r0*nb + b*nx + ii
+			o := r0*np*64 + (b/2*nx+ii)*64 + b%2*qk0
+			e := r0*np*2 + (b/2*nx+ii)*2 + b%2
 			var amax float32
 			for _, v := range xs {
 				amax = max(amax, abs32(v))
@@ -260,16 +276,19 @@ func (b *quantBufs) act(a *qact, n, K int, k bool) *qact {
 		}
 		return s[:n]
 	}
-	a.q = grow(a.q, n*K)
 	if k {
+		a.q = grow(a.q, n*K)
 		a.d = growF(a.d, n*K/qkK)
 		if cap(a.bs) < n*K/16 {
 			a.bs = make([]int16, n*K/16)
 		}
 		a.bs = a.bs[:n*K/16]
 	} else {
-		a.d = growF(a.d, n*K/qk0)
-		a.s = growF(a.s, n*K/qk0)
+		np := pairsOf(K)
+		a.q = grow(a.q, n*np*64)
+		clear(a.q) // an odd last block's empty pair half stays zero
+		a.d = growF(a.d, n*np*2+qactPad)
+		a.s = growF(a.s, n*np*2+qactPad)
 	}
 	return a
 }
@@ -310,9 +329,15 @@ type xtile struct {
 	K, r0, nx, i int
 }
 
-// block returns the quants of block b (of bl values), its index among the
-// scales, and the index of its first 16-quant sum.
+// block returns the quants of block b (of bl values: 32, Q8_0's pair
+// layout, or 256, Q8_K's) and its index among the scales (for Q8_K also
+// the index of its first 16-quant sum, ·16).
 func (t xtile) block(b, bl int) (q []int8, e int) {
+	if bl == qk0 {
+		np := pairsOf(t.K)
+		o := t.r0*np*64 + (b/2*t.nx+t.i)*64 + b%2*qk0
+		return t.a.q[o : o+qk0], t.r0*np*2 + (b/2*t.nx+t.i)*2 + b%2
+	}
 	o := t.r0*t.K + (b*t.nx+t.i)*bl
 	return t.a.q[o : o+bl], t.r0*(t.K/bl) + b*t.nx + t.i
 }
@@ -445,10 +470,11 @@ func RoundActivations(dt DType, dst, x []float32) error {
 		}
 		return nil
 	}
-	a := &qact{q: make([]int8, K), d: make([]float32, K/qk0), s: make([]float32, K/qk0)}
+	np := pairsOf(K)
+	a := &qact{q: make([]int8, np*64), d: make([]float32, np*2+qactPad), s: make([]float32, np*2+qactPad)}
 	quantizeActQ8_0(a, x, 1, K, 0, 1)
-	for i, q := range a.q {
-		dst[i] = a.d[i/qk0] * float32(q)
+	for i := range dst {
+		dst[i] = a.d[i/qk0] * float32(a.q[i]) // one row: block b at b·32, its scale at b
 	}
 	return nil
 }
