@@ -13,12 +13,20 @@ import (
 // builds (~/.cache/ndbg/llamacpp/build, under XDG_CACHE_HOME when set).
 const LlamaCppEnv = "LLAMACPP_BUILD"
 
+// NoLlamaCppEnv, set to a non-empty value, makes the llama.cpp oracle
+// skip even under RequireEnv: a CI machine that was given no llama.cpp
+// source tree to build (.ci/run says so).
+const NoLlamaCppEnv = "NDBG_NO_LLAMACPP"
+
 // LlamaCppDir returns the bin folder of a llama.cpp build, the reference
 // for llama.cpp's own file format and quantizers, holding every file of
 // need (for example "libggml-base.so" or "llama-quantize"). When there is
 // none the test ends as Missing says, naming how to build it.
 func LlamaCppDir(tb testing.TB, need ...string) string {
 	tb.Helper()
+	if os.Getenv(NoLlamaCppEnv) != "" {
+		tb.Skipf("oracle missing: llama.cpp (%s is set)", NoLlamaCppEnv)
+	}
 	dir := os.Getenv(LlamaCppEnv)
 	if dir == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")
