@@ -148,12 +148,14 @@ func quantizeRows(pool *kernels.Pool, kd kernels.DType, dst []byte, vals []float
 }
 
 // Random writes a model of config c with random weights as a GGUF file of
-// type typ, for benchmarks (the file ndbg and llama.cpp both run): its
-// matrices drawn uniformly in ±1/sqrt(cols) and quantized in row chunks, so
-// that no tensor is ever held in F32 whole (a 32B model's 19 GB of Q4_K_M
-// needs about 1 GB beside the output). The tokenizer is llama.cpp's "none"
-// with c's vocabulary size, as for llama-bench: such a file has no text
-// tokenizer.
+// type typ, for benchmarks (the file ndbg and llama.cpp both run): F32,
+// F16 and BF16 matrices drawn uniformly in ±1/sqrt(cols); quantized ones
+// drawn as blocks directly (random quants, scales that give values of
+// about that size, centred: randomBlock), in row chunks, so that a 32B
+// model's 19 GB of Q4_K_M takes minutes rather than the hours of the
+// reference quantizer and about 1 GB of memory beside the output. The
+// tokenizer is llama.cpp's "none" with c's vocabulary size, as for
+// llama-bench: such a file has no text tokenizer.
 func Random(ctx context.Context, c *weights.Config, name, typ string, seed uint64, threads int, w io.Writer) error {
 	if err := c.Validate(); err != nil {
 		return fmt.Errorf("quantize: %w", err)
@@ -207,8 +209,10 @@ func randomTensor(pool *kernels.Pool, info weights.GGUFTensorInfo, seed, stream 
 			r0, r1 := c*chunk, min(rows, (c+1)*chunk)
 			r := rand.New(rand.NewPCG(seed, stream<<24|uint64(c)))
 			v := vals[:(r1-r0)*cols]
-			for i := range v {
-				v[i] = float32(2*r.Float64()-1) * scale
+			if !info.DType.Quantized() {
+				for i := range v {
+					v[i] = float32(2*r.Float64()-1) * scale
+				}
 			}
 			dst := out.Data[r0*rb : r1*rb]
 			switch info.DType {
@@ -224,10 +228,75 @@ func randomTensor(pool *kernels.Pool, info weights.GGUFTensorInfo, seed, stream 
 				for i, x := range v {
 					binary.LittleEndian.PutUint16(dst[2*i:], kernels.F32ToF16(x))
 				}
-			default: // quantized: the shape was checked by Bytes above
-				_ = kernels.QuantizeRow(kd, dst, v)
+			default: // quantized: whole blocks (the shape was checked by Bytes above)
+				bb := kd.BlockBytes()
+				for b := 0; b < len(dst)/bb; b++ {
+					randomBlock(kd, dst[b*bb:(b+1)*bb], scale, r)
+				}
 			}
 		}
 	})
 	return out, nil
+}
+
+// randomBlock fills one block of type kd with random quants and scales for
+// values of magnitude about a, centred on zero: Q8_0, Q4_0 and Q5_0 a
+// scale for ±a at the extreme quants; Q4_K sub-block scales and mins in
+// 32…63 with dmin·m = 7.5·d·sc (the middle nibble is zero); Q6_K scales in
+// 64…127 (and their negatives).
+func randomBlock(kd kernels.DType, b []byte, a float32, r *rand.Rand) {
+	f16 := func(o int, v float32) { binary.LittleEndian.PutUint16(b[o:], kernels.F32ToF16(v)) }
+	fill := func(p []byte) {
+		for i := 0; i < len(p); i += 8 {
+			u := r.Uint64()
+			for j := i; j < min(i+8, len(p)); j++ {
+				p[j] = byte(u >> (8 * (j - i)))
+			}
+		}
+	}
+	switch kd {
+	case kernels.Q8_0:
+		f16(0, a/127)
+		fill(b[2:34])
+		for i := 2; i < 34; i++ {
+			if b[i] == 0x80 { // -128: the reference quantizer writes -127…127
+				b[i] = 0x81
+			}
+		}
+	case kernels.Q4_0:
+		f16(0, a/8)
+		fill(b[2:18])
+	case kernels.Q5_0:
+		f16(0, a/16)
+		fill(b[2:22])
+	case kernels.Q4_K:
+		d := 2 * a / (15 * 48)
+		f16(0, d)
+		f16(2, 7.5*d)
+		sc := b[4:16]
+		var s6 [8]uint8
+		for j := range s6 {
+			s6[j] = uint8(32 + r.IntN(32))
+		}
+		for j := range 8 { // m = sc: the packing of quantize_row_q4_K_ref
+			if j < 4 {
+				sc[j], sc[j+4] = s6[j], s6[j]
+			} else {
+				sc[j+4] = s6[j]&0xf | (s6[j]&0xf)<<4
+				sc[j-4] |= (s6[j] >> 4) << 6
+				sc[j] |= (s6[j] >> 4) << 6
+			}
+		}
+		fill(b[16:144])
+	case kernels.Q6_K:
+		fill(b[0:192])
+		for j := range 16 {
+			v := int8(64 + r.IntN(64))
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			b[192+j] = byte(v)
+		}
+		f16(208, a/(32*96))
+	}
 }
