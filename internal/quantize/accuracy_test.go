@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -178,4 +179,85 @@ func TestLogitsAgainstLlamaCpp(t *testing.T) {
 			require.False(t, math.IsNaN(row.nmseLlama))
 		}
 	}
+}
+
+// TestLargeGGUF loads the GGUF file NDBG_LARGE_GGUF names (the 32b preset
+// in Q4_K_M: `ndbg quantize --random 32b --type q4_k_m`, 19 GB), prefills
+// a short prompt and decodes a few tokens, logging the time, the
+// process's peak memory (anonymous and file-mapped) and the logits against
+// llama.cpp's on the same file and tokens. Skipped without the variable:
+// the file takes minutes to write and most of a 24 GB machine's memory to
+// run.
+func TestLargeGGUF(t *testing.T) {
+	path := os.Getenv("NDBG_LARGE_GGUF")
+	if path == "" {
+		t.Skip("NDBG_LARGE_GGUF names no GGUF file")
+	}
+	ctx := context.Background()
+	t0 := time.Now()
+	m, err := model.Load(ctx, path, model.Options{Threads: 2, Context: 64})
+	require.NoError(t, err)
+	defer m.Close()
+	t.Logf("loaded %s in %v: %.1f GB of weights read per token; %s", path, time.Since(t0).Round(time.Millisecond), float64(m.WeightBytes())/1e9, memStatus())
+	V := m.Config().VocabSize
+	prompt := []int{128000, 755, 282, 2120, 997, 262, 471, 865}
+	s := m.NewSession()
+	t0 = time.Now()
+	logits, err := s.Forward(ctx, prompt, true)
+	require.NoError(t, err)
+	t.Logf("prefill of %d tokens: %v; %s", len(prompt), time.Since(t0).Round(time.Millisecond), memStatus())
+	rows := make([][]float32, 0, len(prompt)+4)
+	for i := range prompt {
+		rows = append(rows, logits[i*V:(i+1)*V])
+	}
+	tokens := append([]int(nil), prompt...)
+	tok := argmax(rows[len(rows)-1])
+	for range 4 {
+		t0 = time.Now()
+		l, err := s.Forward(ctx, []int{tok}, false)
+		require.NoError(t, err)
+		t.Logf("decode step: token %d, %v", tok, time.Since(t0).Round(time.Millisecond))
+		tokens = append(tokens, tok)
+		rows = append(rows, l)
+		tok = argmax(l)
+	}
+	t.Logf("after decoding: %s", memStatus())
+	for _, r := range rows {
+		for _, v := range r {
+			require.False(t, math.IsNaN(float64(v)) || math.IsInf(float64(v), 0))
+		}
+	}
+	m.Close()
+	lc := oracle.LlamaCppLogits(t, path, tokens, V, 2)
+	nmse, top1 := agreement(rows, lc)
+	t.Logf("against llama.cpp on the same file and %d tokens: NMSE %.3g, top-1 agreement %.0f%%", len(tokens), nmse, 100*top1)
+	require.Less(t, nmse, 1e-2)
+}
+
+func argmax(v []float32) int {
+	best := 0
+	for i, x := range v {
+		if x > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// memStatus returns the process's peak and current resident memory, and
+// the anonymous and file-mapped parts (/proc/self/status).
+func memStatus() string {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "(no /proc/self/status)"
+	}
+	var parts []string
+	for _, line := range strings.Split(string(data), "\n") {
+		for _, k := range []string{"VmHWM", "VmRSS", "RssAnon", "RssFile"} {
+			if v, ok := strings.CutPrefix(line, k+":"); ok {
+				parts = append(parts, k+" "+strings.TrimSpace(v))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
 }
