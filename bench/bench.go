@@ -36,9 +36,9 @@ type Options struct {
 	// GGUFDir holds the quantized models as <preset>-<dtype>.gguf (empty:
 	// ndbg-bench-gguf in the temporary directory).
 	GGUFDir string
-	Prefill int             // prompt tokens per prefill measurement
-	Decode  int             // decode steps per decode measurement
-	Reps    int             // repetitions; the best is kept
+	Prefill int // prompt tokens per prefill measurement
+	Decode  int // decode steps per decode measurement
+	Reps    int // repetitions; the best is kept
 	// LargePrefill and LargeDecode, when > 0, replace Prefill and Decode
 	// for models over a billion parameters, whose every pass takes seconds.
 	LargePrefill, LargeDecode int
