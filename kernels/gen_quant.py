@@ -173,7 +173,7 @@ def block_scale_fma(nx, sums, dw):
         e("\tVFMADD231PS Y8, Y%d, Y%d" % (s, i))
 
 
-def pair_rows(lab, nx, size, body, offsets=(), mult=0, zmm=False, pair_body=None):
+def pair_rows(lab, nx, size, body, offsets=(), mult=0, zmm=False, pair_body=None, xs_step=8):
     """The row loop of the kernels on Q8_0 activations, whose blocks come in
     pairs (qact): per weight row, nb/2 pairs (pair_body, or body for each
     half), then an odd last block (body with half 0). body(half) computes
@@ -199,7 +199,7 @@ def pair_rows(lab, nx, size, body, offsets=(), mult=0, zmm=False, pair_body=None
     e("\tADDQ $%d, SI" % (2 * size))
     e("\tADDQ $%d, R11" % (64 * nx))
     e("\tADDQ $%d, R12" % (8 * nx))
-    e("\tADDQ $%d, R13" % (8 * nx))
+    e("\tADDQ $%d, R13" % (xs_step * nx))
     e("\tDECQ CX")
     e("\tJNZ %s_blk" % lab)
     e("%s_tail:" % lab)
@@ -462,8 +462,7 @@ def q4_k_512(nx):
     for i in range(nx):
         e("\tVPMADDWD %d(R13), Y19, Y22" % (32 * i))
         e("\tVCVTDQ2PS Y22, Y22")
-        e("\tVBROADCASTSS %d(R12), Z23" % (4 * i))
-        e("\tVMULPS Z21, Z23, Z23")
+        e("\tVMULPS.BCST %d(R12), Z21, Z23" % (4 * i))  # d_x·dmin
         e("\tVFNMADD231PS Z23, Z22, Z%d" % i)
         e("\tVPXORD Z%d, Z%d, Z%d" % (4 + i, 4 + i, 4 + i))
     for h in range(2):
@@ -482,8 +481,7 @@ def q4_k_512(nx):
             e("\tVPDPWSSD Z13, Z14, Z%d" % (4 + i))
     for i in range(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (4 + i, 4 + i))
-        e("\tVBROADCASTSS %d(R12), Z23" % (4 * i))
-        e("\tVMULPS Z20, Z23, Z23")
+        e("\tVMULPS.BCST %d(R12), Z20, Z23" % (4 * i))  # d_x·d
         e("\tVFMADD231PS Z23, Z%d, Z%d" % (4 + i, i))
     e("\tADDQ $144, SI")
     e("\tADDQ $%d, R11" % (256 * nx))
@@ -538,8 +536,7 @@ def q6_k_512(nx):
             e("\tVPDPWSSD Z%d, Z22, Z%d" % (17 + 2 * h, 4 + i))
     for i in range(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (4 + i, 4 + i))
-        e("\tVBROADCASTSS %d(R12), Z23" % (4 * i))
-        e("\tVMULPS Z11, Z23, Z23")
+        e("\tVMULPS.BCST %d(R12), Z11, Z23" % (4 * i))  # d_x·d
         e("\tVFMADD231PS Z23, Z%d, Z%d" % (4 + i, i))
     e("\tADDQ $210, SI")
     e("\tADDQ $%d, R11" % (256 * nx))
