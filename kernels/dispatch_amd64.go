@@ -977,3 +977,34 @@ func (b Impl) qdot(dt DType, d []float32, ldd int, w []byte, rb, rows int, a *qa
 	}
 	qdotAVX2[dt][nx-1](&d[0], ldd, &w[0], rows, nb, xq, xd, xs)
 }
+
+// quantRowQ8_0 quantizes one row of x (whole blocks of 32) into qact's
+// pair layout from q, d and s (strides in bytes between pairs), by
+// quantRowQ8_0AVX2; false when the CPU lacks AVX2 and F16C or the row
+// holds a NaN or an Inf (the caller then quantizes it in Go).
+func quantRowQ8_0(x []float32, q []int8, qstride int, d, s []float32, dstride int) bool {
+	nb := len(x) / qk0
+	if !hasAVX2FMA || !hasF16C || nb == 0 {
+		return false
+	}
+	np := (nb + 1) / 2
+	_ = q[(np-1)*qstride+63]
+	_ = d[((np-1)*dstride)/4+1]
+	_ = s[((np-1)*dstride)/4+1]
+	return quantRowQ8_0AVX2(&x[0], nb, &q[0], qstride, &d[0], &s[0], dstride)
+}
+
+// quantRowQ8K quantizes one row of x (whole blocks of 256) into qact's
+// tile layout from q, d and bs (strides in bytes between blocks), by
+// quantRowQ8KAVX2; false when the CPU lacks AVX2 or a block is zero or not
+// finite (the caller then quantizes the row in Go).
+func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, bs []int16, bstride int) bool {
+	nb := len(x) / qkK
+	if !hasAVX2FMA || nb == 0 {
+		return false
+	}
+	_ = q[(nb-1)*qstride+255]
+	_ = d[(nb-1)*dstride/4]
+	_ = bs[(nb-1)*bstride/2+15]
+	return quantRowQ8KAVX2(&x[0], nb, &q[0], qstride, &d[0], dstride, &bs[0], bstride)
+}

@@ -35,3 +35,11 @@ func (b Impl) softmax(x []float32)            { softmaxGo(x) }
 func (b Impl) maxScan(x []float32) (float32, bool) { return maxScanGo(x) }
 
 func (b Impl) expShifted(dst, x []float32) float64 { return expShiftedGo(dst, x) }
+
+// quantRowQ8_0 has no assembly here: the caller quantizes in Go.
+func quantRowQ8_0(x []float32, q []int8, qstride int, d, s []float32, dstride int) bool { return false }
+
+// quantRowQ8K has no assembly here: the caller quantizes in Go.
+func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, bs []int16, bstride int) bool {
+	return false
+}

@@ -153,7 +153,7 @@ func TestQuantizeMatchesLlamaCpp(t *testing.T) {
 	want := runGGML(t, lib, "act", 8, rows, cols, x)
 	for i := range rows {
 		a := &qact{q: make([]int8, cols), d: make([]float32, cols/32), s: make([]float32, cols/32)}
-		quantizeActQ8_0(a, x[i*cols:(i+1)*cols], 1, cols, 0, 1)
+		quantizeActQ8_0(a, x[i*cols:(i+1)*cols], 1, cols, 0, 1, i%2 == 1) // Go and assembly
 		for b := range cols / 32 {
 			w := want[(i*cols/32+b)*34:]
 			if d := F16ToF32(le16(w)); math.Float32bits(d) != math.Float32bits(a.d[b]) {
@@ -170,7 +170,7 @@ func TestQuantizeMatchesLlamaCpp(t *testing.T) {
 	const q8kBytes = 4 + 256 + 32
 	for i := range rows {
 		a := &qact{q: make([]int8, cols), d: make([]float32, cols/256), bs: make([]int16, cols/16)}
-		quantizeActQ8K(a, x[i*cols:(i+1)*cols], 1, cols, 0, 1)
+		quantizeActQ8K(a, x[i*cols:(i+1)*cols], 1, cols, 0, 1, i%2 == 1) // Go and assembly
 		for b := range cols / 256 {
 			w := want[(i*cols/256+b)*q8kBytes:]
 			if d := math.Float32frombits(le32(w)); math.Float32bits(d) != math.Float32bits(a.d[b]) {

@@ -186,3 +186,71 @@ func TestQuantizeErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Q4_K, d)
 }
+
+// TestQuantizeActQ8_0Assembly: the assembly row quantizer writes the bytes
+// of the Go one in qact's pair layout (tiles of 1-4 rows, odd and even
+// block counts), and leaves a row with a NaN or an Inf to Go, which makes
+// its block's scale NaN.
+func TestQuantizeActQ8_0Assembly(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, K := range []int{32, 64, 96, 512, 1376} {
+		for _, n := range []int{1, 3, 4, 7} {
+			x := make([]float32, n*K)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()))
+			}
+			clear(x[:32]) // a zero block
+			if n > 2 {
+				x[K+5] = float32(math.Inf(1))
+				x[2*K+K/2] = float32(math.NaN())
+			}
+			np := pairsOf(K)
+			mk := func() *qact {
+				return &qact{q: make([]int8, n*np*64), d: make([]float32, n*np*2+qactPad), s: make([]float32, n*np*2+qactPad)}
+			}
+			slow, fast := mk(), mk()
+			quantizeActQ8_0(slow, x, n, K, 0, n, false)
+			quantizeActQ8_0(fast, x, n, K, 0, n, true)
+			require.Equal(t, slow.q, fast.q, "K=%d n=%d", K, n)
+			for i := range slow.d {
+				require.Equal(t, math.Float32bits(slow.d[i]), math.Float32bits(fast.d[i]), "K=%d n=%d d[%d]", K, n, i)
+				require.Equal(t, math.Float32bits(slow.s[i]), math.Float32bits(fast.s[i]), "K=%d n=%d s[%d]", K, n, i)
+			}
+		}
+	}
+}
+
+// TestQuantizeActQ8KAssembly is TestQuantizeActQ8_0Assembly for Q8_K: the
+// same bytes from the assembly (ties of magnitude between signs included:
+// the first wins), a zero block or a NaN or Inf left to Go.
+func TestQuantizeActQ8KAssembly(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, K := range []int{256, 512, 2048} {
+		for _, n := range []int{1, 3, 4, 7} {
+			x := make([]float32, n*K)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Exp(r.NormFloat64()))
+			}
+			x[3], x[7] = -100, 100 // equal magnitudes: -100 comes first
+			if n > 1 {
+				x[K+300%K], x[K+10] = 50, -50
+			}
+			if n > 2 {
+				clear(x[2*K : 2*K+256])
+				x[3*K-1] = float32(math.NaN())
+			}
+			nb := K / qkK
+			mk := func() *qact {
+				return &qact{q: make([]int8, n*K), d: make([]float32, n*nb), bs: make([]int16, n*K/16)}
+			}
+			slow, fast := mk(), mk()
+			quantizeActQ8K(slow, x, n, K, 0, n, false)
+			quantizeActQ8K(fast, x, n, K, 0, n, true)
+			require.Equal(t, slow.q, fast.q, "K=%d n=%d", K, n)
+			require.Equal(t, slow.bs, fast.bs, "K=%d n=%d", K, n)
+			for i := range slow.d {
+				require.Equal(t, math.Float32bits(slow.d[i]), math.Float32bits(fast.d[i]), "K=%d n=%d d[%d]", K, n, i)
+			}
+		}
+	}
+}

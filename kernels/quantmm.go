@@ -72,11 +72,15 @@ const qactPad = 16
 func pairsOf(K int) int { return (K/qk0 + 1) / 2 }
 
 // quantizeActQ8_0 quantizes rows [lo, hi) of the n rows of x (rows of K,
-// K a multiple of 32) into a.
-func quantizeActQ8_0(a *qact, x []float32, n, K, lo, hi int) {
+// K a multiple of 32) into a: with the assembly row quantizer when fast
+// and the CPU has one (the same bytes), else in Go.
+func quantizeActQ8_0(a *qact, x []float32, n, K, lo, hi int, fast bool) {
 	nb, np := K/qk0, pairsOf(K)
 	for i := lo; i < hi; i++ {
 		r0, nx, ii := tileOf(i, n)
+		if fast && quantRowQ8_0(x[i*K:(i+1)*K], a.q[r0*np*64+ii*64:], nx*64, a.d[r0*np*2+ii*2:], a.s[r0*np*2+ii*2:], nx*2*4) {
+			continue
+		}
 		for b := range nb {
 			xs := x[i*K+b*qk0 : i*K+b*qk0+qk0]
 			o := r0*np*64 + (b/2*nx+ii)*64 + b%2*qk0
@@ -101,8 +105,9 @@ func quantizeActQ8_0(a *qact, x []float32, n, K, lo, hi int) {
 			dh := F16ToF32(F32ToF16(d))
 			sum := int32(0)
 			for j, v := range xs {
-				r := int32(math.RoundToEven(float64(float32(v * id))))
-				r = max(-128, min(127, r))
+				// |v·id| ≤ 127: nearestInt rounds to nearest even, as
+				// the x86 quantize_row_q8_0's _mm256_round_ps does.
+				r := nearestInt(float32(v * id))
 				q[j] = int8(r)
 				sum += r
 			}
@@ -113,11 +118,15 @@ func quantizeActQ8_0(a *qact, x []float32, n, K, lo, hi int) {
 }
 
 // quantizeActQ8K quantizes rows [lo, hi) of the n rows of x (rows of K,
-// K a multiple of 256) into a.
-func quantizeActQ8K(a *qact, x []float32, n, K, lo, hi int) {
+// K a multiple of 256) into a: with the assembly row quantizer when fast
+// and the CPU has one (the same bytes), else in Go.
+func quantizeActQ8K(a *qact, x []float32, n, K, lo, hi int, fast bool) {
 	nb := K / qkK
 	for i := lo; i < hi; i++ {
 		r0, nx, ii := tileOf(i, n)
+		if fast && quantRowQ8K(x[i*K:(i+1)*K], a.q[r0*K+ii*qkK:], nx*qkK, a.d[r0*nb+ii:], nx*4, a.bs[(r0*nb+ii)*16:], nx*32) {
+			continue
+		}
 		for b := range nb {
 			xs := x[i*K+b*qkK : i*K+b*qkK+qkK]
 			o := r0*K + (b*nx+ii)*qkK
@@ -198,10 +207,10 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	}
 	quant := func(lo, hi int) {
 		if a0 != nil {
-			quantizeActQ8_0(a0, x, n, K, lo, hi)
+			quantizeActQ8_0(a0, x, n, K, lo, hi, b.isa != isaGeneric)
 		}
 		if aK != nil {
-			quantizeActQ8K(aK, x, n, K, lo, hi)
+			quantizeActQ8K(aK, x, n, K, lo, hi, b.isa != isaGeneric)
 		}
 	}
 	if n*K >= 1<<15 {
@@ -464,7 +473,7 @@ func RoundActivations(dt DType, dst, x []float32) error {
 	K := len(x)
 	if actQ8K(dt) {
 		a := &qact{q: make([]int8, K), d: make([]float32, K/qkK), bs: make([]int16, K/16)}
-		quantizeActQ8K(a, x, 1, K, 0, 1)
+		quantizeActQ8K(a, x, 1, K, 0, 1, false)
 		for i, q := range a.q {
 			dst[i] = a.d[i/qkK] * float32(q)
 		}
@@ -472,7 +481,7 @@ func RoundActivations(dt DType, dst, x []float32) error {
 	}
 	np := pairsOf(K)
 	a := &qact{q: make([]int8, np*64), d: make([]float32, np*2+qactPad), s: make([]float32, np*2+qactPad)}
-	quantizeActQ8_0(a, x, 1, K, 0, 1)
+	quantizeActQ8_0(a, x, 1, K, 0, 1, false)
 	for i := range dst {
 		dst[i] = a.d[i/qk0] * float32(a.q[i]) // one row: block b at b·32, its scale at b
 	}
