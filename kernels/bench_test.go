@@ -309,20 +309,25 @@ func BenchmarkMatMulQuant(b *testing.B) {
 	for i := range f {
 		f[i] = float32(r.NormFloat64() * 0.02)
 	}
-	for _, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q6_K} {
+	for v, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q6_K} {
 		w := benchMat(rows, cols, kernels.BF16)
+		name := dt.String()
 		if dt.Quantized() {
 			w = &kernels.Mat{Rows: rows, Cols: cols, DType: dt, Q: make([]byte, dt.Bytes(rows, cols))}
 			if err := kernels.QuantizeRow(dt, w.Q, f); err != nil {
 				b.Fatal(err)
 			}
 		}
+		if v == 2 { // Q8_0 again, packed (kernels.PackQ8_0)
+			kernels.PackQ8_0(w)
+			name += "-packed"
+		}
 		for _, impl := range kernels.Impls()[1:] {
 			if impl.Name() == "avx512bf16" {
 				continue
 			}
 			for _, n := range []int{1, 64} {
-				b.Run(fmt.Sprintf("%v/%s/n=%d", dt, impl.Name(), n), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/%s/n=%d", name, impl.Name(), n), func(b *testing.B) {
 					x := make([]float32, n*cols)
 					for i := range x {
 						x[i] = float32(r.NormFloat64())

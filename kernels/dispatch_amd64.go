@@ -1008,3 +1008,28 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 	_ = bs[(nb-1)*bstride/2+15]
 	return quantRowQ8KAVX2(&x[0], nb, &q[0], qstride, &d[0], dstride, &bs[0], bstride)
 }
+
+// hasPackedQ8_0 reports whether the CPU runs the packed Q8_0 kernel
+// (AVX-512 BW, VL and VNNI).
+func hasPackedQ8_0() bool { return hasQuant512 }
+
+// qdotPacked computes rows [lo, hi) of a packed Q8_0 matrix (lo a multiple
+// of 16) with nx ≤ qTile rows of x from row i0, into d (d[i*ldd + r - lo])
+// by the packed kernel, as far as whole groups go, and returns the first
+// row it did not compute. Only on the AVX-512 levels.
+func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
+	if m.pk == nil || b.isa < isaAVX512 || lo%16 != 0 {
+		return lo
+	}
+	g1 := hi / 16
+	if g1*16 <= lo {
+		return lo
+	}
+	nb := K / qk0
+	np := pairsOf(K)
+	_ = d[(nx-1)*ldd+(g1*16-lo)-1]
+	for g := lo / 16; g < g1; g++ {
+		qdotQ8_0P16[nx-1](&d[g*16-lo], ldd, &m.pk[g*nb*576], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2])
+	}
+	return max(lo, g1*16)
+}

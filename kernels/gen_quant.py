@@ -21,7 +21,9 @@
 #
 # 64 weights per vector, unpacked into their natural order, multiplied by
 # VPMADDUBSW and summed by VPDPWSSD with the sub-block scales as its int16
-# operand (a third of the AVX2 kernels' instructions per product).
+# operand (a third of the AVX2 kernels' instructions per product). And
+# Q8_0 on weights packed by PackQ8_0 (qdotQ8_0P16x<nx>AVX512): an outer
+# product of 16 weight rows by a row of x per VPDPBUSD.
 
 L = []
 e = L.append
@@ -68,6 +70,7 @@ def constants():
     data("k0f", [0x0f] * 4)
     data("k80", [0x80] * 4)
     data("kpair", [0] * 8 + [1] * 8, 4)
+    data("km128", [0xc3000000], 4)
     data("k4s512", [b for p in range(4) for lane in range(4) for _ in range(8)
                     for b in (2 * (2 * p + lane // 2), 2 * (2 * p + lane // 2) + 1)])
     data("k6ma", [0x03] * 32 + [0x0c] * 32)
@@ -545,6 +548,72 @@ def q6_k_512(nx):
     row_end(lab, nx, zmm=True)
 
 
+def q8_0_p16(nx):
+    """Q8_0 on packed weights (PackQ8_0: 16 rows interleaved four bytes at a
+    time, + 128, and their scales): an outer product, each VPDPBUSD taking
+    four quants of a row of x (broadcast) against four of 16 weight rows,
+    the float work once per block for 16 rows.
+
+      func qdotQ8_0P16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
+    name = "qdotQ8_0P16x%dAVX512" % nx
+    lab = "q8p%d" % nx
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tMOVQ pk+16(FP), SI")
+    e("\tMOVQ nb+24(FP), CX")
+    e("\tMOVQ xq+32(FP), R11")
+    e("\tMOVQ xd+40(FP), R12")
+    e("\tMOVQ xs+48(FP), R13")
+    e("\tVBROADCASTSS km128<>(SB), Z31")
+    for i in range(nx):
+        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
+
+    def block(half):
+        for g in range(8):
+            e("\tVMOVDQU64 %d(SI), Z%d" % (64 * g, 8 + g))
+        for i in range(nx):
+            t = 16 + i
+            e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
+            for g in range(8):
+                e("\tVPDPBUSD.BCST %d(R11), Z%d, Z%d" % (64 * i + 32 * half + 4 * g, 8 + g, t))
+            e("\tVCVTDQ2PS Z%d, Z%d" % (t, t))
+            e("\tVMULPS.BCST %d(R12), Z%d, Z%d" % (8 * i + 4 * half, t, t))
+            e("\tVFMADD231PS.BCST %d(R13), Z31, Z%d" % (8 * i + 4 * half, t))
+            e("\tVFMADD231PS 512(SI), Z%d, Z%d" % (t, i))
+        e("\tADDQ $576, SI")
+    e("\tMOVQ CX, DX")
+    e("\tSHRQ $1, DX")
+    e("\tJZ %s_tail" % lab)
+    e("%s_pair:" % lab)
+    block(0)
+    block(1)
+    e("\tADDQ $%d, R11" % (64 * nx))
+    e("\tADDQ $%d, R12" % (8 * nx))
+    e("\tADDQ $%d, R13" % (8 * nx))
+    e("\tDECQ DX")
+    e("\tJNZ %s_pair" % lab)
+    e("%s_tail:" % lab)
+    e("\tTESTQ $1, CX")
+    e("\tJZ %s_store" % lab)
+    block(0)
+    e("%s_store:" % lab)
+    e("\tVMOVUPS Z0, (DI)")
+    if nx > 1:
+        e("\tVMOVUPS Z1, (DI)(BX*1)")
+    if nx > 2:
+        e("\tVMOVUPS Z2, (DI)(BX*2)")
+    if nx > 3:
+        e("\tLEAQ (DI)(BX*2), AX")
+        e("\tVMOVUPS Z3, (AX)(BX*1)")
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 header()
 constants()
 for nx in range(1, 5):
@@ -556,4 +625,5 @@ for nx in range(1, 5):
     q6_k(nx)
     q4_k_512(nx)
     q6_k_512(nx)
+    q8_0_p16(nx)
 print("\n".join(L))

@@ -89,6 +89,10 @@ type Mat struct {
 	BF16       []uint16
 	Q          []byte
 	Parts      []*Mat
+
+	// pk, set by PackQ8_0, holds a Q8_0 matrix's rows again, packed for
+	// the AVX-512 outer-product kernel (quantpack.go).
+	pk []byte
 }
 
 // ErrShape is returned (wrapped) when operands have inconsistent sizes.

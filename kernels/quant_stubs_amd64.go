@@ -103,6 +103,18 @@ func qdotQ8_0x3AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *
 //go:noescape
 func qdotQ8_0x4AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
+//go:noescape
+func qdotQ8_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ8_0P16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ8_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ8_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
 // qdotKernel is the signature of the kernels above.
 type qdotKernel func(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
@@ -120,4 +132,9 @@ var qdotAVX512 = map[DType][qTile]qdotKernel{
 	Q8_0: {qdotQ8_0x1AVX512, qdotQ8_0x2AVX512, qdotQ8_0x3AVX512, qdotQ8_0x4AVX512},
 	Q4_K: {qdotQ4_Kx1AVX512, qdotQ4_Kx2AVX512, qdotQ4_Kx3AVX512, qdotQ4_Kx4AVX512},
 	Q6_K: {qdotQ6_Kx1AVX512, qdotQ6_Kx2AVX512, qdotQ6_Kx3AVX512, qdotQ6_Kx4AVX512},
+}
+
+// qdotQ8_0P16 holds the packed Q8_0 kernels by nx-1.
+var qdotQ8_0P16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
+	qdotQ8_0P16x1AVX512, qdotQ8_0P16x2AVX512, qdotQ8_0P16x3AVX512, qdotQ8_0P16x4AVX512,
 }

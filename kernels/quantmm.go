@@ -227,6 +227,9 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			// Prefill: a chunk is read n/qTile times, from L2.
 			grain = max(4, (256<<10)/max(1, rb)/max(1, min(n, 16))&^3)
 		}
+		if pt.pk != nil { // whole groups of 16 for the packed kernel
+			grain = max(16, grain&^15)
+		}
 		for lo := 0; lo < pt.Rows; lo += grain {
 			tasks = append(tasks, quantTask{pt, r0, lo, min(pt.Rows, lo+grain)})
 		}
@@ -243,10 +246,12 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 				a = aK
 			}
 			rb := t.pt.DType.RowBytes(K)
-			wq := t.pt.Q[t.lo*rb : t.hi*rb]
 			for i := 0; i < n; i += qTile {
 				nx := min(qTile, n-i)
-				b.qdot(t.pt.DType, dst[i*R+t.r0+t.lo:], R, wq, rb, t.hi-t.lo, a, K, i, nx)
+				lo := b.qdotPacked(t.pt, dst[i*R+t.r0+t.lo:], R, t.lo, t.hi, a, K, i, nx)
+				if lo < t.hi {
+					b.qdot(t.pt.DType, dst[i*R+t.r0+lo:], R, t.pt.Q[lo*rb:t.hi*rb], rb, t.hi-lo, a, K, i, nx)
+				}
 			}
 		}
 	})

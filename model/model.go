@@ -283,7 +283,15 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 }
 
 // newModel makes w resident on opts' device (a CPU of its own when none).
+// Q8_0 matrices get their packed copy first (kernels.PackQ8_0, on CPUs
+// with its kernel), before any device or session shares them.
 func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
+	kernels.PackQ8_0(w.Head)
+	for _, l := range w.Layers {
+		for _, m := range []*kernels.Mat{l.QKV, l.O, l.GateUp, l.Down} {
+			kernels.PackQ8_0(m)
+		}
+	}
 	w.Rope = NewRopeTable(&cfg, cfg.MaxPositionEmbeddings)
 	m := &Model{cfg: cfg, w: w, dev: opts.Device, owned: opts.CloseDevice}
 	if m.dev == nil {
