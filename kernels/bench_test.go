@@ -309,7 +309,7 @@ func BenchmarkMatMulQuant(b *testing.B) {
 	for i := range f {
 		f[i] = float32(r.NormFloat64() * 0.02)
 	}
-	for v, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q6_K} {
+	for v, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q4_K, kernels.Q6_K} {
 		w := benchMat(rows, cols, kernels.BF16)
 		name := dt.String()
 		if dt.Quantized() {
@@ -318,8 +318,9 @@ func BenchmarkMatMulQuant(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if v == 2 { // Q8_0 again, packed (kernels.PackQ8_0)
+		if v == 2 || v == 6 { // Q8_0 and Q4_K again, packed (kernels.PackQ8_0, PackQ4_K; taken for n > 1)
 			kernels.PackQ8_0(w)
+			kernels.PackQ4_K(w)
 			name += "-packed"
 		}
 		for _, impl := range kernels.Impls()[1:] {

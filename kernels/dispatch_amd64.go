@@ -1025,11 +1025,22 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	if g1*16 <= lo {
 		return lo
 	}
+	_ = d[(nx-1)*ldd+(g1*16-lo)-1]
+	if m.DType == Q4_K {
+		nb := K / qkK
+		for g := lo / 16; g < g1; g++ {
+			qdotQ4_KP16[nx-1](&d[g*16-lo], ldd, &m.pk[g*nb*3072], nb, &a.q[i0*K], &a.d[i0*nb], &a.fs[i0*nb*8])
+		}
+		return g1 * 16
+	}
 	nb := K / qk0
 	np := pairsOf(K)
-	_ = d[(nx-1)*ldd+(g1*16-lo)-1]
-	for g := lo / 16; g < g1; g++ {
-		qdotQ8_0P16[nx-1](&d[g*16-lo], ldd, &m.pk[g*nb*576], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2])
+	k := qdotQ8_0P16[nx-1]
+	if m.DType == Q5_0 {
+		k = qdotQ5_0P16[nx-1]
 	}
-	return max(lo, g1*16)
+	for g := lo / 16; g < g1; g++ {
+		k(&d[g*16-lo], ldd, &m.pk[g*nb*576], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2])
+	}
+	return g1 * 16
 }

@@ -71,6 +71,7 @@ def constants():
     data("k80", [0x80] * 4)
     data("kpair", [0] * 8 + [1] * 8, 4)
     data("km128", [0xc3000000], 4)
+    data("km16", [0xc1800000], 4)
     data("k4s512", [b for p in range(4) for lane in range(4) for _ in range(8)
                     for b in (2 * (2 * p + lane // 2), 2 * (2 * p + lane // 2) + 1)])
     data("k6ma", [0x03] * 32 + [0x0c] * 32)
@@ -548,7 +549,7 @@ def q6_k_512(nx):
     row_end(lab, nx, zmm=True)
 
 
-def q8_0_p16(nx):
+def q8_0_p16(nx, five=False):
     """Q8_0 on packed weights (PackQ8_0: 16 rows interleaved four bytes at a
     time, + 128, and their scales): an outer product, each VPDPBUSD taking
     four quants of a row of x (broadcast) against four of 16 weight rows,
@@ -556,9 +557,11 @@ def q8_0_p16(nx):
 
       func qdotQ8_0P16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
 
-    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
-    name = "qdotQ8_0P16x%dAVX512" % nx
-    lab = "q8p%d" % nx
+    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx.
+    Q5_0 (PackQ5_0: its 5-bit quants, unsigned) is the same with the
+    offset 16 for 128."""
+    name = "qdot%sP16x%dAVX512" % ("Q5_0" if five else "Q8_0", nx)
+    lab = "%sp%d" % ("q5" if five else "q8", nx)
     e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
     e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
     e("\tMOVQ d+0(FP), DI")
@@ -569,7 +572,7 @@ def q8_0_p16(nx):
     e("\tMOVQ xq+32(FP), R11")
     e("\tMOVQ xd+40(FP), R12")
     e("\tMOVQ xs+48(FP), R13")
-    e("\tVBROADCASTSS km128<>(SB), Z31")
+    e("\tVBROADCASTSS %s<>(SB), Z31" % ("km16" if five else "km128"))
     for i in range(nx):
         e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
 
@@ -614,6 +617,65 @@ def q8_0_p16(nx):
     e("\tRET\n")
 
 
+def q4_k_p16(nx):
+    """Q4_K on packed weights (PackQ4_K: 16 rows, per sub-block four
+    vectors of nibble pairs, then the rows' d·sc and dmin·m as float32): an
+    outer product of 16 weight rows by a row of x per VPDPBUSD, the scales
+    per lane, the mins from the activations' float sums per 32 (xs).
+
+      func qdotQ4_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)"""
+    name = "qdotQ4_KP16x%dAVX512" % nx
+    lab = "q4p%d" % nx
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tMOVQ pk+16(FP), SI")
+    e("\tMOVQ nb+24(FP), CX")
+    e("\tMOVQ xq+32(FP), R11")
+    e("\tMOVQ xd+40(FP), R12")
+    e("\tMOVQ xs+48(FP), R13")
+    e("\tVPBROADCASTD k0f<>(SB), Z22")
+    for i in range(nx):
+        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
+    e("%s_blk:" % lab)
+    for j in range(8):
+        o = 384 * j
+        for v in range(4):
+            e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 8 + v))
+        for v in range(4):
+            e("\tVPSRLW $4, Z%d, Z%d" % (8 + v, 12 + v))
+            e("\tVPANDD Z22, Z%d, Z%d" % (8 + v, 8 + v))
+            e("\tVPANDD Z22, Z%d, Z%d" % (12 + v, 12 + v))
+        e("\tVMOVUPS %d(SI), Z21" % (o + 320))  # dmin·m per row
+        for i in range(nx):
+            t = 24 + i
+            e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
+            for g in range(8):
+                e("\tVPDPBUSD.BCST %d(R11), Z%d, Z%d" % (256 * i + 32 * j + 4 * g, 8 + g, t))
+            e("\tVCVTDQ2PS Z%d, Z%d" % (t, t))
+            e("\tVMULPS.BCST %d(R12), Z%d, Z%d" % (4 * i, t, t))
+            e("\tVFMADD231PS %d(SI), Z%d, Z%d" % (o + 256, t, i))
+            e("\tVFNMADD231PS.BCST %d(R13), Z21, Z%d" % (32 * i + 4 * j, i))
+    e("\tADDQ $3072, SI")
+    e("\tADDQ $%d, R11" % (256 * nx))
+    e("\tADDQ $%d, R12" % (4 * nx))
+    e("\tADDQ $%d, R13" % (32 * nx))
+    e("\tDECQ CX")
+    e("\tJNZ %s_blk" % lab)
+    e("\tVMOVUPS Z0, (DI)")
+    if nx > 1:
+        e("\tVMOVUPS Z1, (DI)(BX*1)")
+    if nx > 2:
+        e("\tVMOVUPS Z2, (DI)(BX*2)")
+    if nx > 3:
+        e("\tLEAQ (DI)(BX*2), AX")
+        e("\tVMOVUPS Z3, (AX)(BX*1)")
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 header()
 constants()
 for nx in range(1, 5):
@@ -626,4 +688,6 @@ for nx in range(1, 5):
     q4_k_512(nx)
     q6_k_512(nx)
     q8_0_p16(nx)
+    q8_0_p16(nx, True)
+    q4_k_p16(nx)
 print("\n".join(L))

@@ -115,6 +115,30 @@ func qdotQ8_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs
 //go:noescape
 func qdotQ8_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
 
+//go:noescape
+func qdotQ4_KP16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ4_KP16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ4_KP16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ4_KP16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
 // qdotKernel is the signature of the kernels above.
 type qdotKernel func(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
@@ -137,4 +161,14 @@ var qdotAVX512 = map[DType][qTile]qdotKernel{
 // qdotQ8_0P16 holds the packed Q8_0 kernels by nx-1.
 var qdotQ8_0P16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
 	qdotQ8_0P16x1AVX512, qdotQ8_0P16x2AVX512, qdotQ8_0P16x3AVX512, qdotQ8_0P16x4AVX512,
+}
+
+// qdotQ4_KP16 holds the packed Q4_K kernels by nx-1.
+var qdotQ4_KP16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
+	qdotQ4_KP16x1AVX512, qdotQ4_KP16x2AVX512, qdotQ4_KP16x3AVX512, qdotQ4_KP16x4AVX512,
+}
+
+// qdotQ5_0P16 holds the packed Q5_0 kernels by nx-1.
+var qdotQ5_0P16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
+	qdotQ5_0P16x1AVX512, qdotQ5_0P16x2AVX512, qdotQ5_0P16x3AVX512, qdotQ5_0P16x4AVX512,
 }

@@ -53,6 +53,9 @@ type qact struct {
 	// their sum (bsums).
 	s  []float32
 	bs []int16
+	// fs: Q8_K only, with a packed Q4_K matrix: per block and row, d·the
+	// sum of each 32 quants (bs[2j]+bs[2j+1]), fs[(r0·nb + b·nx + i)·8 + j].
+	fs []float32
 }
 
 // actQ8K reports whether weights of type dt take Q8_K activations (else Q8_0).
@@ -200,6 +203,13 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	for _, pt := range parts {
 		if actQ8K(pt.DType) && aK == nil {
 			aK = sc.act(&sc.k, n, K, true)
+			aK.fs = aK.fs[:0]
+		}
+		if n > 1 && pt.pk != nil && pt.DType == Q4_K && len(aK.fs) == 0 {
+			if cap(aK.fs) < n*K/32 {
+				aK.fs = make([]float32, n*K/32)
+			}
+			aK.fs = aK.fs[:n*K/32]
 		}
 		if !actQ8K(pt.DType) && a0 == nil {
 			a0 = sc.act(&sc.zero, n, K, false)
@@ -211,6 +221,9 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 		}
 		if aK != nil {
 			quantizeActQ8K(aK, x, n, K, lo, hi, b.isa != isaGeneric)
+			if len(aK.fs) > 0 {
+				sums32(aK, n, K, lo, hi)
+			}
 		}
 	}
 	if n*K >= 1<<15 {
@@ -227,7 +240,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			// Prefill: a chunk is read n/qTile times, from L2.
 			grain = max(4, (256<<10)/max(1, rb)/max(1, min(n, 16))&^3)
 		}
-		if pt.pk != nil { // whole groups of 16 for the packed kernel
+		if n > 1 && pt.pk != nil { // whole groups of 16 for the packed kernel
 			grain = max(16, grain&^15)
 		}
 		for lo := 0; lo < pt.Rows; lo += grain {
@@ -248,13 +261,31 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			rb := t.pt.DType.RowBytes(K)
 			for i := 0; i < n; i += qTile {
 				nx := min(qTile, n-i)
-				lo := b.qdotPacked(t.pt, dst[i*R+t.r0+t.lo:], R, t.lo, t.hi, a, K, i, nx)
+				lo := t.lo
+				if n > 1 { // decode keeps the row kernels on the original: as fast, and mapped
+					lo = b.qdotPacked(t.pt, dst[i*R+t.r0+t.lo:], R, t.lo, t.hi, a, K, i, nx)
+				}
 				if lo < t.hi {
 					b.qdot(t.pt.DType, dst[i*R+t.r0+lo:], R, t.pt.Q[lo*rb:t.hi*rb], rb, t.hi-lo, a, K, i, nx)
 				}
 			}
 		}
 	})
+}
+
+// sums32 fills a.fs (see qact) for rows [lo, hi) of n.
+func sums32(a *qact, n, K, lo, hi int) {
+	nb := K / qkK
+	for i := lo; i < hi; i++ {
+		r0, nx, ii := tileOf(i, n)
+		for b := range nb {
+			e := r0*nb + b*nx + ii
+			bs, fs := a.bs[e*16:e*16+16], a.fs[e*8:e*8+8]
+			for j := range fs {
+				fs[j] = a.d[e] * float32(int32(bs[2*j])+int32(bs[2*j+1]))
+			}
+		}
+	}
 }
 
 // quantBufs is the scratch of one matMulQuant call: the quantized

@@ -282,14 +282,30 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: norm, Layers: layers}, opts)
 }
 
+// packBudget is the most bytes of quantized matrices that newModel gives
+// packed copies (kernels.PackQ8_0, PackQ4_K: faster prefill and batched
+// decode, about as much memory again beside the weights): a 32B model's
+// 19 GB must not double on a 24 GB machine.
+const packBudget = 4 << 30
+
 // newModel makes w resident on opts' device (a CPU of its own when none).
-// Q8_0 matrices get their packed copy first (kernels.PackQ8_0, on CPUs
-// with its kernel), before any device or session shares them.
+// Quantized Q8_0 and Q4_K matrices get their packed copies first, on CPUs
+// with the kernels that use them and within packBudget, before any device
+// or session shares them.
 func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
-	kernels.PackQ8_0(w.Head)
+	mats := []*kernels.Mat{w.Head}
 	for _, l := range w.Layers {
-		for _, m := range []*kernels.Mat{l.QKV, l.O, l.GateUp, l.Down} {
+		mats = append(mats, l.QKV, l.O, l.GateUp, l.Down)
+	}
+	var total int64
+	for _, m := range mats {
+		total += m.Bytes()
+	}
+	if total <= packBudget {
+		for _, m := range mats {
 			kernels.PackQ8_0(m)
+			kernels.PackQ5_0(m)
+			kernels.PackQ4_K(m)
 		}
 	}
 	w.Rope = NewRopeTable(&cfg, cfg.MaxPositionEmbeddings)

@@ -73,8 +73,8 @@ func roundRows(t testing.TB, dt kernels.DType, x []float32, n, K int) []float32 
 
 // TestMatMulQuant checks dst = x · Wᵀ with quantized weights (every type of
 // QuantTypes, and a matrix of parts of mixed types as a fused projection of
-// a Q4_K_M file) over QuantCases on 1 and 3 threads (with 3, Q8_0 weights
-// packed by kernels.PackQ8_0), with guard regions
+// a Q4_K_M file) over QuantCases on 1 and 3 threads (with 3, Q8_0, Q5_0 and
+// Q4_K weights packed by kernels.PackQ8_0, PackQ5_0 and PackQ4_K), with guard regions
 // and garbage in dst, against two references: the float64 product of the
 // dequantized weights with x rounded as the kernels round activations
 // (kernels.RoundActivations: float32 rounding apart, LimitF32), and, for
@@ -126,6 +126,8 @@ func TestMatMulQuant(t *testing.T, impl Ops) {
 				name := fmt.Sprintf("%s/n=%d/%dx%d/threads=%d", kind, c.N, c.Rows, c.Cols, p.Threads())
 				if p != nil { // the threaded runs take the packed Q8_0 kernel where the CPU has it
 					kernels.PackQ8_0(w)
+					kernels.PackQ5_0(w)
+					kernels.PackQ4_K(w)
 					name += "/packed"
 				}
 				x := make([]float32, c.N*c.Cols)
