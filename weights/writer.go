@@ -83,6 +83,10 @@ func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) 
 		if err := t.validate(); err != nil {
 			return nil, fmt.Errorf("weights: %w", err)
 		}
+		if t.DType.Quantized() {
+			// safetensors has no block-quantized dtypes (see WriteGGUF).
+			return nil, fmt.Errorf("weights: tensor %q is %s, which safetensors cannot hold (write GGUF)", t.Name, t.DType)
+		}
 		name, err := json.Marshal(t.Name)
 		if err != nil {
 			return nil, fmt.Errorf("weights: encode name: %w", err)

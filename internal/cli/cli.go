@@ -116,7 +116,7 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 		text = strings.Join(help[:len(help)-1], ", ") + " or " + text
 	}
 	fs.StringVar(&b.Name, "backend", names[0], text)
-	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
+	fs.StringVar(&b.Model, "model", "", "model directory or GGUF file (default: the model embedded in the binary)")
 	b.Compute.Register(fs)
 	RegisterLimits(fs, &b.Limits)
 }
