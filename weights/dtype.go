@@ -28,6 +28,10 @@ const (
 	Q5_0
 	Q4_K
 	Q6_K
+	// U8 is raw bytes: how a safetensors file holds the rows of a
+	// block-quantized tensor, which the format has no dtype for (see
+	// QuantizedKeyPrefix); a U8 tensor without that mark is loaded as U8.
+	U8
 )
 
 // Quantized reports whether d is a block-quantized type.
@@ -92,6 +96,8 @@ func (d DType) Size() int {
 		return 4
 	case F16, BF16:
 		return 2
+	case U8:
+		return 1
 	}
 	return 0
 }
@@ -112,6 +118,8 @@ func (d DType) String() string {
 		return "I32"
 	case I64:
 		return "I64"
+	case U8:
+		return "U8"
 	}
 	if k, ok := d.Kernels(); ok {
 		return k.String()
@@ -124,7 +132,7 @@ func (d DType) String() string {
 // error can say so.
 func isKnownUnsupported(s string) bool {
 	switch s {
-	case "BOOL", "U8", "I8", "U16", "I16", "U32", "U64", "F64",
+	case "BOOL", "I8", "U16", "I16", "U32", "U64", "F64",
 		"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4", "F6_E2M3", "F6_E3M2", "C64":
 		return true
 	}
@@ -145,9 +153,11 @@ func ParseDType(s string) (DType, error) {
 		return I32, nil
 	case "I64":
 		return I64, nil
+	case "U8":
+		return U8, nil
 	}
 	if isKnownUnsupported(s) {
-		return 0, fmt.Errorf("unsupported dtype %q (only F32, F16, BF16, I32 and I64 are loaded)", s)
+		return 0, fmt.Errorf("unsupported dtype %q (only F32, F16, BF16, I32, I64 and U8 are loaded)", s)
 	}
 	return 0, fmt.Errorf("unknown dtype %q", truncate(s, 32))
 }

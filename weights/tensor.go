@@ -73,7 +73,7 @@ func (t *Tensor) validateFloat() error {
 	return nil
 }
 
-// Int64s returns the elements of an I32 or I64 tensor as int64 (a new
+// Int64s returns the elements of an I32, I64 or U8 tensor as int64 (a new
 // slice); floating-point tensors are an error.
 func (t *Tensor) Int64s() ([]int64, error) {
 	if err := t.validate(); err != nil {
@@ -88,6 +88,10 @@ func (t *Tensor) Int64s() ([]int64, error) {
 	case I32:
 		for i := range out {
 			out[i] = int64(int32(binary.LittleEndian.Uint32(t.Data[4*i:])))
+		}
+	case U8:
+		for i := range out {
+			out[i] = int64(t.Data[i])
 		}
 	default:
 		return nil, fmt.Errorf("tensor %q is %s, not an integer type", t.Name, t.DType)

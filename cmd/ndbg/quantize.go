@@ -28,7 +28,8 @@ func runQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	random := fs.String("random", "", "instead of a model, a preset's shape with random weights ("+strings.Join(model.PresetNames(), ", ")+"), for benchmarks: the file has no text tokenizer")
 	seed := fs.Uint64("seed", 1, "with --random: the seed of the weights")
 	typ := fs.String("type", "", "what the matrices become: "+strings.Join(ndbg.QuantizeTypes, ", ")+" (q4_k_m: llama.cpp's mix of Q4_K and Q6_K)")
-	out := fs.String("out", "", "the GGUF file to write")
+	format := fs.String("format", "gguf", "gguf (a file llama.cpp reads) or safetensors (a Hugging Face checkpoint directory: config.json, tokenizer.json, model.safetensors with the quantized rows as U8, marked in its metadata)")
+	out := fs.String("out", "", "the GGUF file to write, or with --format safetensors the directory (which must not exist)")
 	threads := fs.Int("threads", 0, "threads that quantize (0: one per core)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -42,6 +43,10 @@ func runQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return cli.Usagef("--random and --model exclude each other")
 	case *threads < 0:
 		return cli.Usagef("--threads %d cannot be negative", *threads)
+	case *format != "gguf" && *format != "safetensors":
+		return cli.Usagef("--format %q: want gguf or safetensors", *format)
+	case *format == "safetensors" && *random != "":
+		return cli.Usagef("--random writes GGUF files only (the benchmarks' files)")
 	}
 	known := false
 	for _, t := range ndbg.QuantizeTypes {
@@ -49,6 +54,9 @@ func runQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if !known {
 		return cli.Usagef("--type %q: want one of %s", *typ, strings.Join(ndbg.QuantizeTypes, ", "))
+	}
+	if *format == "safetensors" {
+		return quantizeDir(ctx, *dir, *typ, *out, *threads, stdout)
 	}
 	// Write beside the destination and rename, so that a failed or
 	// interrupted run leaves no partial file under the name.
@@ -84,5 +92,34 @@ func runQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s, %.1f MB)\n", *out, strings.ToLower(*typ), float64(st.Size())/1e6)
+	return nil
+}
+
+// quantizeDir is `ndbg quantize --format safetensors`: the model as a
+// Hugging Face checkpoint directory out, written beside it and renamed, so
+// that a failed or interrupted run leaves nothing under the name.
+func quantizeDir(ctx context.Context, model, typ, out string, threads int, stdout io.Writer) error {
+	if _, err := os.Lstat(out); err == nil {
+		return fmt.Errorf("quantize: %s exists: name a new directory", out)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := ndbg.QuantizeSafetensors(ctx, ndbg.Options{Dir: model, Threads: threads}, typ, tmp); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		return err
+	}
+	st, err := os.Stat(filepath.Join(out, "model.safetensors"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s, model.safetensors %.1f MB)\n", out, strings.ToLower(typ), float64(st.Size())/1e6)
 	return nil
 }

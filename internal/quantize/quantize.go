@@ -3,8 +3,9 @@
 // them (weights.QuantMix: the mix's type per tensor, kernels.QuantizeRow's
 // reference quantizers), so that the file ndbg writes from a Hugging Face
 // checkpoint is the file llama-quantize writes from the same weights
-// converted to GGUF. It is behind `ndbg quantize` (ndbg.Quantize) and the
-// benchmark's model files (Random).
+// converted to GGUF; Safetensors writes the same tensors as a Hugging Face
+// checkpoint directory. It is behind `ndbg quantize` (ndbg.Quantize,
+// ndbg.QuantizeSafetensors) and the benchmark's model files (Random).
 package quantize
 
 import (
@@ -14,6 +15,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/ndbg/ndbg/kernels"
@@ -86,6 +89,53 @@ func Checkpoint(ctx context.Context, ck *weights.Checkpoint, tok *tokenizer.Toke
 		}
 		return convert(pool, t, infos[i].DType)
 	})
+}
+
+// Safetensors writes the model of ck (as Checkpoint takes it) as a Hugging
+// Face checkpoint directory dir: config.json, tokenizerJSON as
+// tokenizer.json, and model.safetensors with the matrices in the types of
+// typ (Types), quantized as Checkpoint quantizes them (the same bytes): a
+// quantized tensor is stored as U8 rows of llama.cpp's blocks, marked in
+// the file's metadata (weights.QuantizedKeyPrefix), which any safetensors
+// reader reads and ndbg loads as the quantized type. The whole quantized
+// model is held in memory while the file is written. dir is made if
+// missing.
+func Safetensors(ctx context.Context, ck *weights.Checkpoint, tokenizerJSON []byte, typ string, threads int, dir string) error {
+	c := ck.Config
+	if err := weights.CheckLlama(ck); err != nil {
+		return fmt.Errorf("quantize: %w", err)
+	}
+	dt, _, err := typeOf(c, typ)
+	if err != nil {
+		return err
+	}
+	pool := kernels.NewPool(threads)
+	defer pool.Close()
+	var tensors []weights.Tensor
+	for _, s := range weights.LlamaTensors(c) {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("quantize: %w", err)
+		}
+		t, err := ck.Tensor(s.Name)
+		if err != nil {
+			return fmt.Errorf("quantize: %w", err)
+		}
+		q, err := convert(pool, t, dt(s.Name, s.Shape))
+		if err != nil {
+			return err
+		}
+		tensors = append(tensors, *q)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("quantize: %w", err)
+	}
+	if err := weights.WriteCheckpoint(dir, c, tensors, 0, map[string]string{"format": "pt", "quantization": typ}); err != nil {
+		return fmt.Errorf("quantize: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json"), tokenizerJSON, 0o644); err != nil {
+		return fmt.Errorf("quantize: %w", err)
+	}
+	return nil
 }
 
 // padVocab extends the token list (and types) of tokenizer metadata to n
