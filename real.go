@@ -170,6 +170,15 @@ func (i *interrupter) interrupt() {
 	}
 }
 
+// clear takes back an interrupt that no resume used (trace.Live.ClearInterrupt).
+func (i *interrupter) clear() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.live != nil {
+		i.live.ClearInterrupt()
+	}
+}
+
 func (e *realEngine) finished() bool { return e.stop != nil && e.stop.End }
 
 // state is the current event as a state: the frame's locals at every
@@ -331,6 +340,7 @@ func meets(c trace.Criteria, i int, ev trace.Event) bool {
 // apply takes a with breakpoints kept set; keep, when not nil, is asked at
 // each stop that only a breakpoint made whether to take it (DoIf).
 func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
+	defer e.intr.clear() // an interrupt no resume of this action used is not for the next one
 	if err := e.ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -591,9 +601,12 @@ type interruptible interface {
 // Interrupt stops the action in progress on another goroutine where the
 // program is (the real backend: at its next event, as Ctrl-C in pdb; a
 // long call into C code stops when it returns); the action then returns
-// that state and Interrupted says so. It does nothing on other backends or
-// while no action runs. Safe for concurrent use, unlike the rest of
-// Session.
+// that state and Interrupted says so. Between two actions it makes the
+// next action stop at the program's first event (an interrupt meant for an
+// action that another goroutine is about to start is not lost); the end of
+// an action takes back one it did not use. It does nothing on other
+// backends. Safe for concurrent use, unlike the rest of Session: callers
+// interrupt only while an action runs or is about to.
 func (s *Session) Interrupt() {
 	if i, ok := s.eng.(interruptible); ok {
 		i.interrupt()

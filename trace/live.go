@@ -42,12 +42,14 @@ type Live struct {
 	p   *proc
 	lim Limits
 
-	mu     sync.Mutex // serializes writes to the request pipe (Interrupt)
-	stdout []byte     // what the program wrote, as far as the tracer kept it
-	stderr []byte
-	outCut bool  // the program wrote more to stdout than was kept
-	errCut bool  // the same for stderr
-	end    *Stop // the end, once the program finished
+	mu       sync.Mutex // serializes writes to the request pipe (Interrupt) and guards the two below
+	resuming bool       // a resume's request is written and its stop not yet read
+	pending  bool       // an Interrupt at a stop, for the next resume
+	stdout   []byte     // what the program wrote, as far as the tracer kept it
+	stderr   []byte
+	outCut   bool  // the program wrote more to stdout than was kept
+	errCut   bool  // the same for stderr
+	end      *Stop // the end, once the program finished
 }
 
 // Criteria says where a resume stops: at the first event that meets any of
@@ -281,11 +283,30 @@ func (l *Live) Resume(ctx context.Context, c Criteria) (*Stop, error) {
 
 // Interrupt stops a running Resume at the program's next event (Why
 // "interrupt"), within microseconds for Python code; a long call into C
-// code (time.sleep, a huge sum) stops when it returns. Safe for concurrent
-// use; it does nothing at a stop.
+// code (time.sleep, a huge sum) stops when it returns. At a stop it stops
+// the next Resume at its first event, unless ClearInterrupt takes it back
+// first: an interrupt meant for an action whose resume is not written yet
+// (a DAP pause read while the continue before it was being set up) is not
+// lost. Safe for concurrent use.
 func (l *Live) Interrupt() {
-	_ = l.send(map[string]any{"cmd": "interrupt"})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.resuming {
+		l.pending = true
+		return
+	}
+	_ = l.write(interruptRequest)
 }
+
+// ClearInterrupt takes back an Interrupt that no Resume has used.
+func (l *Live) ClearInterrupt() {
+	l.mu.Lock()
+	l.pending = false
+	l.mu.Unlock()
+}
+
+// interruptRequest is the interrupt's line on the request pipe.
+var interruptRequest = []byte(`{"cmd":"interrupt"}` + "\n")
 
 // Ended is the program's end once it finished; nil before.
 func (l *Live) Ended() *Stop { return l.end }
@@ -375,7 +396,40 @@ func (l *Live) send(req map[string]any) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.p.send(append(data, '\n'), time.Now().Add(startTimeout))
+	return l.write(append(data, '\n'))
+}
+
+// write writes a request line; l.mu is held.
+func (l *Live) write(line []byte) error {
+	return l.p.send(line, time.Now().Add(startTimeout))
+}
+
+// sendResume writes a resume's request and, after it, an interrupt made at
+// the stop before (Interrupt), so that the tracer reads them in that order
+// and the resume stops at its first event.
+func (l *Live) sendResume(req map[string]any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("trace: encode a live request: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.write(append(data, '\n')); err != nil {
+		return err
+	}
+	l.resuming = true
+	if l.pending {
+		l.pending = false
+		return l.write(interruptRequest)
+	}
+	return nil
+}
+
+// resumed marks the resume's stop read.
+func (l *Live) resumed() {
+	l.mu.Lock()
+	l.resuming = false
+	l.mu.Unlock()
 }
 
 // ask sends a request that the stopped program answers at once, within
@@ -405,7 +459,8 @@ func (l *Live) resume(ctx context.Context, req map[string]any) (*Stop, error) {
 	if l.p.dead() {
 		return nil, &Error{Kind: ErrCrash, Msg: "the live program has ended"}
 	}
-	if err := l.send(req); err != nil {
+	defer l.resumed()
+	if err := l.sendResume(req); err != nil {
 		return nil, err
 	}
 	w, err := l.reply(ctx, far)

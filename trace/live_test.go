@@ -166,12 +166,33 @@ func TestLiveInterrupt(t *testing.T) {
 	}
 	require.Equal(t, "interrupt", st.Why)
 	require.Contains(t, []int{3, 4}, st.Event.Line)
+	l.ClearInterrupt()                     // the loop's interrupts after the stop, which the next resume would take
 	st, err := l.Resume(ctx, NoCriteria()) // only its CPU time stops it now
 	require.NoError(t, err)
 	require.Equal(t, "cpu", st.Why)
 	r, err := l.Eval(ctx, 0, "i > 100000", EvalBool)
 	require.NoError(t, err)
 	require.Equal(t, "True", r.Value)
+}
+
+// TestLiveInterruptAtStop: an interrupt made at a stop (one meant for an
+// action whose resume another goroutine has not written yet) stops the
+// next resume at its first event, and ClearInterrupt takes it back.
+func TestLiveInterruptAtStop(t *testing.T) {
+	ctx := context.Background()
+	src := "def f():\n    i = 0\n    while True:\n        i += 1\n"
+	l, first := startAt(t, Limits{Timeout: 1e9}, src, "f()", 2)
+	l.Interrupt()
+	st, err := l.Resume(ctx, NoCriteria())
+	require.NoError(t, err)
+	require.Equal(t, "interrupt", st.Why)
+	require.Equal(t, first.Index+1, st.Index, "the resume's first event")
+
+	l.Interrupt()
+	l.ClearInterrupt()
+	st, err = l.Resume(ctx, NoCriteria())
+	require.NoError(t, err)
+	require.Equal(t, "cpu", st.Why, "taken back: only the CPU time stops it")
 }
 
 // TestLiveHostile: a live program that writes to the tracer's channel is

@@ -76,6 +76,11 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 			continue // answered with an error response already
 		}
 		done := s.handle(ctx, in.req)
+		if runs(in.req) {
+			s.mu.Lock()
+			s.actionsDone++
+			s.mu.Unlock()
+		}
 		if err := s.written(); err != nil {
 			return fmt.Errorf("dap: writing to the client: %w", err)
 		}
@@ -83,6 +88,17 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 			return nil
 		}
 	}
+}
+
+// runs says whether req may run the program (an action, or configurationDone,
+// which starts it): what a pause read after it stops.
+func runs(req godap.RequestMessage) bool {
+	switch req.(type) {
+	case *godap.ConfigurationDoneRequest, *godap.ContinueRequest, *godap.NextRequest, *godap.StepInRequest,
+		*godap.StepOutRequest, *godap.StepBackRequest, *godap.ReverseContinueRequest, *godap.GotoRequest:
+		return true
+	}
+	return false
 }
 
 // readResult is one request read, or the error that ended reading.
@@ -98,6 +114,11 @@ func (s *server) readAll(reqs chan<- readResult, stop <-chan struct{}) {
 		req, err := s.read()
 		if _, ok := req.(*godap.PauseRequest); ok {
 			s.interrupt()
+		}
+		if runs(req) {
+			s.mu.Lock()
+			s.actionsRead++
+			s.mu.Unlock()
 		}
 		select {
 		case reqs <- readResult{req, err}:
@@ -122,12 +143,16 @@ func (s *server) setSession(ss *session) {
 	}
 }
 
-// interrupt stops the action running in the launched session, if any
-// (ndbg.Session.Interrupt: the real backend stops at the program's next
-// event).
+// interrupt stops the action running in the launched session, or the one
+// a request read before the pause is about to start (ndbg.Session.Interrupt:
+// the real backend stops at the program's next event); a pause while
+// nothing runs or waits to (the program is stopped) does nothing.
 func (s *server) interrupt() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.actionsRead == s.actionsDone {
+		return
+	}
 	for _, r := range s.running {
 		if r != nil {
 			r.Interrupt()
@@ -153,6 +178,10 @@ type server struct {
 
 	mu      sync.Mutex      // running, which the reader interrupts
 	running []*ndbg.Session // the launched sessions
+	// actionsRead and actionsDone count the requests that run the program
+	// (runs) read and answered: a pause stops one only while some are
+	// read and not yet answered.
+	actionsRead, actionsDone int
 
 	initialized bool
 	sess        *session // nil until launch succeeds

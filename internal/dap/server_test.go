@@ -709,8 +709,14 @@ func TestBreakpointsPauseAndEnd(t *testing.T) {
 	out := c.event("output").(*godap.OutputEvent)
 	require.Equal(t, "ndbg: debugging loop.py with the real backend\n", out.Body.Output)
 	c.event("initialized")
-	c.do("configurationDone", nil)
-	_, events := c.response(c.send("pause", map[string]any{"threadId": 1}), true)
+	// The pause is sent before configurationDone's answer, while the run
+	// it starts is being set up (where a pause used to be lost, and the
+	// loop ran its CPU time): it stops the run at its first event.
+	done := c.send("configurationDone", nil)
+	pause := c.send("pause", map[string]any{"threadId": 1})
+	_, events := c.response(done, true)
+	_, more := c.response(pause, true)
+	events = append(events, more...)
 	var paused *godap.StoppedEvent
 	for _, e := range events {
 		if st, ok := e.(*godap.StoppedEvent); ok {
@@ -723,6 +729,11 @@ func TestBreakpointsPauseAndEnd(t *testing.T) {
 	require.Equal(t, "pause", paused.Body.Reason)
 	e = c.do("evaluate", map[string]any{"expression": "i >= 0"}).(*godap.EvaluateResponse)
 	require.Equal(t, "True", e.Body.Result)
+	// A pause while the program is stopped does nothing: the next step is
+	// a step, not a pause at its first event.
+	c.do("pause", map[string]any{"threadId": 1})
+	c.do("next", map[string]any{"threadId": 1})
+	require.Equal(t, "step", c.event("stopped").(*godap.StoppedEvent).Body.Reason)
 	c.do("disconnect", nil)
 	require.NoError(t, <-c.done)
 	c.done <- nil
