@@ -24,11 +24,7 @@ package serve
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	_ "embed" // openapi.json
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,13 +33,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/ndbg/ndbg"
-	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/owner"
 	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/service/httpd"
+	"github.com/ndbg/ndbg/service/sessions"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -109,52 +104,21 @@ type Config struct {
 	Token string
 }
 
-// Service is the state behind the HTTP handler: the live sessions. Create
-// it with New, serve Handler, and Close it after the HTTP server has shut
-// down.
+// Service is the state behind the HTTP handler: the live sessions, kept
+// by the session manager the front ends share (package sessions). Create
+// it with New, serve it (Serve, or Handler), and Close it after the HTTP
+// server has shut down.
 type Service struct {
 	cfg      Config
 	lim      Limits
 	backends []string
 	mux      *http.ServeMux
-	token    [sha256.Size]byte // SHA-256 of Config.Token, compared in constant time
-
-	mu       sync.Mutex
-	sessions map[string]*entry
-	pending  int // sessions being created, counted against MaxSessions
-
-	done      chan struct{} // closed by Close: the janitor stops
-	closeOnce sync.Once
-	wg        sync.WaitGroup
+	auth     *httpd.Auth
+	m        *sessions.Manager
 }
 
-// entry is one live session. sem (capacity 1) is held by whoever uses the
-// session; closed, lastUsed and the session itself are read and written
-// only while holding it.
-type entry struct {
-	id       string
-	backend  string
-	verify   float64 // the session's verify_below (0: none)
-	sem      chan struct{}
-	closed   bool
-	lastUsed time.Time
-	s        *ndbg.Session
-}
-
-// lock acquires the session within ctx.
-func (e *entry) lock(ctx context.Context) error {
-	select {
-	case e.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (e *entry) unlock() { e.lastUsed = time.Now(); <-e.sem }
-
-// New returns a service and starts its janitor, which closes sessions idle
-// for longer than Limits.IdleTimeout.
+// New returns a service and starts its session manager, whose janitor
+// closes sessions idle for longer than Limits.IdleTimeout.
 func New(cfg Config) (*Service, error) {
 	lim := cfg.Limits.withDefaults()
 	offered := []string{Real}
@@ -173,19 +137,21 @@ func New(cfg Config) (*Service, error) {
 			}
 		}
 	}
-	if cfg.Token != "" && len(cfg.Token) < owner.MinTokenLen {
-		return nil, fmt.Errorf("serve: the token has %d characters, fewer than %d", len(cfg.Token), owner.MinTokenLen)
+	auth, err := httpd.NewAuth("ndbg serve", cfg.Token)
+	if err != nil {
+		return nil, err
 	}
-	s := &Service{cfg: cfg, lim: lim, backends: backends, sessions: map[string]*entry{}, done: make(chan struct{})}
-	if cfg.Token != "" {
-		s.token = sha256.Sum256([]byte(cfg.Token))
+	m, err := sessions.New(sessions.Config{Model: cfg.Model, Backends: backends, Trace: cfg.Trace,
+		Limits: sessions.Limits{MaxSessions: lim.MaxSessions, MaxProgramBytes: lim.MaxProgramBytes,
+			RequestTimeout: lim.RequestTimeout, IdleTimeout: lim.IdleTimeout}})
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
 	}
+	s := &Service{cfg: cfg, lim: lim, backends: backends, auth: auth, m: m}
 	s.mux = http.NewServeMux()
 	for _, rt := range s.routes() {
 		s.mux.HandleFunc(rt.method+" "+rt.path, rt.handle)
 	}
-	s.wg.Add(1)
-	go s.janitor()
 	return s, nil
 }
 
@@ -201,14 +167,14 @@ func (s *Service) routes() []route {
 		{"GET", "/health", s.health},
 		{"GET", "/openapi.json", s.openapi},
 		{"POST", "/sessions", s.create},
-		{"GET", "/sessions/{id}", s.withSession(s.get)},
+		{"GET", "/sessions/{id}", s.get},
 		{"DELETE", "/sessions/{id}", s.remove},
-		{"POST", "/sessions/{id}/actions", s.withSession(s.action)},
-		{"GET", "/sessions/{id}/history", s.withSession(s.history)},
-		{"POST", "/sessions/{id}/fork", s.withSession(s.fork)},
-		{"PUT", "/sessions/{id}/locals/{name}", s.withSession(s.setLocal)},
-		{"PUT", "/sessions/{id}/breakpoints/{line}", s.withSession(s.setBreakpoint)},
-		{"DELETE", "/sessions/{id}/breakpoints/{line}", s.withSession(s.clearBreakpoint)},
+		{"POST", "/sessions/{id}/actions", s.action},
+		{"GET", "/sessions/{id}/history", s.history},
+		{"POST", "/sessions/{id}/fork", s.fork},
+		{"PUT", "/sessions/{id}/locals/{name}", s.setLocal},
+		{"PUT", "/sessions/{id}/breakpoints/{line}", s.setBreakpoint},
+		{"DELETE", "/sessions/{id}/breakpoints/{line}", s.clearBreakpoint},
 	}
 }
 
@@ -218,10 +184,11 @@ func (s *Service) routes() []route {
 // and a JSON error.
 func (s *Service) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if why := s.authorized(r); why != "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ndbg serve"`)
-			writeError(w, http.StatusUnauthorized, "%s", why)
-			return
+		if r.URL.Path != publicPath {
+			if why := s.auth.Why(r); why != "" {
+				s.auth.Refuse(w, why)
+				return
+			}
 		}
 		if _, pattern := s.mux.Handler(r); pattern == "" {
 			p := &probe{header: http.Header{}, code: http.StatusOK} // the mux's own answer: 404, or 405 with Allow
@@ -235,9 +202,7 @@ func (s *Service) Handler() http.Handler {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.lim.MaxBodyBytes)
-		ctx, cancel := context.WithTimeout(r.Context(), s.lim.RequestTimeout)
-		defer cancel()
-		s.mux.ServeHTTP(w, r.WithContext(ctx))
+		s.mux.ServeHTTP(w, r) // the session manager bounds each operation by --request-timeout
 	})
 }
 
@@ -245,31 +210,6 @@ func (s *Service) Handler() http.Handler {
 // description, which says how to authenticate and is published with the
 // source anyway; it does nothing and tells nothing of the sessions.
 const publicPath = "/openapi.json"
-
-// ownerConn marks, in a request's context, a connection Serve accepted
-// from a process of the server's own uid (owner.Verified).
-type ownerConn struct{}
-
-// authorized returns "" when r may be served, else why not: r comes over
-// a connection from the server's own user (a unix socket; Serve), carries
-// the token, or asks for publicPath.
-func (s *Service) authorized(r *http.Request) string {
-	if r.URL.Path == publicPath || r.Context().Value(ownerConn{}) != nil {
-		return ""
-	}
-	if s.cfg.Token == "" {
-		return "this server takes requests only over its unix socket, from its own user"
-	}
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return `no "Authorization: Bearer <token>" header: ndbg serve runs programs as the user who started it, so it serves only that user; the token is in the file it named when it started (--token-file)`
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	if subtle.ConstantTimeCompare(sum[:], s.token[:]) != 1 {
-		return "the bearer token is not this server's (it is the content of the file the server named when it started: a restarted server writes a new one)"
-	}
-	return ""
-}
 
 // probe is a ResponseWriter that keeps only the status and the header.
 type probe struct {
@@ -281,59 +221,10 @@ func (p *probe) Header() http.Header         { return p.header }
 func (p *probe) Write(b []byte) (int, error) { return len(b), nil }
 func (p *probe) WriteHeader(code int)        { p.code = code }
 
-// Close closes every session and stops the janitor. Call it after the HTTP
-// server has shut down; it waits for requests still using a session.
-// Closing twice does nothing more.
-func (s *Service) Close() {
-	s.closeOnce.Do(func() { close(s.done) })
-	s.wg.Wait()
-	s.mu.Lock()
-	all := s.sessions
-	s.sessions = map[string]*entry{}
-	s.mu.Unlock()
-	for _, e := range all {
-		e.sem <- struct{}{}
-		e.closed = true
-		e.s.Close()
-		<-e.sem
-	}
-}
-
-// janitor closes idle sessions until the service closes.
-func (s *Service) janitor() {
-	defer s.wg.Done()
-	every := max(s.lim.IdleTimeout/4, 10*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.done:
-			return
-		case now := <-t.C:
-			s.expire(now)
-		}
-	}
-}
-
-// expire closes the sessions idle since before now-IdleTimeout. A session
-// in use is not idle.
-func (s *Service) expire(now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, e := range s.sessions {
-		select {
-		case e.sem <- struct{}{}:
-		default:
-			continue // in use
-		}
-		if now.Sub(e.lastUsed) > s.lim.IdleTimeout {
-			delete(s.sessions, id)
-			e.closed = true
-			e.s.Close()
-		}
-		<-e.sem
-	}
-}
+// Close closes every session (stopping what still runs) and the
+// manager's janitor. Call it after the HTTP server has shut down. Closing
+// twice does nothing more.
+func (s *Service) Close() { s.m.Close() }
 
 // errorBody is every refusal's body.
 type errorBody struct {
@@ -358,6 +249,21 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // fields, nothing after it. A refusal has been written when it returns
 // false.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := decodeErr(r, v); err != nil {
+		code := http.StatusBadRequest
+		if sessions.KindOf(err) == sessions.TooLarge {
+			code = http.StatusRequestEntityTooLarge
+		}
+		writeError(w, code, "%v", err)
+		return false
+	}
+	return true
+}
+
+// decodeErr is decode's reading, its refusal a *sessions.Error (Invalid,
+// or TooLarge), for a handler that reads the body under a session's lock
+// (so that an unknown session is a 404 whatever the body).
+func decodeErr(r *http.Request, v any) error {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -371,36 +277,37 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		writeError(w, http.StatusRequestEntityTooLarge, "the request body is larger than the limit of %d bytes (--max-body)", tooBig.Limit)
+		return sessions.Errorf(sessions.TooLarge, "the request body is larger than the limit of %d bytes (--max-body)", tooBig.Limit)
 	case errors.Is(err, io.EOF):
-		writeError(w, http.StatusBadRequest, "the request body is empty: want a JSON object")
+		return sessions.Errorf(sessions.Invalid, "the request body is empty: want a JSON object")
 	case err != nil:
-		writeError(w, http.StatusBadRequest, "the request body is not the JSON this operation takes: %v", err)
-	default:
-		return true
+		return sessions.Errorf(sessions.Invalid, "the request body is not the JSON this operation takes: %v", err)
 	}
-	return false
+	return nil
 }
 
-// fail answers an error the API returned for the request r. An error
-// after r's deadline passed is the deadline's, whether or not the error
-// says so (a killed run may only say "killed").
-func (s *Service) fail(w http.ResponseWriter, r *http.Request, what string, err error) {
-	code := http.StatusUnprocessableEntity // the program, call or action cannot be done as asked
-	if cerr := r.Context().Err(); cerr != nil {
-		err = errors.Join(err, cerr)
+// status is the HTTP status of a refusal of kind k.
+var status = map[sessions.Kind]int{
+	sessions.Invalid:       http.StatusBadRequest,
+	sessions.NotFound:      http.StatusNotFound,
+	sessions.Conflict:      http.StatusConflict,
+	sessions.TooLarge:      http.StatusRequestEntityTooLarge,
+	sessions.Unprocessable: http.StatusUnprocessableEntity,
+	sessions.TooMany:       http.StatusTooManyRequests,
+	sessions.Unavailable:   http.StatusServiceUnavailable,
+}
+
+// fail answers an error of the session manager (a *sessions.Error, or what
+// the API returned, which is Unprocessable) with its status.
+func (s *Service) fail(w http.ResponseWriter, err error) {
+	code, ok := status[sessions.KindOf(err)]
+	if !ok {
+		code = http.StatusUnprocessableEntity
 	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusServiceUnavailable, "%s: the request ran past the limit of %s per request (--request-timeout)", what, s.lim.RequestTimeout)
-		return
-	case errors.Is(err, context.Canceled):
-		writeError(w, http.StatusServiceUnavailable, "%s: the request was cancelled (the client went away or the server is shutting down)", what)
-		return
-	case errors.Is(err, ndbg.ErrFinished), errors.Is(err, ndbg.ErrAtStart):
-		code = http.StatusConflict
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
 	}
-	writeError(w, code, "%s: %v", what, err)
+	writeError(w, code, "%v", err)
 }
 
 // sessionView is the answer of most operations: where a session stands.
@@ -432,23 +339,24 @@ type exceptionView struct {
 	Line    int    `json:"line"`
 }
 
-func view(e *entry) sessionView {
-	v := sessionView{ID: e.id, Backend: e.backend, Call: e.s.Call(), State: json.RawMessage("null"),
-		Steps: len(e.s.Trajectory().Steps), Breakpoints: e.s.Breakpoints(), Stack: e.s.Stack(), VerifyBelow: e.verify}
+func view(ss *sessions.Session) sessionView {
+	sess := ss.Debug()
+	v := sessionView{ID: ss.ID(), Backend: ss.Spec().Backend, Call: sess.Call(), State: json.RawMessage("null"),
+		Steps: len(sess.Trajectory().Steps), Breakpoints: sess.Breakpoints(), Stack: sess.Stack(), VerifyBelow: ss.Spec().VerifyBelow}
 	if v.Breakpoints == nil {
 		v.Breakpoints = []int{}
 	}
-	if o, ok := e.s.Output(); ok {
+	if o, ok := sess.Output(); ok {
 		v.Output = &outputView{Stdout: string(o.Stdout), Stderr: string(o.Stderr), Truncated: o.Truncated}
 	}
-	if x := e.s.Escaped(); x != nil {
+	if x := sess.Escaped(); x != nil {
 		v.Exception = &exceptionView{Type: x.Type, Message: x.Message, Line: x.Line}
 	}
-	if st, ok := e.s.State(); ok {
+	if st, ok := sess.State(); ok {
 		// A predicted state says how sure the model was (and whether
 		// verify_below replaced it by the real one), as ndbg-infer does.
 		var pred *ndbg.Prediction
-		if p, ok := e.s.Prediction(); ok {
+		if p, ok := sess.Prediction(); ok {
 			pred = &p
 		}
 		v.State = ndbg.MarshalOutcome(&st, pred)
@@ -459,9 +367,7 @@ func view(e *entry) sessionView {
 }
 
 func (s *Service) health(w http.ResponseWriter, _ *http.Request) {
-	s.mu.Lock()
-	n := len(s.sessions)
-	s.mu.Unlock()
+	n := s.m.Len()
 	h := struct {
 		Status      string   `json:"status"`
 		Sessions    int      `json:"sessions"`
@@ -507,192 +413,44 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	switch {
-	case req.Program == "":
-		writeError(w, http.StatusBadRequest, `"program" (the Python source) is required`)
-		return
-	case len(req.Program) > s.lim.MaxProgramBytes:
-		writeError(w, http.StatusRequestEntityTooLarge, "the program is %d bytes, more than the limit of %d (--max-program)", len(req.Program), s.lim.MaxProgramBytes)
-		return
+	spec := sessions.Spec{Program: req.Program, Call: req.Call, Backend: req.Backend, VerifyBelow: req.VerifyBelow, NoExec: req.NoExec}
+	if sp := req.Sampling; sp != nil {
+		spec.Sampling = &sample.Params{Temperature: sp.Temperature, TopK: sp.TopK, TopP: sp.TopP, Seed: sp.Seed}
 	}
-	if req.Backend == "" {
-		req.Backend = s.backends[0]
-	}
-	if strings.TrimSpace(req.Call) == "" && req.Backend != Real {
-		writeError(w, http.StatusBadRequest, `no "call": debugging a whole script needs backend "real" (the model's trace format has no module-level frames); give "call", e.g. "f(3, [1, 2])", to debug a function on the %s backend`, req.Backend)
+	var v sessionView
+	if err := s.m.Start(r.Context(), spec, func(ss *sessions.Session) { v = view(ss) }); err != nil {
+		s.fail(w, err)
 		return
 	}
-	if !slices.Contains(s.backends, req.Backend) {
-		writeError(w, http.StatusBadRequest, "backend %q is not offered here (have %s)", req.Backend, strings.Join(s.backends, ", "))
-		return
-	}
-	var p sample.Params
-	if req.Sampling != nil {
-		if req.Backend == Real {
-			writeError(w, http.StatusBadRequest, `"sampling" applies to the neural and cwm backends, not to the real one`)
-			return
-		}
-		sp := req.Sampling
-		if sp.Temperature < 0 || sp.TopK < 0 || sp.TopP < 0 || sp.TopP > 1 {
-			writeError(w, http.StatusBadRequest, "sampling: temperature and top_k cannot be negative, top_p is in [0, 1]")
-			return
-		}
-		p = sample.Params{Temperature: sp.Temperature, TopK: sp.TopK, TopP: sp.TopP, Seed: sp.Seed}
-	}
-	switch {
-	case req.VerifyBelow < 0 || req.VerifyBelow > 1:
-		writeError(w, http.StatusBadRequest, "verify_below %g: want a probability from 0 to 1", req.VerifyBelow)
-		return
-	case req.VerifyBelow > 0 && req.Backend != Neural:
-		writeError(w, http.StatusBadRequest, "verify_below checks the neural backend's predictions, not the %s backend's", req.Backend)
-		return
-	case req.NoExec && (req.Backend == Real || req.VerifyBelow > 0):
-		writeError(w, http.StatusBadRequest, "no_exec runs nothing of the program; the real backend and verify_below run it")
-		return
-	}
-	if !s.reserve(w) {
-		return
-	}
-	var b ndbg.Backend
-	switch req.Backend {
-	case Neural:
-		b = ndbg.Neural(s.cfg.Model, p)
-		if req.VerifyBelow > 0 {
-			var err error
-			if b, err = ndbg.Verify(b, s.cfg.Trace, req.VerifyBelow); err != nil {
-				s.unreserve()
-				writeError(w, http.StatusBadRequest, "verify_below: %v", err)
-				return
-			}
-		}
-	case CWM:
-		b = ndbg.CWM(s.cfg.Model, p)
-	default:
-		b = ndbg.Real(s.cfg.Trace)
-	}
-	if req.NoExec {
-		var err error
-		if b, err = ndbg.NoExec(b); err != nil {
-			s.unreserve()
-			writeError(w, http.StatusBadRequest, "no_exec: %v", err)
-			return
-		}
-	}
-	sess, err := ndbg.Start(r.Context(), b, req.Program, req.Call)
-	if err != nil {
-		s.unreserve()
-		s.fail(w, r, "starting the session", err)
-		return
-	}
-	s.add(w, &entry{backend: req.Backend, verify: req.VerifyBelow, s: sess})
-}
-
-// reserve counts a session about to be created against MaxSessions.
-func (s *Service) reserve(w http.ResponseWriter) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.sessions)+s.pending >= s.lim.MaxSessions {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, "there are %d live sessions, the limit (--max-sessions): delete one, or wait for idle ones to expire after %s", s.lim.MaxSessions, s.lim.IdleTimeout)
-		return false
-	}
-	s.pending++
-	return true
-}
-
-func (s *Service) unreserve() {
-	s.mu.Lock()
-	s.pending--
-	s.mu.Unlock()
-}
-
-// add registers a new session e (its slot reserved; backend, verify and
-// the session set) and answers 201.
-func (s *Service) add(w http.ResponseWriter, e *entry) {
-	var id [8]byte
-	rand.Read(id[:]) // never fails (crypto/rand)
-	e.id, e.sem, e.lastUsed = hex.EncodeToString(id[:]), make(chan struct{}, 1), time.Now()
-	v := view(e)
-	s.mu.Lock()
-	s.pending--
-	select {
-	case <-s.done: // Close ran while this request was still running (past the shutdown's bound)
-		s.mu.Unlock()
-		e.s.Close()
-		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
-		return
-	default:
-	}
-	s.sessions[e.id] = e
-	s.mu.Unlock()
-	w.Header().Set("Location", "/sessions/"+e.id)
+	w.Header().Set("Location", "/sessions/"+v.ID)
 	writeJSON(w, http.StatusCreated, v)
 }
 
-// withSession finds the session {id}, holds its lock while h runs, and
-// answers 404 for a session that does not exist (or no longer does).
-func (s *Service) withSession(h func(http.ResponseWriter, *http.Request, *entry)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		e, ok := s.acquire(w, r)
-		if !ok {
-			return
-		}
-		defer e.unlock()
-		h(w, r, e)
+// use runs h on the session {id} (sessions.Manager.Use under what),
+// answering its error, or h's answer.
+func (s *Service) use(w http.ResponseWriter, r *http.Request, what string, h func(ctx context.Context, ss *sessions.Session) (any, error)) {
+	var v any
+	err := s.m.Use(r.Context(), r.PathValue("id"), what, func(ctx context.Context, ss *sessions.Session) error {
+		var err error
+		v, err = h(ctx, ss)
+		return err
+	})
+	if err != nil {
+		s.fail(w, err)
+		return
 	}
+	writeJSON(w, http.StatusOK, v)
 }
 
-// acquire finds the session {id} and takes its lock (waiting within the
-// request's deadline); it answers the request itself and reports false when
-// the session does not exist, was closed meanwhile, or the wait failed. The
-// caller unlocks.
-func (s *Service) acquire(w http.ResponseWriter, r *http.Request) (*entry, bool) {
-	e, ok := s.lookup(w, r)
-	if !ok {
-		return nil, false
-	}
-	if err := e.lock(r.Context()); err != nil {
-		s.fail(w, r, "waiting for the session (another request is using it)", err)
-		return nil, false
-	}
-	if e.closed {
-		e.unlock()
-		s.notFound(w, e.id)
-		return nil, false
-	}
-	return e, true
-}
-
-func (s *Service) lookup(w http.ResponseWriter, r *http.Request) (*entry, bool) {
-	id := r.PathValue("id")
-	s.mu.Lock()
-	e, ok := s.sessions[id]
-	s.mu.Unlock()
-	if !ok {
-		s.notFound(w, id)
-	}
-	return e, ok
-}
-
-func (s *Service) notFound(w http.ResponseWriter, id string) {
-	writeError(w, http.StatusNotFound, "no session %q: it was never created, was deleted, or expired after %s idle", id, s.lim.IdleTimeout)
-}
-
-func (s *Service) get(w http.ResponseWriter, _ *http.Request, e *entry) {
-	writeJSON(w, http.StatusOK, view(e))
+func (s *Service) get(w http.ResponseWriter, r *http.Request) {
+	s.use(w, r, "", func(_ context.Context, ss *sessions.Session) (any, error) { return view(ss), nil })
 }
 
 func (s *Service) remove(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.acquire(w, r)
-	if !ok {
+	if err := s.m.End(r.Context(), r.PathValue("id")); err != nil {
+		s.fail(w, err)
 		return
 	}
-	defer e.unlock()
-	s.mu.Lock()
-	delete(s.sessions, e.id)
-	s.mu.Unlock()
-	e.closed = true
-	e.s.Close()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -703,34 +461,27 @@ type actionRequest struct {
 	Action string `json:"action"`
 }
 
-func (s *Service) action(w http.ResponseWriter, r *http.Request, e *entry) {
-	var req actionRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	a, err := ndbg.ParseAction(req.Action)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "action %q: %v", req.Action, err)
-		return
-	}
-	before := len(e.s.Trajectory().Steps)
-	switch {
-	case a.Kind == dsl.Continue && a.Lines == nil:
-		_, err = e.s.Continue(r.Context())
-	case a.Kind == dsl.InvContinue && a.Lines == nil:
-		_, err = e.s.ContinueBack(r.Context())
-	default:
-		_, err = e.s.Do(r.Context(), a)
-	}
-	// An action that runs past the end returns ErrFinished and is recorded:
-	// it succeeded, and the answer says "finished". A forward action on a
-	// session already finished records nothing and is refused.
-	ranOff := errors.Is(err, ndbg.ErrFinished) && len(e.s.Trajectory().Steps) > before
-	if err != nil && !ranOff {
-		s.fail(w, r, "action "+req.Action, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, view(e))
+func (s *Service) action(w http.ResponseWriter, r *http.Request) {
+	// An action that runs past the end is taken (the answer says
+	// "finished"); a forward action on a session already finished is
+	// refused (409).
+	s.use(w, r, "", func(ctx context.Context, ss *sessions.Session) (any, error) {
+		var req actionRequest
+		if err := decodeErr(r, &req); err != nil {
+			return nil, err
+		}
+		a, err := ndbg.ParseAction(req.Action)
+		if err != nil {
+			return nil, sessions.Errorf(sessions.Invalid, "action %q: %v", req.Action, err)
+		}
+		if err := ss.Act(ctx, a); err != nil {
+			if sessions.KindOf(err) == sessions.Unprocessable || errors.Is(err, ndbg.ErrFinished) || errors.Is(err, ndbg.ErrAtStart) {
+				err = fmt.Errorf("action %s: %w", req.Action, err)
+			}
+			return nil, err
+		}
+		return view(ss), nil
+	})
 }
 
 // historyView is the states so far: the first, then each action and the
@@ -745,8 +496,12 @@ type stepView struct {
 	State  json.RawMessage `json:"state"`
 }
 
-func (s *Service) history(w http.ResponseWriter, _ *http.Request, e *entry) {
-	t := e.s.Trajectory()
+func (s *Service) history(w http.ResponseWriter, r *http.Request) {
+	s.use(w, r, "", func(_ context.Context, ss *sessions.Session) (any, error) { return historyOf(ss.Debug()), nil })
+}
+
+func historyOf(sess *ndbg.Session) historyView {
+	t := sess.Trajectory()
 	h := historyView{Start: ndbg.MarshalState(t.Start), Steps: make([]stepView, len(t.Steps))}
 	for i, st := range t.Steps {
 		h.Steps[i] = stepView{Action: st.Action.String(), State: json.RawMessage("null")}
@@ -754,14 +509,17 @@ func (s *Service) history(w http.ResponseWriter, _ *http.Request, e *entry) {
 			h.Steps[i].State = ndbg.MarshalState(*st.State)
 		}
 	}
-	writeJSON(w, http.StatusOK, h)
+	return h
 }
 
-func (s *Service) fork(w http.ResponseWriter, _ *http.Request, e *entry) {
-	if !s.reserve(w) {
+func (s *Service) fork(w http.ResponseWriter, r *http.Request) {
+	var v sessionView
+	if err := s.m.Fork(r.Context(), r.PathValue("id"), func(ss *sessions.Session) { v = view(ss) }); err != nil {
+		s.fail(w, err)
 		return
 	}
-	s.add(w, &entry{backend: e.backend, verify: e.verify, s: e.s.Fork()})
+	w.Header().Set("Location", "/sessions/"+v.ID)
+	writeJSON(w, http.StatusCreated, v)
 }
 
 // setLocalRequest edits a local of the current state.
@@ -769,21 +527,24 @@ type setLocalRequest struct {
 	Repr *string `json:"repr"`
 }
 
-func (s *Service) setLocal(w http.ResponseWriter, r *http.Request, e *entry) {
-	var req setLocalRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	if req.Repr == nil {
-		writeError(w, http.StatusBadRequest, `"repr" (the new value as a Python repr, e.g. "[3, 1]") is required`)
-		return
-	}
+func (s *Service) setLocal(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if err := e.s.Set(r.Context(), name, *req.Repr); err != nil {
-		s.fail(w, r, "setting "+name, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, view(e))
+	s.use(w, r, "", func(ctx context.Context, ss *sessions.Session) (any, error) {
+		var req setLocalRequest
+		if err := decodeErr(r, &req); err != nil {
+			return nil, err
+		}
+		if req.Repr == nil {
+			return nil, sessions.Errorf(sessions.Invalid, `"repr" (the new value as a Python repr, e.g. "[3, 1]") is required`)
+		}
+		if err := ss.Set(ctx, name, *req.Repr); err != nil {
+			if sessions.KindOf(err) == sessions.Unprocessable {
+				err = fmt.Errorf("setting %s: %w", name, err)
+			}
+			return nil, err
+		}
+		return view(ss), nil
+	})
 }
 
 // line reads the {line} path value; a refusal has been written when ok is
@@ -797,23 +558,26 @@ func line(w http.ResponseWriter, r *http.Request) (int, bool) {
 	return n, true
 }
 
-func (s *Service) setBreakpoint(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Service) setBreakpoint(w http.ResponseWriter, r *http.Request) {
 	n, ok := line(w, r)
 	if !ok {
 		return
 	}
-	if err := e.s.SetBreakpoint(n); err != nil {
-		s.fail(w, r, "setting a breakpoint", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, view(e))
+	s.use(w, r, "setting a breakpoint", func(_ context.Context, ss *sessions.Session) (any, error) {
+		if err := ss.SetBreakpoint(n, ""); err != nil {
+			return nil, err
+		}
+		return view(ss), nil
+	})
 }
 
-func (s *Service) clearBreakpoint(w http.ResponseWriter, r *http.Request, e *entry) {
+func (s *Service) clearBreakpoint(w http.ResponseWriter, r *http.Request) {
 	n, ok := line(w, r)
 	if !ok {
 		return
 	}
-	e.s.ClearBreakpoint(n)
-	writeJSON(w, http.StatusOK, view(e))
+	s.use(w, r, "", func(_ context.Context, ss *sessions.Session) (any, error) {
+		ss.ClearBreakpoint(n)
+		return view(ss), nil
+	})
 }
