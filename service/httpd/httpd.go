@@ -123,8 +123,8 @@ type Options struct {
 	// requests are waited for alone.
 	Drain func(ctx context.Context) error
 	// Streams tells the long-lived requests (an MCP client's event
-	// stream) that are not waited for; nil: none. After the drain, Close
-	// ends them.
+	// stream) that are neither waited for nor refused during the grace;
+	// nil: none. After the drain, Close ends them.
 	Streams func(*http.Request) bool
 	// Close ends what Streams marked (an MCP server's sessions) once the
 	// other requests have been answered; nil: nothing.
@@ -138,6 +138,10 @@ type Options struct {
 // being answered may take to write their answers before their
 // connections are closed.
 const after = 5 * time.Second
+
+// settle is how long the streams (Options.Streams) outlive the last
+// answer of the grace.
+const settle = 500 * time.Millisecond
 
 // Serve answers HTTP on ln with h until ctx is done (the first SIGTERM or
 // SIGINT), then shuts down: every new request is answered 503 (the
@@ -210,6 +214,13 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) e
 		}
 	}
 	if opts.Close != nil {
+		// The answers just written reach their clients before their
+		// streams end: a client whose event stream ends may give up on
+		// what it has not read yet.
+		select {
+		case <-time.After(settle):
+		case <-opts.Now.Done():
+		}
 		opts.Close()
 	}
 	sctx, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), after)
@@ -225,7 +236,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts Options) e
 }
 
 // gate counts the requests being answered (but streams) and, once
-// closed, answers every new one 503.
+// closed, answers every new one (but streams) 503. A stream is let through
+// then: an MCP client whose event stream is refused gives up on its calls
+// in flight too; the streams end with Options.Close.
 type gate struct {
 	name    string
 	streams func(*http.Request) bool
@@ -240,7 +253,7 @@ type gate struct {
 func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	stream := g.streams != nil && g.streams(r)
 	g.mu.Lock()
-	if g.closed {
+	if g.closed && !stream { // a stream is no new work: Options.Close ends it
 		g.mu.Unlock()
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Retry-After", "5")
