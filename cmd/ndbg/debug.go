@@ -15,6 +15,7 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/cli"
+	"github.com/ndbg/ndbg/internal/ctxio"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -131,11 +132,15 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	fmt.Fprintf(stdout, "ndbg: debugging %s with the %s debugger (h for help)\n", what, b.Name())
 	d.show()
-	in := bufio.NewReader(stdin)
+	in := bufio.NewReader(ctxio.Reader(ctx, stdin)) // SIGTERM and SIGINT end the wait at the prompt
 	for {
 		fmt.Fprint(stdout, "(ndbg) ")
 		// A line of any length: a long one is the command's to reject.
 		line, err := in.ReadString('\n')
+		if ctx.Err() != nil {
+			fmt.Fprintln(stdout)
+			return context.Cause(ctx)
+		}
 		if err != nil && (err != io.EOF || line == "") {
 			fmt.Fprintln(stdout)
 			if err == io.EOF {
