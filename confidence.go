@@ -86,8 +86,11 @@ type Prediction struct {
 }
 
 // Prediction returns how the current state was predicted; ok is false when
-// it was not predicted by a model (the session's first state, the real
-// backend, the CWM backend). After an action that reached the end of the
+// it was not predicted by a model (the session's first state, also when a
+// step back returns to it; a state the neural session's history implies
+// without a prediction, such as the end after the entry's return; the real
+// backend, the CWM backend). A state the history answers with again (a
+// step back to it) has the prediction it had when it was first shown. After an action that reached the end of the
 // program it describes that prediction (the end).
 func (s *Session) Prediction() (p Prediction, ok bool) {
 	n := len(s.traj.Steps)

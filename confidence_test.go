@@ -85,15 +85,15 @@ func TestVerifyBelow(t *testing.T) {
 		}
 		require.True(t, ndbg.Compare(got["always"], got["real"]).All, "step %d %s: %v vs %v", i, k, got["always"], got["real"])
 		require.Equal(t, got["neural"], got["never"], "step %d", i)
-		p, ok := sessions["always"].Prediction()
-		require.True(t, ok)
-		if p.Verified {
+		// A step the session's history decides without the model (the
+		// end after the entry's return) has no prediction.
+		if p, ok := sessions["always"].Prediction(); ok && p.Verified {
 			verified++
 			require.Less(t, p.State, 1.0)
 		}
-		p, ok = sessions["never"].Prediction()
-		require.True(t, ok)
-		require.False(t, p.Verified)
+		if p, ok := sessions["never"].Prediction(); ok {
+			require.False(t, p.Verified)
+		}
 		if sessions["real"].Finished() {
 			break
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/testmodel"
 	"github.com/ndbg/ndbg/sample"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestCWMBackend(t *testing.T) {
 	ctx := context.Background()
 	for seed := uint64(1); seed <= 3; seed++ {
-		m := randomModel(t, seed)
+		m := testmodel.CWMModel(t, seed)
 		s, err := ndbg.Start(ctx, ndbg.CWM(m, sample.Params{}), buggy, "f([1, None, 4])")
 		require.NoError(t, err)
 		require.Equal(t, "cwm", s.Backend().Name())
@@ -56,4 +57,30 @@ func TestCWMBackend(t *testing.T) {
 			require.ErrorIs(t, s.Set(ctx, st.Locals[0].Name, "[]"), ndbg.ErrUnsupported)
 		}
 	}
+}
+
+// TestCWMOnlyForCWMCheckpoints: a model trained with the DSL's action
+// tokens (the embedded default model, a random model over the DSL's
+// tokens) is no CWM checkpoint: a CWM session on it does not start, and
+// says so, instead of ending at the first step (issue 29); a model
+// without them is one.
+func TestCWMOnlyForCWMCheckpoints(t *testing.T) {
+	ctx := context.Background()
+	def, err := ndbg.Open(ctx, ndbg.Options{})
+	require.NoError(t, err)
+	defer def.Close()
+	for _, m := range []*ndbg.Model{def, randomModel(t, 1)} {
+		require.True(t, m.ActionTokens())
+		_, err := ndbg.Start(ctx, ndbg.CWM(m, sample.Params{}), buggy, "f([1, None, 4])")
+		require.ErrorIs(t, err, ndbg.ErrUnsupported)
+		require.ErrorContains(t, err, "action tokens")
+		require.ErrorContains(t, err, "use the neural backend")
+		_, err = ndbg.StartAt(ctx, ndbg.CWM(m, sample.Params{}), buggy, "f", ndbg.State{Event: dsl.Call, Line: 7})
+		require.ErrorIs(t, err, ndbg.ErrUnsupported)
+	}
+	cwm := testmodel.CWMModel(t, 1)
+	require.False(t, cwm.ActionTokens())
+	s, err := ndbg.Start(ctx, ndbg.CWM(cwm, sample.Params{}), buggy, "f([1, None, 4])")
+	require.NoError(t, err)
+	s.Close()
 }

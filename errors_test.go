@@ -29,6 +29,7 @@ func TestSignatureMismatchIsPythonsTypeError(t *testing.T) {
 		t.Skip(err)
 	}
 	m := testmodel.Model(t, 1)
+	cwm := testmodel.CWMModel(t, 1) // the cwm backend takes only a CWM vocabulary
 	noExec, err := ndbg.NoExec(ndbg.Neural(m, sample.Params{}))
 	require.NoError(t, err)
 	for _, call := range []string{"f(1, 2)", "f()", "f(y=3)"} {
@@ -36,7 +37,7 @@ func TestSignatureMismatchIsPythonsTypeError(t *testing.T) {
 		require.NoError(t, err)
 		python := "TypeError: " + string(out)
 		require.Contains(t, python, "f()")
-		for _, b := range []ndbg.Backend{ndbg.Real(trace.Limits{}), ndbg.Neural(m, sample.Params{}), noExec, ndbg.CWM(m, sample.Params{})} {
+		for _, b := range []ndbg.Backend{ndbg.Real(trace.Limits{}), ndbg.Neural(m, sample.Params{}), noExec, ndbg.CWM(cwm, sample.Params{})} {
 			_, err := ndbg.Start(ctx, b, src, call)
 			require.Error(t, err, "%s on %s", call, b.Name())
 			assert.Contains(t, err.Error(), python, "%s on %s", call, b.Name())

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/trace"
 )
 
 // Frame is one frame on the call stack at the current state.
@@ -62,29 +64,25 @@ func (s *Session) Frames() []Frame {
 	return fs
 }
 
-// frames walks back from the current state to the latest event of each
-// enclosing frame.
+// frames are the live program's frames at the current stop.
 func (e *realEngine) frames() []Frame {
-	if e.pos >= e.tree.End() {
+	if e.finished() {
 		return nil
 	}
-	var fs []Frame
-	d := e.tree.Depth(e.pos)
-	for j := e.pos; j >= 0 && d >= 0; j-- {
-		ev := e.tree.Event(j)
-		if ev.Depth != d {
-			continue
-		}
-		if len(fs) == 0 || fs[len(fs)-1].ID != ev.Frame {
-			fs = append(fs, Frame{Func: ev.Func, Line: ev.Line, Locals: ev.Locals, LocalsKnown: true, ID: ev.Frame})
-		}
-		if ev.Kind == dsl.Call {
-			fs[len(fs)-1].Def = ev.Line
-			d--
-		}
+	fs, err := e.liveFrames(context.Background())
+	if err != nil {
+		return nil
 	}
-	slices.Reverse(fs)
-	return fs
+	return framesOf(fs)
+}
+
+// framesOf converts the tracer's frames.
+func framesOf(fs []trace.LiveFrame) []Frame {
+	out := make([]Frame, len(fs))
+	for i, f := range fs {
+		out[i] = Frame{Func: f.Func, Def: f.CallLine, Line: f.Line, Locals: f.Locals, LocalsKnown: true, ID: f.Frame}
+	}
+	return out
 }
 
 // Output is what the program wrote to sys.stdout and sys.stderr.
@@ -188,30 +186,11 @@ func (s *Session) Escaped() *Exception {
 }
 
 func (e *realEngine) exception() *Exception {
-	x := e.result.Exception
-	if x == nil {
+	if !e.finished() || e.stop.Exception == nil {
 		return nil
 	}
-	return &Exception{Type: x.Type, Message: x.Message, Line: x.Line, Traceback: e.traceback()}
-}
-
-// traceback walks back from the end through the exception events of the
-// escaping exception (the same value), one frame deeper each, until the
-// frame found last ran a line before it: the frame that raised it.
-func (e *realEngine) traceback() []Frame {
-	var tb []Frame
-	value := ""
-	for j := e.tree.End() - 1; j >= 0; j-- {
-		ev := e.tree.Event(j)
-		switch {
-		case ev.Kind == dsl.Exception && ev.Depth == len(tb) && (value == "" || ev.Value == value):
-			value = ev.Value
-			tb = append(tb, Frame{Func: ev.Func, Line: ev.Line, ID: ev.Frame, Locals: ev.Locals, LocalsKnown: true})
-		case ev.Kind == dsl.Line && len(tb) > 0 && ev.Depth == len(tb)-1:
-			return tb
-		}
-	}
-	return tb
+	x := e.stop.Exception
+	return &Exception{Type: x.Type, Message: x.Message, Line: x.Line, Traceback: framesOf(e.stop.Traceback)}
 }
 
 // conditioner is an engine that can pass over a breakpoint's stop within
@@ -268,39 +247,40 @@ func (s *Session) skipRefused(ctx context.Context, a Action, keep func(State) bo
 	return State{}, fmt.Errorf("ndbg: %s: %d breakpoint stops in a row refused by their conditions; stopped here", a.Kind, maxSkips)
 }
 
-// applyIf finds the action's own stop and then walks the breakpoint hits
-// before it, in order, taking the first that keep accepts.
+// applyIf takes the action, asking keep at each stop that only a
+// breakpoint made, in order, until it takes one.
 func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
-	ownAct := a // the action without the breakpoints: a continue's lines are theirs
-	if a.Kind == dsl.Continue || a.Kind == dsl.InvContinue {
-		ownAct.Lines = slices.DeleteFunc(slices.Clone(a.Lines), func(l int) bool { return slices.Contains(breakpoints, l) })
-	}
-	own, err := e.tree.Apply(e.pos, ownAct)
-	if err != nil {
-		return e.Apply(ctx, nil, a, breakpoints) // the same error, wrapped as apply does
-	}
-	stop, err := e.tree.ApplyBreakpoints(e.pos, a, breakpoints)
-	if err != nil {
-		return e.Apply(ctx, nil, a, breakpoints)
-	}
-	hop := dsl.Action{Kind: dsl.Continue, Lines: breakpoints}
-	before := func(i int) bool { return i < own }
-	if a.Kind.Inverse() {
-		hop.Kind = dsl.InvContinue
-		before = func(i int) bool { return i > own }
-	}
-	for len(breakpoints) > 0 && before(stop) && !keep(e.state(stop)) {
-		if stop, err = e.tree.Apply(stop, hop); err != nil {
-			return nil, fmt.Errorf("ndbg: passing a breakpoint at state %d: %w", stop, err)
-		}
-		if !before(stop) {
-			stop = own
+	return e.apply(ctx, a, breakpoints, keep)
+}
+
+// FunctionLine returns the def line of the top-level function called name
+// and the first line of its body (past a docstring), where a breakpoint on
+// the function stops (pdb's break FUNCTION stops at the first line each
+// call runs); ok is false when the program has no such function.
+func (s *Session) FunctionLine(name string) (def, body int, ok bool) {
+	p := s.prog
+	for n := 1; n <= len(p.Lines) && def == 0; n++ {
+		l := s.UserLine(n)
+		if got, isDef := dsl.DefName(l); isDef && got == name && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
+			def = n
 		}
 	}
-	e.pos = stop
-	if stop >= e.tree.End() {
-		return nil, nil
+	if def == 0 {
+		return 0, 0, false
 	}
-	st := e.state(stop)
-	return &st, nil
+	header := true // the signature may span lines: the body starts after its ':'
+	for n := def; n <= len(p.Lines); n++ {
+		text := strings.TrimSpace(s.UserLine(n))
+		if header {
+			header = !strings.HasSuffix(text, ":")
+			continue
+		}
+		if p.FuncOf(n) != def {
+			return 0, 0, false
+		}
+		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {
+			return def, n, true
+		}
+	}
+	return 0, 0, false
 }

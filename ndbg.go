@@ -42,7 +42,9 @@ type Action = dsl.Action
 var (
 	// ErrFinished: a forward action after the program has finished.
 	ErrFinished = errors.New("ndbg: the program has finished")
-	// ErrAtStart: an inverse action at the first state.
+	// ErrAtStart: an inverse action at the run's first state (a session's
+	// first state, the entry's call, or that state again after stepping
+	// back to it): nothing of the run comes before it.
 	ErrAtStart = engine.ErrAtStart
 	// ErrUnsupported: the backend cannot do this (e.g. editing a local of a
 	// real run).
@@ -249,7 +251,10 @@ func (s *Session) Finished() bool { return s.current() == nil }
 
 // Do applies one action and returns the new state. At the end of the
 // program it returns ErrFinished (and the session stays finished: step
-// back to continue from an earlier state, on backends that allow it).
+// back to continue from an earlier state). On the neural backend an
+// action the session's history decides (a step back right after a step,
+// a step taken again from a stop) returns the state shown then, with its
+// Prediction, not a new prediction.
 func (s *Session) Do(ctx context.Context, a Action) (State, error) {
 	if err := s.check(a); err != nil {
 		return State{}, err
@@ -290,10 +295,7 @@ func (s *Session) check(a Action) error {
 	if !a.Kind.Inverse() || len(s.traj.Steps) > 0 || s.midway {
 		return nil
 	}
-	if a.Kind == dsl.InvBreakpoint || a.Kind == dsl.InvContinue {
-		return nil // back to the start, where we already are
-	}
-	return ErrAtStart
+	return ErrAtStart // nothing of the run comes before its first state
 }
 
 // StepInto stops at the next event, entering calls (pdb's step).

@@ -36,6 +36,12 @@ func openModel(eng *model.Model, tok *tokenizer.Tokenizer, opts Options, name st
 	return &Model{n: n, name: name}, nil
 }
 
+// ActionTokens reports whether the model's tokenizer has the DSL's action
+// tokens (<|step_into|> ...): it was trained on ndbg's DSL with its
+// actions, for the Neural backend. CWM's checkpoints have none: the CWM
+// backend takes only those.
+func (m *Model) ActionTokens() bool { return m.n.ActionTokens() }
+
 // Name says which model this is (a directory, or "embedded default").
 func (m *Model) Name() string { return m.name }
 
@@ -112,6 +118,9 @@ func (neuralBackend) Name() string { return "neural" }
 // start makes the entry's call event, the first state, and feeds the
 // program and that state to the model (neural.Start).
 func (b neuralBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
+	if err := b.needActions(); err != nil {
+		return nil, dsl.State{}, err
+	}
 	e, first, err := neural.Start(ctx, b.m.n, prog, call, b.p)
 	if err != nil {
 		return nil, dsl.State{}, err
@@ -119,8 +128,22 @@ func (b neuralBackend) start(ctx context.Context, prog *dsl.Program, call string
 	return e, first, nil
 }
 
+// needActions refuses a model without the DSL's action tokens (a CWM
+// checkpoint): the neural backend writes one after every frame, which such
+// a model never read; its backend is CWM.
+func (b neuralBackend) needActions() error {
+	if !b.m.ActionTokens() {
+		return fmt.Errorf("%w: the neural backend needs a model trained on ndbg's DSL with its action tokens (%s, ...); "+
+			"model %s has none (a CWM checkpoint): use the cwm backend", ErrUnsupported, dsl.StepInto.Token(), b.m.Name())
+	}
+	return nil
+}
+
 // startAt feeds the program and a first state to the model.
 func (b neuralBackend) startAt(ctx context.Context, prog *dsl.Program, first dsl.State) (engine.Engine, error) {
+	if err := b.needActions(); err != nil {
+		return nil, err
+	}
 	e, err := neural.StartAt(ctx, b.m.n, prog, first, b.p)
 	if err != nil {
 		return nil, err

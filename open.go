@@ -17,7 +17,9 @@ import (
 // Options say which model Open loads and how it runs.
 type Options struct {
 	// Dir holds config.json, model.safetensors (or shards) and
-	// tokenizer.json; empty means the default model embedded in the binary.
+	// tokenizer.json, or is a GGUF file (llama.cpp's format: a LLaMA model
+	// with its tokenizer, F32, F16, BF16 or quantized: weights.OpenGGUFCheckpoint);
+	// empty means the default model embedded in the binary.
 	Dir string
 	// Threads for the CPU; 0 means all cores.
 	Threads int
@@ -53,8 +55,8 @@ func (opts Options) engineOptions() (model.Options, error) {
 	return model.Options{Device: dev, CloseDevice: true, Threads: opts.Threads}, nil
 }
 
-// Open loads a model: the one in opts.Dir (its tensors memory-mapped), or
-// the default model embedded in the binary.
+// Open loads a model: the one in opts.Dir, a directory or a GGUF file (its
+// tensors memory-mapped), or the default model embedded in the binary.
 func Open(ctx context.Context, opts Options) (*Model, error) {
 	if opts.Dir == "" {
 		fsys, ok := defaultModelFS()
@@ -67,7 +69,7 @@ func Open(ctx context.Context, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) { return tokenizer.Load(filepath.Join(opts.Dir, tokenizerName)) }, opts.Dir, opts)
+	return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) { return checkpointTokenizer(ck, opts.Dir) }, opts.Dir, opts)
 }
 
 // OpenFS loads a model from a file system (config.json, tokenizer.json and
@@ -79,22 +81,35 @@ func OpenFS(ctx context.Context, fsys fs.FS, name string, opts Options) (*Model,
 	if err != nil {
 		return nil, fmt.Errorf("ndbg: %w", err)
 	}
-	return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) {
-		path := filepath.Join(name, tokenizerName)
-		data, err := regfile.ReadFS(fsys, tokenizerName, path, tokenizer.MaxFileSize)
-		if err != nil {
-			return nil, fmt.Errorf("tokenizer: %w", err)
-		}
-		tok, err := tokenizer.Parse(data)
-		if err != nil {
-			return nil, fmt.Errorf("tokenizer: load %s: %w", path, err)
-		}
-		return tok, nil
-	}, name, opts)
+	return assemble(ctx, ck, func() (*tokenizer.Tokenizer, error) { return fsTokenizer(fsys, name) }, name, opts)
 }
 
 // tokenizerName is the tokenizer's file in a model directory.
 const tokenizerName = "tokenizer.json"
+
+// checkpointTokenizer reads the tokenizer of the checkpoint opened from
+// path: a GGUF file's from its metadata, a directory's tokenizer.json.
+func checkpointTokenizer(ck *weights.Checkpoint, path string) (*tokenizer.Tokenizer, error) {
+	if g := ck.GGUF(); g != nil {
+		return tokenizer.FromGGUF(g)
+	}
+	return tokenizer.Load(filepath.Join(path, tokenizerName))
+}
+
+// fsTokenizer reads the tokenizer.json of a model in fsys (name says
+// which, in errors).
+func fsTokenizer(fsys fs.FS, name string) (*tokenizer.Tokenizer, error) {
+	path := filepath.Join(name, tokenizerName)
+	data, err := regfile.ReadFS(fsys, tokenizerName, path, tokenizer.MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	tok, err := tokenizer.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: load %s: %w", path, err)
+	}
+	return tok, nil
+}
 
 // assemble makes the Model of an opened checkpoint (which it owns: closed
 // with the model, or here on failure), on the device opts name, and the

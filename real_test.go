@@ -3,6 +3,7 @@ package ndbg_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -63,7 +64,16 @@ func TestRealSession(t *testing.T) {
 	fst, _ := fork.State()
 	require.Equal(t, 4, fst.Line, "the fork did not move")
 
-	require.ErrorIs(t, s.Set(ctx, "xs", "[2]"), ndbg.ErrUnsupported)
+	// The live program's local changes, as pdb's !xs = [2] changes it.
+	require.NoError(t, s.Set(ctx, "xs", "[2]"))
+	st, _ = s.State()
+	require.Equal(t, []dsl.Local{{Name: "xs", Repr: "[2]"}}, st.Locals)
+	st, err = s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "2.0", st.Value, "mean([2])")
+	st, err = s.StepBackReturn(ctx) // run again: the edit is made again at the same event
+	require.NoError(t, err)
+	require.Equal(t, []dsl.Local{{Name: "xs", Repr: "[2]"}}, st.Locals)
 
 	// The history so far is a trajectory the DSL encodes and parses back.
 	text, err := s.Trajectory().Encode()
@@ -81,8 +91,7 @@ func TestRealSession(t *testing.T) {
 	st, err = s.StepBackInto(ctx) // the real backend steps back from the end
 	require.NoError(t, err)
 	require.Equal(t, dsl.Return, st.Event)
-	require.Equal(t, "2.5", st.Value)
-
+	require.Equal(t, "2.0", st.Value, "f's return, with mean's xs edited to [2]")
 }
 
 // TestRealReturnLocals: the real backend reports the frame's locals at a
@@ -164,8 +173,13 @@ func TestStartErrors(t *testing.T) {
 	require.Error(t, err)
 	_, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([])")
 	require.NoError(t, err, "a program that raises is a truthful trace")
-	_, err = ndbg.Start(ctx, ndbg.Real(trace.Limits{}), "def f():\n    while True:\n        pass\n", "f()")
-	// Ended by the timeout or, on a fast machine, by the event cap first.
-	require.Error(t, err)
-	require.ErrorIs(t, err, ndbg.ErrLimit, "ended by a limit, and it says so")
+	// An endless loop starts (nothing caps a live run); a continue stops
+	// where it is when its CPU time (Limits.Timeout) runs out, and says so.
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{Timeout: time.Second}), "def f():\n    while True:\n        pass\n", "f()")
+	require.NoError(t, err)
+	defer s.Close()
+	st, err := s.Continue(ctx)
+	require.NoError(t, err)
+	require.Contains(t, []int{2, 3}, st.Line)
+	require.Equal(t, "cpu", s.Interrupted())
 }

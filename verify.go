@@ -15,7 +15,7 @@ import (
 // Verify returns a backend that predicts with neural (Neural's backend)
 // and checks every prediction whose whole-state confidence
 // (Confidence.State) is below `below` against the program run for real
-// (Real(lim)): the session then shows the real state, and its Prediction
+// (Recorded(lim)): the session then shows the real state, and its Prediction
 // says so (Verified, with the model's own state in Model). An agent gets
 // the model's speed where it is sure and the truth where it is not.
 //
@@ -37,12 +37,12 @@ func Verify(neural Backend, lim trace.Limits, below float64) (Backend, error) {
 	if math.IsNaN(below) || below < 0 || below > 1 {
 		return nil, fmt.Errorf("ndbg: verify: threshold %g is not a probability in [0, 1]", below)
 	}
-	return verifyBackend{nb, realBackend{lim}, below}, nil
+	return verifyBackend{nb, recordedBackend{lim}, below}, nil
 }
 
 type verifyBackend struct {
 	neural neuralBackend
-	real   realBackend
+	real   recordedBackend
 	below  float64
 }
 
@@ -57,7 +57,7 @@ func (b verifyBackend) start(ctx context.Context, prog *dsl.Program, call string
 	if err != nil {
 		return nil, dsl.State{}, err
 	}
-	return &verifyEngine{neural: ne.(*neural.Engine), real: re.(*realEngine), below: b.below}, first, nil
+	return &verifyEngine{neural: ne.(*neural.Engine), real: re.(*recordedEngine), below: b.below}, first, nil
 }
 
 // startAt: a real run starts at the entry's call, not at a given state.
@@ -68,7 +68,7 @@ func (verifyBackend) startAt(context.Context, *dsl.Program, dsl.State) (engine.E
 // verifyEngine is a neural engine with a real one following it.
 type verifyEngine struct {
 	neural *neural.Engine
-	real   *realEngine
+	real   *recordedEngine
 	lost   string // why the real run no longer follows; "" while it does
 	below  float64
 	last   *Prediction
@@ -80,12 +80,6 @@ func (v *verifyEngine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 	if err != nil {
 		return nil, err
 	}
-	np := v.neural.Confidence()
-	if np == nil {
-		return nil, fmt.Errorf("ndbg: internal: the neural engine kept no prediction")
-	}
-	pred := Prediction{Confidence: Confidence(*np)}
-	v.last = &pred
 	var real *dsl.State
 	if v.lost == "" {
 		// The model's actions know no breakpoints (Session.Do): nor does its check.
@@ -94,6 +88,12 @@ func (v *verifyEngine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Ac
 			v.lost = fmt.Sprintf("the real run cannot follow %s: %v", a, err)
 		}
 	}
+	np := v.neural.Confidence()
+	if np == nil { // the session's first state again, from its history: no prediction to check
+		return st, nil
+	}
+	pred := Prediction{Confidence: Confidence(*np)}
+	v.last = &pred
 	if pred.State >= v.below {
 		return st, nil
 	}
@@ -123,7 +123,7 @@ func (v *verifyEngine) Stack() []int { return v.neural.Stack() }
 func (v *verifyEngine) Fork() engine.Engine {
 	f := *v
 	f.neural = v.neural.Fork().(*neural.Engine)
-	f.real = v.real.Fork().(*realEngine)
+	f.real = v.real.Fork().(*recordedEngine)
 	return &f
 }
 

@@ -10,12 +10,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/ndbg/ndbg/internal/cputime"
+	"github.com/ndbg/ndbg/internal/quantize"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
@@ -23,12 +26,19 @@ import (
 
 // Options choose what Run measures.
 type Options struct {
-	Models  []string        // model presets ("34m", "134m", "1.8b")
-	DTypes  []kernels.DType // weight types
-	Threads []int           // thread counts
-	Prefill int             // prompt tokens per prefill measurement
-	Decode  int             // decode steps per decode measurement
-	Reps    int             // repetitions; the best is kept
+	Models []string // model presets ("34m", "134m", "1.8b")
+	// DTypes are the weight types: "f32" and "bf16" (random weights in
+	// memory), and llama.cpp's quantizations "q8_0", "q4_0", "q4_k_m",
+	// read from the GGUF files in GGUFDir (written there first if absent:
+	// the files llama.cpp runs too, bench/llamacpp.sh).
+	DTypes  []string
+	Threads []int // thread counts
+	// GGUFDir holds the quantized models as <preset>-<dtype>.gguf (empty:
+	// ndbg-bench-gguf in the temporary directory).
+	GGUFDir string
+	Prefill int // prompt tokens per prefill measurement
+	Decode  int // decode steps per decode measurement
+	Reps    int // repetitions; the best is kept
 	// LargePrefill and LargeDecode, when > 0, replace Prefill and Decode
 	// for models over a billion parameters, whose every pass takes seconds.
 	LargePrefill, LargeDecode int
@@ -41,7 +51,7 @@ type Options struct {
 
 // DefaultOptions are the settings of `ndbg bench`.
 func DefaultOptions() Options {
-	return Options{Models: []string{"34m", "134m", "1.8b"}, DTypes: []kernels.DType{kernels.F32, kernels.BF16},
+	return Options{Models: []string{"34m", "134m", "1.8b"}, DTypes: []string{"f32", "bf16"},
 		Threads: []int{1, 2}, Prefill: 128, Decode: 32, Reps: 2, LargePrefill: 64, LargeDecode: 8}
 }
 
@@ -66,7 +76,7 @@ func MeasureMachine(threads []int) []Machine {
 type Result struct {
 	Model       string
 	Params      int64
-	DType       kernels.DType
+	DType       string // "F32", "BF16", "Q8_0", "Q4_K_M", ...
 	Threads     int
 	Device      string  // model.Device.Name(): "cpu/avx512"
 	WeightBytes int64   // bytes of weights read per decoded token
@@ -109,13 +119,13 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 			mo.Reps = 1
 		}
 		type variant struct {
-			dt   kernels.DType
+			dt   string
 			fast bool
 		}
 		var variants []variant
 		for _, dt := range o.DTypes {
 			variants = append(variants, variant{dt, false})
-			if o.Fast && dt == kernels.BF16 {
+			if o.Fast && strings.EqualFold(dt, "bf16") {
 				variants = append(variants, variant{dt, true})
 			}
 		}
@@ -129,7 +139,7 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 					backends[i] = model.NewCPU(t)
 				}
 			}
-			m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Device: backends[0], Context: mo.Prefill + mo.Decode + 1})
+			m, err := o.load(ctx, name, cfg, dt, model.Options{Device: backends[0], Context: mo.Prefill + mo.Decode + 1})
 			if err != nil {
 				return out, fmt.Errorf("bench: %s %v: %w", name, dt, err)
 			}
@@ -143,7 +153,7 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 				if err != nil {
 					return out, fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
 				}
-				r.Model, r.DType, r.Threads = name, dt, t
+				r.Model, r.DType, r.Threads = name, label(dt), t
 				for _, mc := range machines {
 					if mc.Threads == t {
 						r.Machine = mc
@@ -204,15 +214,13 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	// Prefill FLOPs: every layer matrix for every prompt token, the head for
 	// the last token only (attention's O(n²) work is left out: under 2% at
 	// these lengths).
-	headBytes := int64(cfg.VocabSize) * int64(cfg.HiddenSize) * int64(dtypeSize(m))
-	layerElems := (r.WeightBytes - headBytes) / int64(dtypeSize(m))
+	H, Q, KV, F := cfg.HiddenSize, cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize
+	layerElems := int64(cfg.NumHiddenLayers) * int64(H*(Q+2*KV)+Q*H+3*F*H)
 	flops := 2 * (float64(layerElems)*float64(o.Prefill) + float64(cfg.VocabSize)*float64(cfg.HiddenSize))
 	r.PrefillGF = flops / bestPrefill.Seconds() / 1e9
 	r.DecodeGBs = float64(r.WeightBytes) * r.DecodeTokS / 1e9
 	return r, nil
 }
-
-func dtypeSize(m *model.Model) int { return m.WeightDType().Size() }
 
 func (r Result) line() string {
 	return fmt.Sprintf("%s %v %s t%d: prefill %.1f tok/s (%.1f GFLOP/s, %.0f%% of %.0f), decode %.1f tok/s (%.1f GB/s, %.0f%% of %.1f), CPU share %.0f%%",
@@ -267,7 +275,7 @@ type jsonResult struct {
 func WriteJSON(w io.Writer, _ []Machine, rs []Result) error {
 	enc := json.NewEncoder(w)
 	for _, r := range rs {
-		if err := enc.Encode(jsonResult{Model: r.Model, DType: r.DType.String(), Kernels: r.Device, Threads: r.Threads,
+		if err := enc.Encode(jsonResult{Model: r.Model, DType: r.DType, Kernels: r.Device, Threads: r.Threads,
 			Params: r.Params, WeightBytes: r.WeightBytes, PrefillTokS: r.PrefillTokS, DecodeTokS: r.DecodeTokS,
 			PrefillGFLOPs: r.PrefillGF, DecodeGBs: r.DecodeGBs, BandwidthGBs: r.Machine.Bandwidth,
 			FMAPeakGFLOPs: r.Machine.FMAPeak, CPUShare: r.CPUShare}); err != nil {
@@ -282,7 +290,7 @@ func WriteJSON(w io.Writer, _ []Machine, rs []Result) error {
 // prompt.
 type SessionResult struct {
 	Model    string
-	DType    kernels.DType
+	DType    string
 	Threads  int
 	Device   string
 	Sessions int
@@ -319,7 +327,7 @@ func RunSessions(ctx context.Context, o Options, counts []int) ([]SessionResult,
 		}
 	}
 	var out []SessionResult
-	err := eachModel(ctx, o, func(name string, dt kernels.DType, t int, m *model.Model) error {
+	err := eachModel(ctx, o, func(name, dt string, t int, m *model.Model) error {
 		rs, err := measureSessions(ctx, m, o, counts)
 		if err != nil {
 			return err
@@ -340,7 +348,7 @@ func RunSessions(ctx context.Context, o Options, counts []int) ([]SessionResult,
 // dtype and thread count of o (a CPU backend of that many threads) and
 // calls fn with it, one at a time, freeing each before the next (the 1.8b
 // preset's F32 weights alone are 7 GB). An error names the combination.
-func eachModel(ctx context.Context, o Options, fn func(name string, dt kernels.DType, threads int, m *model.Model) error) error {
+func eachModel(ctx context.Context, o Options, fn func(name, dt string, threads int, m *model.Model) error) error {
 	for _, name := range o.Models {
 		cfg, err := model.Preset(name)
 		if err != nil {
@@ -348,11 +356,11 @@ func eachModel(ctx context.Context, o Options, fn func(name string, dt kernels.D
 		}
 		for _, dt := range o.DTypes {
 			for _, t := range o.Threads {
-				m, err := model.NewRandom(ctx, cfg, dt, 1, model.Options{Threads: t, Context: o.Prefill + o.Decode + 1})
+				m, err := o.load(ctx, name, cfg, dt, model.Options{Threads: t, Context: o.Prefill + o.Decode + 1})
 				if err != nil {
 					return fmt.Errorf("bench: %s %v: %w", name, dt, err)
 				}
-				err = fn(name, dt, t, m)
+				err = fn(name, label(dt), t, m)
 				m.Close()
 				if err != nil {
 					return fmt.Errorf("bench: %s %v threads %d: %w", name, dt, t, err)
@@ -363,6 +371,67 @@ func eachModel(ctx context.Context, o Options, fn func(name string, dt kernels.D
 		}
 	}
 	return nil
+}
+
+// label is a weight type's name in results: "F32", "Q4_K_M".
+func label(dt string) string { return strings.ToUpper(dt) }
+
+// load builds the model of preset name (config cfg) with weights of type
+// dt: random ones in memory for f32 and bf16, the GGUF file of
+// o.GGUFDir for a quantization (written there with random weights,
+// seed 1, when absent).
+func (o Options) load(ctx context.Context, name string, cfg model.Config, dt string, mo model.Options) (*model.Model, error) {
+	switch strings.ToLower(dt) {
+	case "f32":
+		return model.NewRandom(ctx, cfg, kernels.F32, 1, mo)
+	case "bf16":
+		return model.NewRandom(ctx, cfg, kernels.BF16, 1, mo)
+	}
+	path, err := o.GGUFFile(ctx, name, dt)
+	if err != nil {
+		return nil, err
+	}
+	return model.Load(ctx, path, mo)
+}
+
+// GGUFFile returns the GGUF file of preset name's random model in
+// quantization dt (GGUFDir/<name>-<dt>.gguf), writing it first when absent
+// (quantize.Random, seed 1; atomically, beside it).
+func (o Options) GGUFFile(ctx context.Context, name, dt string) (string, error) {
+	dir := o.GGUFDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "ndbg-bench-gguf")
+	}
+	path := filepath.Join(dir, name+"-"+strings.ToLower(dt)+".gguf")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	cfg, err := model.Preset(name)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("bench: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return "", fmt.Errorf("bench: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "writing %s\n", path)
+	}
+	err = quantize.Random(ctx, &cfg, "ndbg bench "+name, dt, 1, 0, tmp)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("bench: writing %s: %w", path, err)
+	}
+	return path, nil
 }
 
 // benchPrompt is the benchmarks' prompt of n tokens: fixed, spread over

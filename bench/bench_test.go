@@ -86,7 +86,7 @@ func BenchmarkPrefill(b *testing.B) {
 
 // TestRunTable runs the measurement end to end on the tiny preset.
 func TestRunTable(t *testing.T) {
-	o := Options{Models: []string{"tiny"}, DTypes: []kernels.DType{kernels.BF16}, Threads: []int{1, 2},
+	o := Options{Models: []string{"tiny"}, DTypes: []string{"bf16"}, Threads: []int{1, 2},
 		Prefill: 16, Decode: 4, Reps: 1, Fast: true}
 	machines := []Machine{{Threads: 1, Bandwidth: 10, FMAPeak: 100}, {Threads: 2, Bandwidth: 20, FMAPeak: 200}}
 	rs, err := Run(context.Background(), o, machines)
@@ -104,7 +104,7 @@ func TestRunTable(t *testing.T) {
 }
 
 func TestRunSessionsTable(t *testing.T) {
-	o := Options{Models: []string{"tiny"}, DTypes: []kernels.DType{kernels.F32}, Threads: []int{1},
+	o := Options{Models: []string{"tiny"}, DTypes: []string{"f32"}, Threads: []int{1},
 		Prefill: 8, Decode: 3, Reps: 1}
 	rs, err := RunSessions(context.Background(), o, []int{1, 3})
 	require.NoError(t, err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ndbg/ndbg/internal/cputime"
-	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 )
@@ -23,7 +22,7 @@ import (
 // where thread pools that spin-wait for a descheduled partner collapse.
 type BusyResult struct {
 	Model   string
-	DType   kernels.DType
+	DType   string
 	Threads int
 	Device  string
 	// IdleTokS and BusyTokS are the best decode tokens/s of the rounds
@@ -50,7 +49,7 @@ const busySettle = 50 * time.Millisecond
 // measurement, and on every error.
 func RunBusy(ctx context.Context, o Options) ([]BusyResult, error) {
 	var out []BusyResult
-	err := eachModel(ctx, o, func(name string, dt kernels.DType, t int, m *model.Model) error {
+	err := eachModel(ctx, o, func(name, dt string, t int, m *model.Model) error {
 		r, err := measureBusy(ctx, m, o)
 		if err != nil {
 			return fmt.Errorf("busy: %w", err)

@@ -8,14 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ndbg/ndbg/kernels"
 )
 
 // TestRunBusyTable runs the busy-machine measurement end to end on the
 // tiny preset.
 func TestRunBusyTable(t *testing.T) {
-	o := Options{Models: []string{"tiny"}, DTypes: []kernels.DType{kernels.F32}, Threads: []int{1, 2},
+	o := Options{Models: []string{"tiny"}, DTypes: []string{"f32"}, Threads: []int{1, 2},
 		Prefill: 8, Decode: 3, Reps: 1}
 	rs, err := RunBusy(context.Background(), o)
 	require.NoError(t, err)

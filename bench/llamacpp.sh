@@ -2,9 +2,11 @@
 # bench/llamacpp.sh: ndbg's CPU engine against llama.cpp, side by side in one run.
 #
 # Builds llama.cpp's llama-bench from a llama.cpp source tree (native CPU
-# flags, only that target), writes GGUF files with the shapes of ndbg's
-# presets (`ndbg bench --shapes`) and random weights of the same type, then
-# measures both engines interleaved (llama.cpp, ndbg, llama.cpp, ndbg, ...
+# flags, only the targets it needs), writes GGUF files with the shapes of
+# ndbg's presets (`ndbg bench --shapes`) and random weights of the same
+# type (bf16, f32: by llama.cpp's gguf-py; q8_0, q4_0, q4_k_m: by `ndbg
+# quantize --random`, quantized as llama-quantize does, and read by both
+# engines: `ndbg bench --gguf`), then measures both engines interleaved (llama.cpp, ndbg, llama.cpp, ndbg, ...
 # for each model, weight type and thread count), keeping each engine's best
 # repetition. Prefill is a prompt of --prefill tokens; decode is --decode
 # tokens after a context of --prefill tokens (llama-bench -d), as ndbg bench
@@ -17,7 +19,12 @@
 #
 #   bench/llamacpp.sh [--models 34m,134m] [--dtypes bf16,f32] [--threads 1,2]
 #                     [--prefill 128] [--decode 32] [--reps 3]
-#                     [--src DIR] [--work DIR]
+#                     [--src DIR] [--work DIR] [--build-only]
+#
+# --dtypes: bf16, f32, q8_0, q4_0, q4_k_m (llama.cpp's Q4_K_M mix).
+# --build-only: build llama.cpp's tools (llama-bench, llama-quantize,
+#   llama-perplexity and libllama: what the tests that compare with
+#   llama.cpp use, internal/oracle) into WORK/build and stop.
 #
 # --src: a llama.cpp source tree (default $LLAMACPP_SRC). Measured with the
 #   kainlan/llama.cpp-intel-optimizations mirror of llama.cpp at commit
@@ -32,6 +39,7 @@ threads=1,2
 prefill=128
 decode=32
 reps=3
+build_only=
 src=${LLAMACPP_SRC:-}
 work=${XDG_CACHE_HOME:-$HOME/.cache}/ndbg/llamacpp
 python=${PYTHON:-/usr/bin/python3}
@@ -47,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--reps) reps=$2; shift 2 ;;
 	--src) src=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
+	--build-only) build_only=1; shift ;;
 	-h|--help) usage 0 ;;
 	*) echo "llamacpp.sh: unknown argument $1" >&2; usage 2 >&2 ;;
 	esac
@@ -54,10 +63,10 @@ done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 missing=()
-command -v go >/dev/null || missing+=("go (to build ndbg)")
+[ -n "$build_only" ] || command -v go >/dev/null || missing+=("go (to build ndbg)")
 command -v cmake >/dev/null || missing+=("cmake (apt-get install cmake)")
 command -v c++ >/dev/null || missing+=("a C++ compiler (apt-get install g++)")
-"$python" -c 'import numpy' 2>/dev/null || missing+=("numpy for $python (apt-get install python3-numpy)")
+[ -n "$build_only" ] || "$python" -c 'import numpy' 2>/dev/null || missing+=("numpy for $python (apt-get install python3-numpy)")
 if [ -z "$src" ] || [ ! -f "$src/tools/llama-bench/llama-bench.cpp" ] || [ ! -d "$src/gguf-py/gguf" ]; then
 	missing+=("a llama.cpp source tree with tools/llama-bench and gguf-py, given by --src or LLAMACPP_SRC (for example: git clone https://github.com/kainlan/llama.cpp-intel-optimizations && git -C llama.cpp-intel-optimizations checkout 81ff7abe)")
 fi
@@ -71,16 +80,21 @@ mkdir -p "$work/gguf"
 
 log() { echo "llamacpp.sh: $*" >&2; }
 
-# llama-bench, built once per source tree (a stamp names the tree).
+# llama-bench and the tools the tests compare with, built once per source
+# tree (a stamp names the tree).
 bench=$work/build/bin/llama-bench
-if [ ! -x "$bench" ] || [ "$(cat "$work/build/.src" 2>/dev/null)" != "$src" ]; then
-	log "building llama-bench from $src (native CPU flags; several minutes)"
+if [ ! -x "$bench" ] || [ ! -x "$work/build/bin/llama-quantize" ] || [ "$(cat "$work/build/.src" 2>/dev/null)" != "$src" ]; then
+	log "building llama-bench, llama-quantize, llama-perplexity and libllama from $src (native CPU flags; several minutes)"
 	cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=ON -DLLAMA_CURL=OFF \
 		-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF >"$work/cmake.log" 2>&1 ||
 		{ log "cmake failed, see $work/cmake.log"; exit 1; }
-	cmake --build "$work/build" --target llama-bench -j "$(nproc)" >"$work/build.log" 2>&1 ||
+	cmake --build "$work/build" --target llama-bench llama-quantize llama-perplexity llama -j "$(nproc)" >"$work/build.log" 2>&1 ||
 		{ log "build failed, see $work/build.log"; exit 1; }
 	echo "$src" >"$work/build/.src"
+fi
+if [ -n "$build_only" ]; then
+	log "built into $work/build (tests find it there, or set LLAMACPP_BUILD=$work/build)"
+	exit 0
 fi
 
 ndbg=$work/ndbg
@@ -109,7 +123,10 @@ for m in "${model_list[@]}"; do
 		g=$work/gguf/$m-$d.gguf
 		if [ ! -s "$g" ]; then
 			log "writing $g"
-			PYTHONPATH=$src/gguf-py "$python" "$root/bench/llamacpp_gguf.py" "$shape" "$d" "$g.tmp"
+			case $d in
+			bf16 | f32) PYTHONPATH=$src/gguf-py "$python" "$root/bench/llamacpp_gguf.py" "$shape" "$d" "$g.tmp" ;;
+			*) "$ndbg" quantize --random "$m" --type "$d" --out "$g.tmp" >/dev/null ;;
+			esac
 			mv "$g.tmp" "$g"
 		fi
 		for t in "${thread_list[@]}"; do
@@ -117,7 +134,7 @@ for m in "${model_list[@]}"; do
 			for ((r = 0; r < reps; r++)); do
 				lp+=("$(llama_ts "$g" "$t" -p "$prefill" -n 0)")
 				ld+=("$(llama_ts "$g" "$t" -p 0 -n "$decode" -d "$prefill")")
-				line=$("$ndbg" bench --json --models "$m" --dtypes "$d" --threads "$t" \
+				line=$("$ndbg" bench --json --models "$m" --dtypes "$d" --threads "$t" --gguf "$work/gguf" \
 					--prefill "$prefill" --decode "$decode" \
 					--large-prefill "$prefill" --large-decode "$decode" --reps 1 2>/dev/null | tail -1)
 				np+=("$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["prefill_tok_s"])')")

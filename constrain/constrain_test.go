@@ -108,7 +108,7 @@ func TestFramesAcceptedAndRejected(t *testing.T) {
 		{"return with value", dsl.Action{Kind: dsl.StepReturn}, `<|return_sep|><|action_sep|>` + line(9) + `<|arg_sep|>"12"<|frame_sep|>`, true},
 		{"call of helper", dsl.Action{Kind: dsl.StepInto}, `<|call_sep|>{"z": "2", "k": "2"}<|action_sep|>` + line(1) + `<|frame_sep|>`, true},
 		{"end", dsl.Action{Kind: dsl.Continue}, `<|end_of_text|>`, true},
-		{"escapes", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "['\u00e9\n', '\ud83d\ude00']"}<|action_sep|>` + line(7) + `<|frame_sep|>`, true},
+		{"escapes", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "['\u00e9\t', \"'\", '\ud83d\ude00\\n']"}<|action_sep|>` + line(7) + `<|frame_sep|>`, true},
 		{"breakpoint line", dsl.Action{Kind: dsl.Breakpoint, Lines: []int{8}}, `<|line_sep|>{"y": "2"}<|action_sep|>` + line(8) + `<|frame_sep|>`, true},
 
 		{"line not in program", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{}<|action_sep|>    total = 1` + "\n", false},
@@ -126,6 +126,11 @@ func TestFramesAcceptedAndRejected(t *testing.T) {
 		{"raw newline in string", dsl.Action{Kind: dsl.StepOver}, "<|line_sep|>{\"xs\": \"a\n", false},
 		{"special token text in string", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "<|`, false},
 		{"empty repr", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": ""`, false},
+		{"newline in a repr", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "'a\n`, false},
+		{"unterminated repr string", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "ikacc '"`, false},
+		{"source line in a value", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "..    for`, false},
+		{"dots as a return value", dsl.Action{Kind: dsl.StepReturn}, `<|return_sep|><|action_sep|>` + line(9) + `<|arg_sep|>".."`, false},
+		{"unbalanced", dsl.Action{Kind: dsl.StepOver}, `<|line_sep|>{"xs": "[1, (2]`, false},
 		{"locals on return", dsl.Action{Kind: dsl.StepReturn}, `<|return_sep|>{`, false},
 	}
 	for _, c := range cases {

@@ -66,24 +66,23 @@ const (
 type State struct {
 	pos   pos
 	event dsl.Event
-	sub   uint8  // string substate (sPlain...)
-	dots  uint8  // value content so far (dEmpty...)
-	lt    bool   // the previous string byte was '<' ("<|" never occurs in content)
-	rules int16  // the frame's rules (Program.rules)
-	trie  int16  // the names or lines trie being walked
-	node  int32  // node in that trie
-	name  int16  // the name whose value is being read
-	n     int16  // decoded length of the string so far, in bytes
-	cu    uint16 // the \u code unit being read
-	used  nameSet
-	dot   nameSet // names written ".."
-	// The literal automaton (literal.go), inside a value that must be a
-	// Python literal; all zero elsewhere.
-	lit    uint8  // its state (litOff: the value is not constrained)
-	lflag  uint8  // litRHS, litDouble, litBytes, litRaw
-	lcount uint8  // hex digits to come, or a word and position
-	ldepth uint8  // open containers
-	lstack uint64 // their kinds, 3 bits each, the innermost lowest
+	sub   uint8 // string substate (sPlain...)
+	dots  uint8 // value content so far (dEmpty...)
+	lt    bool  // the previous string byte was '<' ("<|" never occurs in content)
+	// dotsOK: the value being read is a local's that the ".." rule may
+	// write (its first bytes may be "..", which is no repr).
+	dotsOK bool
+	rules  int16  // the frame's rules (Program.rules)
+	trie   int16  // the names or lines trie being walked
+	node   int32  // node in that trie
+	name   int16  // the name whose value is being read
+	n      int16  // decoded length of the string so far, in bytes
+	cu     uint16 // the \u code unit being read
+	used   nameSet
+	dot    nameSet // names written ".."
+	// r reads a value's decoded text (literal.go): the repr grammar, or the
+	// literal grammar where a Python literal is asked for; zero elsewhere.
+	r dsl.ReprState
 }
 
 // nameSet is a set of a program's local names, by index (at most 256).
@@ -148,8 +147,9 @@ func (p *Program) step(st State, b byte) (State, bool) {
 	case pValueOpen:
 		lit := p.literalAt(st)
 		st, ok := st.expect(b, '"', pValue)
-		st.sub, st.dots, st.n, st.lt = sPlain, dEmpty, 0, false
-		return st.litStart(lit), ok
+		st.sub, st.dots, st.n, st.lt, st.r = sPlain, dEmpty, 0, false, dsl.ReprStart(lit)
+		st.dotsOK = p.rules[st.rules].events[st.event].dotNames.has(int(st.name))
+		return st, ok
 	case pValue, pArg:
 		return p.stepString(st, b)
 	case pAfterValue:
@@ -191,8 +191,8 @@ func (p *Program) step(st State, b byte) (State, bool) {
 	case pArgOpen:
 		lit := p.literalAt(st)
 		st, ok := st.expect(b, '"', pArg)
-		st.sub, st.dots, st.n, st.lt = sPlain, dEmpty, 0, false
-		return st.litStart(lit), ok
+		st.sub, st.dots, st.n, st.lt, st.r = sPlain, dEmpty, 0, false, dsl.ReprStart(lit)
+		return st, ok
 	}
 	return st, false // positions that take only special tokens
 }
@@ -213,10 +213,9 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 		case b == '"':
 			return p.closeString(st)
 		case b == '\\':
-			// An escape starts only with room for its longest form (a
-			// surrogate pair, 4 bytes), so no escape is left unfinishable.
-			// This can refuse a non-ASCII character in a repr's last 3 bytes.
-			if int(st.n)+4 > dsl.MaxRepr || st.lit != litOff && !st.litCanEscape() {
+			// An escape starts only where some escape can end well (room
+			// included), so no escape is left unfinishable.
+			if !p.canEscape(st) {
 				return st, false
 			}
 			st.sub, st.lt = sEscape, false
@@ -226,20 +225,21 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 				return st, false
 			}
 			st.lt = b == '<'
+			at := int(st.n)
 			st, ok := st.grow(1, b == '.')
 			if !ok {
 				return st, false
 			}
-			return st.litChar(b, 0)
+			return p.reprChar(st, b, at, 0)
 		}
 		return st, false
 	case sEscape:
 		switch b {
 		case '"', '\\', 'n', 'r', 't', 'b', 'f':
 			st.sub = sPlain
-			return st.growLit(1, jsonEscaped[b], 0)
+			return p.growChar(st, 1, jsonEscaped[b], 0)
 		case 'u':
-			if st.lit != litOff && !st.litCan(0, 0xffff) {
+			if !p.canCode(st, 0, 0xffff) {
 				return st, false
 			}
 			st.sub, st.cu = sHex1, 0
@@ -259,12 +259,12 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 			if hi < 0xdc00 || lo > 0xdfff {
 				return st, false
 			}
-		} else if !escapable(lo, hi) || st.lit != litOff && !st.litCan(lo, hi) {
+		} else if !escapable(lo, hi) || !p.canCode(st, lo, hi) {
 			return st, false
 		}
 		switch st.sub {
 		case sHex4:
-			return finishEscape(st)
+			return p.finishEscape(st)
 		case sLowHex4:
 			if st.cu < 0xdc00 || st.cu > 0xdfff {
 				return st, false
@@ -292,7 +292,7 @@ func (p *Program) stepString(st State, b byte) (State, bool) {
 
 // finishEscape checks a complete \uXXXX: canonical json.dumps escapes only
 // what it must, with the short forms where they exist.
-func finishEscape(st State) (State, bool) {
+func (p *Program) finishEscape(st State) (State, bool) {
 	r := st.cu
 	switch {
 	case r == '\n' || r == '\r' || r == '\t' || r == '\b' || r == '\f':
@@ -303,26 +303,16 @@ func finishEscape(st State) (State, bool) {
 		return st, false
 	case r >= 0xd800 && r <= 0xdbff:
 		st.sub = sLowBS
-		return st.growLit(2, litNonASCII, 2) // the low half's 2 bytes are still to come
+		return p.growChar(st, 2, dsl.ReprNonASCII, 2) // the low half's 2 bytes are still to come
 	case r < 0x80:
 		st.sub = sPlain
-		return st.growLit(1, byte(r), 0)
+		return p.growChar(st, 1, byte(r), 0)
 	case r < 0x800:
 		st.sub = sPlain
-		return st.growLit(2, litNonASCII, 0)
+		return p.growChar(st, 2, dsl.ReprNonASCII, 0)
 	}
 	st.sub = sPlain
-	return st.growLit(3, litNonASCII, 0)
-}
-
-// growLit is grow for an escaped character of k bytes, which the literal
-// automaton reads as c, with later bytes of it still to come.
-func (st State) growLit(k int, c byte, later int) (State, bool) {
-	st, ok := st.grow(k, false)
-	if !ok {
-		return st, false
-	}
-	return st.litChar(c, later)
+	return p.growChar(st, 3, dsl.ReprNonASCII, 0)
 }
 
 // jsonEscaped is the character each short JSON escape stands for.
@@ -343,12 +333,13 @@ func (st State) grow(k int, dot bool) (State, bool) {
 	return st, true
 }
 
-// closeString ends a value (or the return value) at its closing quote.
+// closeString ends a value (or the return value) at its closing quote: a
+// complete repr, or a local's "..".
 func (p *Program) closeString(st State) (State, bool) {
-	if st.n == 0 || !st.litEnd() { // a repr is never empty; a literal must be complete
+	if !st.r.Complete() && !(st.pos == pValue && st.dots == dTwo) {
 		return st, false
 	}
-	st = st.litStart(false)
+	st.r, st.dotsOK = dsl.ReprState{}, false
 	if st.pos == pArg {
 		st.pos = pFrameSep
 		return st, true

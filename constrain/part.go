@@ -63,7 +63,7 @@ func (m *Matcher) Position() Position {
 	}
 	if st.pos == pValue || st.pos == pArg {
 		p.InString, p.Len = true, int(st.n)
-		p.Closable = st.sub == sPlain && st.n > 0 && st.litEnd()
+		p.Closable = st.sub == sPlain && (st.r.Complete() || st.pos == pValue && st.dots == dTwo)
 	}
 	if st.pos == pFrameSep && (st.event == dsl.Return || st.event == dsl.Exception) {
 		p.Part = PartValue // the return value's <|frame_sep|>: it ends the value
@@ -71,13 +71,17 @@ func (m *Matcher) Position() Position {
 	return p
 }
 
-// FillCloseMask is FillMask restricted to the tokens that start by closing
-// the current value string (a '"' first): the tokens that end a value the
-// model keeps extending. It reports false, and leaves mask as FillMask
-// does, where the value cannot end here (no allowed token closes it).
+// FillCloseMask is FillMask restricted to the tokens that end the current
+// value string soonest: those that follow the shortest text completing its
+// repr (the repr grammar's Completion: closing quotes and brackets, the
+// digit an exponent lacks, ...) and then its closing '"', the tokens that
+// end a value the model keeps extending. It reports false, and leaves mask
+// as FillMask does, where the value cannot end that way (inside a JSON
+// escape, or no allowed token follows that text).
 func (m *Matcher) FillCloseMask(mask []uint64) bool {
 	m.FillMask(mask)
-	if !m.Position().Closable {
+	end := m.p.closeText(m.st)
+	if end == nil {
 		return false
 	}
 	closing := make([]uint64, len(mask))
@@ -86,7 +90,8 @@ func (m *Matcher) FillCloseMask(mask []uint64) bool {
 		for w != 0 {
 			b := bits.TrailingZeros64(w)
 			w &= w - 1
-			if t := m.p.vocab.tokens[wi*64+b]; len(t) > 0 && t[0] == '"' {
+			t := m.p.vocab.tokens[wi*64+b]
+			if k := min(len(t), len(end)); k > 0 && string(t[:k]) == string(end[:k]) {
 				closing[wi] |= 1 << b
 				any = true
 			}
@@ -97,3 +102,78 @@ func (m *Matcher) FillCloseMask(mask []uint64) bool {
 	}
 	return any
 }
+
+// closeText is the JSON text that ends the value string at st soonest:
+// the end of a JSON escape under way (the character the repr's completion
+// needs, or the first escape that leaves it completable), then the
+// shortest completion of its repr, escaped, and the closing '"'; nil
+// outside a value string.
+func (p *Program) closeText(st State) []byte {
+	if st.pos != pValue && st.pos != pArg {
+		return nil
+	}
+	var end []byte
+	for i := 0; st.sub != sPlain; i++ {
+		if i == maxEscape {
+			return nil
+		}
+		next, ok := st, false
+		for _, b := range p.escapeOrder(st) {
+			if next, ok = p.step(st, b); ok {
+				end = append(end, b)
+				break
+			}
+		}
+		if !ok {
+			return nil
+		}
+		st = next
+	}
+	var rest []byte
+	switch {
+	case st.r.Complete():
+	case st.pos == pValue && st.dots == dTwo: // ".."
+	case st.pos == pValue && st.dots == dOne && st.r.Completion(int(st.n)) == nil: // "." of ".."
+		rest = []byte{'.'}
+	default:
+		if rest = st.r.Completion(int(st.n)); rest == nil {
+			return nil
+		}
+	}
+	for _, c := range rest {
+		if c == '"' || c == '\\' {
+			end = append(end, '\\')
+		}
+		end = append(end, c)
+	}
+	return append(end, '"')
+}
+
+// maxEscape is the longest JSON escape: a surrogate pair after its '\\'.
+const maxEscape = 11
+
+// escapeOrder is the order closeText tries the bytes that go on with a
+// JSON escape under way: after '\\', the character the repr's completion
+// starts with where it is one that needs the escape, then the short
+// escapes; hex digits; the low half's "\\u".
+func (p *Program) escapeOrder(st State) []byte {
+	switch st.sub {
+	case sEscape:
+		order := []byte{'"', '\\', 't', 'b', 'f', 'n', 'r', 'u'}
+		if c := st.r.Completion(int(st.n)); len(c) > 0 && c[0] == '\\' {
+			order[0], order[1] = '\\', '"'
+		}
+		return order
+	case sLowBS:
+		return []byte{'\\'}
+	case sLowU:
+		return []byte{'u'}
+	}
+	return []byte("0123456789abcdef")
+}
+
+// Finish is the number of bytes, in JSON text, that end the value string
+// at the matcher's position soonest (closeText: the JSON escape under way,
+// its repr's shortest completion and the closing quote); 0 outside a value
+// string.
+func (m *Matcher) Finish() int { return len(m.p.closeText(m.st)) }

@@ -49,26 +49,57 @@ func TestPosition(t *testing.T) {
 }
 
 // TestFillCloseMask: inside a value the close mask holds exactly the
-// allowed tokens that start with '"'; a value can grow to dsl.MaxRepr bytes
-// and no further (InString, Len), where only closing is allowed.
+// allowed tokens that follow the shortest text that ends it (its repr's
+// completion, then '"'); a value can grow to dsl.MaxRepr bytes and no
+// further (InString, Len), where only closing is allowed; a value too deep
+// to close within dsl.MaxRepr ends with the marker of a cut repr.
 func TestFillCloseMask(t *testing.T) {
 	v, special := byteVocab(t)
 	p := compileSample(t, v)
-	m, err := p.Start(Context{Action: dsl.Action{Kind: dsl.StepReturn}, From: dsl.State{Event: dsl.Line, Line: 6}, Stack: []int{4}})
-	require.NoError(t, err)
 	mask := make([]uint64, (v.Size()+63)/64)
-	require.Equal(t, -1, feed(m, `<|return_sep|><|action_sep|>`+p.src.Text(9)+"\n"+`<|arg_sep|>"`, special))
-	require.False(t, m.FillCloseMask(mask), "an empty repr cannot close")
-	require.Equal(t, -1, feed(m, strings.Repeat("R", dsl.MaxRepr-1), special))
-	pos := m.Position()
-	require.True(t, pos.InString && pos.Closable && pos.Len == dsl.MaxRepr-1, "%+v", pos)
-	require.True(t, m.FillCloseMask(mask))
-	for id := range v.Size() {
-		allowed := mask[id/64]&(1<<(id%64)) != 0
-		require.Equal(t, id == '"', allowed, "token %d", id)
+	start := func() *Matcher {
+		m, err := p.Start(Context{Action: dsl.Action{Kind: dsl.StepReturn}, From: dsl.State{Event: dsl.Line, Line: 6}, Stack: []int{4}})
+		require.NoError(t, err)
+		require.Equal(t, -1, feed(m, `<|return_sep|><|action_sep|>`+p.src.Text(9)+"\n"+`<|arg_sep|>"`, special))
+		return m
 	}
+	closeMaskIs := func(m *Matcher, want byte) {
+		t.Helper()
+		require.True(t, m.FillCloseMask(mask))
+		for id := range v.Size() {
+			allowed := mask[id/64]&(1<<(id%64)) != 0
+			require.Equal(t, id == int(want), allowed, "token %d (want %q)", id, want)
+		}
+	}
+	m := start()
+	closeMaskIs(m, '0') // an empty repr: the shortest is "0"
+	require.Equal(t, -1, feed(m, "'"+strings.Repeat("R", dsl.MaxRepr-3), special))
+	pos := m.Position()
+	require.True(t, pos.InString && !pos.Closable && pos.Len == dsl.MaxRepr-2, "%+v", pos)
+	require.Equal(t, 2, m.Finish())
+	closeMaskIs(m, '\'')
 	require.True(t, m.Accept('R'))
+	require.False(t, m.Allowed('R'), "no room for the closing quote")
+	require.True(t, m.Accept('\''))
 	require.Equal(t, dsl.MaxRepr, m.Position().Len)
+	require.True(t, m.Position().Closable)
+	closeMaskIs(m, '"')
 	require.False(t, m.Allowed('R'), "no byte past dsl.MaxRepr")
-	require.True(t, m.Allowed('"'))
+
+	m = start()
+	require.Equal(t, -1, feed(m, `[1, (2, {\"a`, special))
+	require.Equal(t, len(`\"})]"`), m.Finish())
+	closeMaskIs(m, '\\')
+
+	m = start()
+	require.Equal(t, -1, feed(m, `\`, special)) // a JSON escape under way: it ends first
+	require.Equal(t, len(`"\""`), m.Finish(), "the escape's '\"', which opens a string, closed")
+	closeMaskIs(m, '"')
+	require.Equal(t, -1, feed(m, `"\t`, special))
+	require.Equal(t, len(`\""`), m.Finish())
+
+	m = start()
+	require.Equal(t, -1, feed(m, strings.Repeat("[", 16)+"'"+strings.Repeat("a", 223), special))
+	require.Equal(t, len(`...[+1]"`), m.Finish(), "the repr cannot close within MaxRepr: it is cut")
+	closeMaskIs(m, '.')
 }

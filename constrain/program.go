@@ -201,16 +201,31 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 		current = p.codesContaining(c.From.Line)
 	}
 	entry := p.codesAt(p.src.EntryLine())
-	leaving := c.From.Event == dsl.Return || c.From.Event == dsl.Exception
+	leaving := c.From.Event == dsl.Return // the frame ended: the next stop is its caller's
+	// A step ends the run only from its last state, the entry's return:
+	// every frame's last event is a return (an exception's propagation
+	// included), and the run's is the entry's.
+	last := c.From.Event == dsl.Return && len(c.Stack) <= 1
+	// From the entry's return, known to be it, a step ends the run and
+	// goes nowhere else.
+	entryReturn := c.From.Event == dsl.Return && len(c.Stack) == 1
+	if entryReturn && (c.Action.Kind == dsl.StepInto || c.Action.Kind == dsl.StepOver || c.Action.Kind == dsl.StepReturn) {
+		r.end = true
+		return r, nil
+	}
 	switch c.Action.Kind {
 	case dsl.StepInto:
-		r.end = true
+		r.end = last
+		if c.From.Event == dsl.Call { // a frame's call is followed by its own first event
+			p.allow(&r, current, dsl.Line, dsl.Return, dsl.Exception)
+			break
+		}
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.InvStepInto:
 		p.allow(&r, all, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
 	case dsl.StepOver:
-		r.end = true
-		p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
+		r.end = last
+		p.allow(&r, stack, dsl.Line, dsl.Return, dsl.Exception)
 		if leaving { // the caller may call again before its next line: a sibling
 			p.allow(&r, all, dsl.Call)
 		}
@@ -220,10 +235,10 @@ func (p *Program) deriveRules(c Context) (frameRules, error) {
 			p.allow(&r, all, dsl.Return, dsl.Exception)
 		}
 	case dsl.StepReturn:
-		r.end = true
-		if leaving {
-			p.allow(&r, stack, dsl.Call, dsl.Line, dsl.Return, dsl.Exception)
-		} else {
+		r.end = last
+		if leaving { // the caller's next stop
+			p.allow(&r, stack, dsl.Line, dsl.Return, dsl.Exception)
+		} else { // the return of the current frame
 			p.allow(&r, current, dsl.Return, dsl.Exception)
 		}
 	case dsl.InvStepReturn:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/ndbg/ndbg/dsl"
 )
@@ -21,12 +22,54 @@ type Vocab struct {
 	maxLen  int      // longest ordinary token in bytes
 
 	all    vocabTrie // every ordinary token
-	quoted vocabTrie // the tokens holding a '"' or a '\\': inside a string, the uncertain ones
-	// The tokens made only of JSON string content (printable ASCII but '"'
-	// and '\\', no "<|"): inside a string they are always accepted.
-	// contentNoBar leaves out those starting with '|', for after a '<'.
-	content, contentNoBar []uint64
+	quoted vocabTrie // the tokens holding a '"' or a '\\': inside a value, walked for each state
+	// The other tokens never leave a value's string nor start a JSON escape
+	// there, so which of them a value's state allows depends on that state
+	// alone, not on the frame around it: values keeps those sets, in two
+	// classes by length (short, then long: the few long tokens would
+	// otherwise make the value's length count for every token near
+	// dsl.MarkerFrom), for every program of the vocabulary.
+	short, long valueTokens
+	vmu         sync.RWMutex
+	values      map[valueKey][]uint64
 }
+
+// valueTokens are the tokens without '"' and '\\' of one length class.
+type valueTokens struct {
+	maxLen   int
+	unquoted vocabTrie // all of them
+	// The tokens made only of JSON string content (printable ASCII but '"'
+	// and '\\', no "<|"). Where the repr grammar takes such characters
+	// whatever comes around them (dsl.ReprPlain), they are accepted whole and
+	// only the others are walked: content inside a "..." string of the
+	// repr; contentNoApos, those without a '\'', inside a '...' string;
+	// contentText, those without a quote, bracket, '<' or '>', in the text
+	// of a <...> form. The NoBar sets leave out the tokens starting with
+	// '|', for after a '<'.
+	content, contentNoBar, contentNoApos, contentNoAposNoBar, contentText []uint64
+	// The content tokens that hold a '\'' (walked inside a '...' string),
+	// and those that hold a quote, bracket, '<' or '>' (walked in text).
+	apos, textual vocabTrie
+	// Where the repr grammar takes every word whatever it is
+	// (dsl.ReprIdent: where a name starts or goes on), the words
+	// ([A-Za-z_][A-Za-z0-9_]*) and the spaced words (" word") are taken
+	// whole or not at all, and only the others are walked.
+	words, spaced []uint64
+	others        vocabTrie
+}
+
+// valueKey keys the value masks: a value's state (valueState) and the
+// length class.
+type valueKey struct {
+	st   State
+	long bool
+}
+
+// shortToken is the longest token of the short class.
+const shortToken = 16
+
+// maxValueMasks bounds the value masks a vocabulary keeps.
+const maxValueMasks = 4096
 
 // vocabTrie is a byte trie of tokens in CSR form: node n's children are
 // edges[first[n]:first[n+1]], sorted by byte; tokenAt[n] is the token id
@@ -64,9 +107,8 @@ func NewVocab(tokens [][]byte, special map[string]int) (*Vocab, error) {
 		v.special[name] = id
 		v.bySpec[id] = name
 	}
-	words := (len(tokens) + 63) / 64
-	v.content, v.contentNoBar = make([]uint64, words), make([]uint64, words)
 	var all, quoted []int32
+	var unquoted [2][]int32 // short, long
 	for id, b := range tokens {
 		if _, isSpecial := v.bySpec[id]; isSpecial || len(b) == 0 {
 			continue
@@ -74,19 +116,78 @@ func NewVocab(tokens [][]byte, special map[string]int) (*Vocab, error) {
 		v.tokens[id] = b
 		v.maxLen = max(v.maxLen, len(b))
 		all = append(all, int32(id))
-		switch {
-		case bytes.ContainsAny(b, "\"\\"):
+		if bytes.ContainsAny(b, "\"\\") {
 			quoted = append(quoted, int32(id))
-		case isContent(b):
-			v.content[id>>6] |= 1 << (id & 63)
-			if b[0] != '|' {
-				v.contentNoBar[id>>6] |= 1 << (id & 63)
-			}
+		} else if len(b) > shortToken {
+			unquoted[1] = append(unquoted[1], int32(id))
+		} else {
+			unquoted[0] = append(unquoted[0], int32(id))
 		}
 	}
 	v.all = buildVocabTrie(v.tokens, all)
 	v.quoted = buildVocabTrie(v.tokens, quoted)
+	v.short = newValueTokens(v.tokens, unquoted[0])
+	v.long = newValueTokens(v.tokens, unquoted[1])
+	v.values = map[valueKey][]uint64{}
 	return v, nil
+}
+
+// newValueTokens builds the sets of one length class from its tokens
+// (none holding '"' or '\\').
+func newValueTokens(tokens [][]byte, ids []int32) valueTokens {
+	words := (len(tokens) + 63) / 64
+	c := valueTokens{content: make([]uint64, words), contentNoBar: make([]uint64, words), contentNoApos: make([]uint64, words),
+		contentNoAposNoBar: make([]uint64, words), contentText: make([]uint64, words),
+		words: make([]uint64, words), spaced: make([]uint64, words)}
+	var apos, textual, others []int32
+	for _, id := range ids {
+		b := tokens[id]
+		c.maxLen = max(c.maxLen, len(b))
+		switch {
+		case isWord(b):
+			c.words[id>>6] |= 1 << (id & 63)
+		case b[0] == ' ' && isWord(b[1:]):
+			c.spaced[id>>6] |= 1 << (id & 63)
+		default:
+			others = append(others, id)
+		}
+		if !isContent(b) {
+			continue
+		}
+		bit := uint64(1) << (id & 63)
+		c.content[id>>6] |= bit
+		if b[0] != '|' {
+			c.contentNoBar[id>>6] |= bit
+		}
+		if bytes.IndexByte(b, '\'') < 0 {
+			c.contentNoApos[id>>6] |= bit
+			if b[0] != '|' {
+				c.contentNoAposNoBar[id>>6] |= bit
+			}
+		} else {
+			apos = append(apos, id)
+		}
+		if bytes.ContainsAny(b, "'<>()[]{}") {
+			textual = append(textual, id)
+		} else {
+			c.contentText[id>>6] |= bit
+		}
+	}
+	c.apos = buildVocabTrie(tokens, apos)
+	c.textual = buildVocabTrie(tokens, textual)
+	c.others = buildVocabTrie(tokens, others)
+	c.unquoted = buildVocabTrie(tokens, ids)
+	return c
+}
+
+// isWord reports whether b is an ASCII identifier: [A-Za-z_][A-Za-z0-9_]*.
+func isWord(b []byte) bool {
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return len(b) > 0
 }
 
 func isContent(b []byte) bool {

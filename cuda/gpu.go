@@ -170,6 +170,15 @@ func (g *GPU) Load(cfg model.Config, w *model.Weights) (model.Resident, error) {
 	if cfg.HeadDim > 256 {
 		return nil, fmt.Errorf("cuda: head dim %d > 256 not supported by attn_partial_1", cfg.HeadDim)
 	}
+	mats := []*kernels.Mat{w.Embed, w.Head}
+	for _, l := range w.Layers {
+		mats = append(mats, l.QKV, l.O, l.GateUp, l.Down)
+	}
+	for _, m := range mats {
+		if m.Parts != nil || m.DType.Quantized() {
+			return nil, fmt.Errorf("cuda: quantized weights (%v) are computed on the CPU only for now", m.DType)
+		}
+	}
 	r := &resident{g: g, cfg: cfg, layers: make([]devLayer, cfg.NumHiddenLayers)}
 	err := g.d.do(func() error {
 		var err error

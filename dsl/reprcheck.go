@@ -9,12 +9,16 @@ import (
 
 // CheckRepr reports whether s can be the repr of a Python value that a
 // state may carry: non-empty, at most MaxRepr bytes of valid UTF-8 on one
-// line, no DSL special token, no Dots (the DSL's "unchanged" marker), its
-// string literals closed and its brackets balanced and matched. It is a
-// lexical check, not a parse: it accepts every repr CPython's builtin types
-// print ("[1, (2, 'a')]", "{'k': None}", "<object at 0x7f...>",
-// "Counter({'a': 1})") and rejects text that cannot be one ("[", "'abc",
-// "(1]"), so that an edited value cannot leave a state no program reaches.
+// line, no DSL special token, and in the repr grammar (reprgrammar.go):
+// a literal of a built-in type (numbers, inf and nan, strings and bytes
+// with closed quotes and valid escapes, containers with balanced
+// brackets, set(), 1-tuples), a name such as None or re.IGNORECASE, a call
+// form such as Counter({'a': 1}) or ValueError('x'), one of CPython's <...>
+// forms ("<function f at 0x...>", "<class '__main__.C'>"), or a repr
+// TruncateRepr cut ("[0, 1, ...[+1234]"). It rejects text that cannot be
+// one ("[", "'abc", "(1]", Dots, "x = 1", "acc '"), so that an edited value
+// cannot leave a state no program reaches. The constrained decoder lets a
+// model write exactly this language (ReprState).
 func CheckRepr(s string) error {
 	if s == "" {
 		return errors.New("an empty repr")
@@ -31,38 +35,25 @@ func CheckRepr(s string) error {
 	if s == Dots {
 		return fmt.Errorf("repr %q is the DSL's unchanged marker", s)
 	}
-	var open []byte // the closing brackets expected, innermost last
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch c {
-		case '"', '\'':
-			triple := i+2 < len(s) && s[i+1] == c && s[i+2] == c
-			start := i + 1
-			if triple {
-				start = i + 3
-			}
-			j, closed := scanString(s, start, c, triple)
-			if !closed {
-				return fmt.Errorf("repr %q: the string literal at byte %d is not closed", s, i)
-			}
-			i = j
-			continue
-		case '(':
-			open = append(open, ')')
-		case '[':
-			open = append(open, ']')
-		case '{':
-			open = append(open, '}')
-		case ')', ']', '}':
-			if len(open) == 0 || open[len(open)-1] != c {
-				return fmt.Errorf("repr %q: unmatched %q at byte %d", s, c, i)
-			}
-			open = open[:len(open)-1]
+	r := ReprStart(false)
+	for i, c := range s {
+		b := byte(c)
+		if c >= utf8.RuneSelf {
+			b = ReprNonASCII
 		}
-		i++
+		var ok bool
+		if r, ok = r.Step(b, i); !ok {
+			return fmt.Errorf("repr %q: %s at byte %d", s, unexpected(s[i:]), i)
+		}
 	}
-	if len(open) > 0 {
-		return fmt.Errorf("repr %q: %q is missing at the end", s, open[len(open)-1])
+	if !r.Complete() {
+		return fmt.Errorf("repr %q is not complete: %q would end it", s, r.Completion(len(s)))
 	}
 	return nil
+}
+
+// unexpected names the character at the start of rest for an error.
+func unexpected(rest string) string {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return fmt.Sprintf("%q cannot come here", r)
 }

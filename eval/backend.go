@@ -128,7 +128,7 @@ type real struct{ lim trace.Limits }
 func (real) Name() string { return "real" }
 
 func (b real) Open(ctx context.Context, it *Item) (Runner, error) {
-	s, err := ndbg.Start(ctx, ndbg.Real(b.lim), it.Source, it.Call)
+	s, err := ndbg.Start(ctx, ndbg.Recorded(b.lim), it.Source, it.Call)
 	if err != nil {
 		return nil, err
 	}

@@ -295,3 +295,59 @@ func BenchmarkDotRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulQuant: the quantized products against BF16 on the same
+// shape, one thread: decode (n = 1, GB/s of weights read) and prefill
+// (n = 64, GFLOP/s), per CPU-second of the process (figures that hold on a
+// machine whose cores others share), with each implementation.
+//
+//	go test -run '^$' -bench MatMulQuant -benchtime 20x ./kernels/
+func BenchmarkMatMulQuant(b *testing.B) {
+	const rows, cols = 8192, 2048
+	r := rand.New(rand.NewPCG(1, 2))
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64() * 0.02)
+	}
+	for v, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q4_K, kernels.Q6_K} {
+		w := benchMat(rows, cols, kernels.BF16)
+		name := dt.String()
+		if dt.Quantized() {
+			w = &kernels.Mat{Rows: rows, Cols: cols, DType: dt, Q: make([]byte, dt.Bytes(rows, cols))}
+			if err := kernels.QuantizeRow(dt, w.Q, f); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if v == 2 || v == 6 { // Q8_0 and Q4_K again, packed (kernels.PackQ8_0, PackQ4_K; taken for n > 1)
+			kernels.PackQ8_0(w)
+			kernels.PackQ4_K(w)
+			name += "-packed"
+		}
+		for _, impl := range kernels.Impls()[1:] {
+			if impl.Name() == "avx512bf16" {
+				continue
+			}
+			for _, n := range []int{1, 64} {
+				b.Run(fmt.Sprintf("%s/%s/n=%d", name, impl.Name(), n), func(b *testing.B) {
+					x := make([]float32, n*cols)
+					for i := range x {
+						x[i] = float32(r.NormFloat64())
+					}
+					dst := make([]float32, n*rows)
+					c0 := cputime.Process()
+					for b.Loop() {
+						if err := impl.MatMul(nil, dst, x, n, w); err != nil {
+							b.Fatal(err)
+						}
+					}
+					cpu := (cputime.Process() - c0).Seconds() / float64(b.N)
+					if n == 1 {
+						b.ReportMetric(float64(w.Bytes())/cpu/1e9, "GB/s/cpu")
+					} else {
+						b.ReportMetric(2*float64(n*rows*cols)/cpu/1e9, "GFLOP/s/cpu")
+					}
+				})
+			}
+		}
+	}
+}

@@ -10,6 +10,8 @@ var (
 	hasAVX2FMA  bool // AVX2 and FMA3 with OS support for YMM state
 	hasAVX512F  bool // AVX-512F with OS support for ZMM state
 	hasAVX512BF bool // AVX-512 BF16 (reported only; see the package doc)
+	hasF16C     bool // F16C (VCVTPH2PS), which the quantized kernels need
+	hasQuant512 bool // AVX-512 BW, VL and VNNI: the AVX-512 quantized kernels
 )
 
 func init() {
@@ -23,12 +25,15 @@ func init() {
 		return
 	}
 	xcr0, _ := xgetbv0()
+	hasF16C = ecx1&(1<<29) != 0
 	if xcr0&0x6 != 0x6 {
 		return
 	}
 	_, ebx7, _, _ := cpuid(7, 0)
 	hasAVX2FMA = ebx7&(1<<5) != 0
 	hasAVX512F = hasAVX2FMA && ebx7&(1<<16) != 0 && xcr0&0xe0 == 0xe0
+	_, _, ecx7, _ := cpuid(7, 0)
+	hasQuant512 = hasAVX512F && hasF16C && ebx7&(1<<30) != 0 && ebx7&(1<<31) != 0 && ecx7&(1<<11) != 0
 	if hasAVX512F {
 		eax71, _, _, _ := cpuid(7, 1)
 		hasAVX512BF = eax71&(1<<5) != 0

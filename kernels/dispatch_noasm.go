@@ -8,6 +8,10 @@ func (b Impl) matMul(p *Pool, dst, x []float32, n int, w *Mat) {
 	matMulGeneric(p, dst, x, n, w)
 }
 
+func (b Impl) qdot(dt DType, d []float32, ldd int, w []byte, rb, rows int, a *qact, K, i0, nx int) {
+	qdotGo(dt, d, ldd, w, rb, rows, a, K, i0, nx)
+}
+
 func (b Impl) dot(x, y []float32) float32                 { return dotGo(x, y) }
 func (b Impl) axpy(dst []float32, a float32, x []float32) { axpyGo(dst, a, x) }
 func (b Impl) scale(x []float32, a float32)               { scaleGo(x, a) }
@@ -31,3 +35,17 @@ func (b Impl) softmax(x []float32)            { softmaxGo(x) }
 func (b Impl) maxScan(x []float32) (float32, bool) { return maxScanGo(x) }
 
 func (b Impl) expShifted(dst, x []float32) float64 { return expShiftedGo(dst, x) }
+
+// quantRowQ8_0 has no assembly here: the caller quantizes in Go.
+func quantRowQ8_0(x []float32, q []int8, qstride int, d, s []float32, dstride int) bool { return false }
+
+// quantRowQ8K has no assembly here: the caller quantizes in Go.
+func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, bs []int16, bstride int) bool {
+	return false
+}
+
+func hasPackedQ8_0() bool { return false }
+
+func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
+	return lo
+}

@@ -15,6 +15,7 @@ var generated = map[string]string{
 	"gemm_amd64.s":  "gen_gemm.py",
 	"gemv4_amd64.s": "gen_gemv4.py",
 	"gemv8_amd64.s": "gen_gemv8.py",
+	"quant_amd64.s": "gen_quant.py",
 }
 
 // TestGeneratedAssemblyIsUpToDate: each generated assembly file is byte for

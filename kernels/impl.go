@@ -49,8 +49,13 @@ func (b Impl) Name() string {
 // MatMulNMSE returns the bound on the normalised mean squared error of
 // b.MatMul against a float64 reference on the same weights (of dtype dt):
 // 1e-7 (float32 rounding) for every implementation except avx512bf16 on BF16
-// weights, which rounds x to BF16 as well (VDPBF16PS): 1e-5 there.
+// weights, which rounds x to BF16 as well (VDPBF16PS): 1e-5 there; and
+// QuantNMSE for quantized weights, whose products round x to 8 bits per
+// value (see RoundActivations).
 func (b Impl) MatMulNMSE(dt DType) float64 {
+	if dt.Quantized() {
+		return QuantNMSE
+	}
 	if b.isa == isaAVX512BF16 && dt == BF16 {
 		return 1e-5
 	}
@@ -81,6 +86,10 @@ func (b Impl) String() string { return b.Name() }
 func (b Impl) MatMul(p *Pool, dst, x []float32, n int, w *Mat) error {
 	if done, err := PrepareMatMul(dst, x, n, w); done || err != nil {
 		return err
+	}
+	if w.Parts != nil || w.DType.Quantized() {
+		b.matMulQuant(p, dst, x, n, w)
+		return nil
 	}
 	b.matMul(p, dst, x, n, w)
 	return nil

@@ -91,3 +91,5 @@ func FuzzMatMul(f *testing.F) {
 		require.LessOrEqual(t, nmse, 1e-10)
 	})
 }
+
+func TestMatMulQuant(t *testing.T) { forEach(t, kerneltest.TestMatMulQuant) }

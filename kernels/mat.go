@@ -14,20 +14,52 @@ const (
 	F32 DType = iota
 	// BF16 is bfloat16: the upper 16 bits of a binary32.
 	BF16
+	// Q8_0 and the types after it are llama.cpp's block-quantized formats
+	// (quant.go has their layouts): blocks of 32 values with an 8-bit
+	// quant each and one F16 scale.
+	Q8_0
+	// Q4_0 is blocks of 32 4-bit quants with one F16 scale.
+	Q4_0
+	// Q5_0 is blocks of 32 5-bit quants with one F16 scale (what llama.cpp's
+	// Q4_K_M mix falls back to for rows that are not whole Q4_K blocks).
+	Q5_0
+	// Q4_K is super-blocks of 256 4-bit quants, eight sub-blocks with 6-bit
+	// scales and mins, two F16 super-scales.
+	Q4_K
+	// Q6_K is super-blocks of 256 6-bit quants, sixteen sub-blocks with 8-bit
+	// scales, one F16 super-scale.
+	Q6_K
 )
 
-// String returns "F32" or "BF16".
+// String returns "F32", "BF16", or the quantized type's llama.cpp name
+// ("Q8_0", "Q4_K", ...).
 func (d DType) String() string {
 	switch d {
 	case F32:
 		return "F32"
 	case BF16:
 		return "BF16"
+	case Q8_0:
+		return "Q8_0"
+	case Q4_0:
+		return "Q4_0"
+	case Q5_0:
+		return "Q5_0"
+	case Q4_K:
+		return "Q4_K"
+	case Q6_K:
+		return "Q6_K"
 	}
 	return fmt.Sprintf("DType(%d)", uint8(d))
 }
 
-// Size is the size of one element in bytes (0 for an unknown DType).
+// Bytes is the size of a rows × cols matrix of d in bytes (0 when cols is
+// not a whole number of d's blocks or d is unknown).
+func (d DType) Bytes(rows, cols int) int64 { return int64(rows) * int64(d.RowBytes(cols)) }
+
+// Size is the size of one element in bytes: 4 for F32, 2 for BF16, 0 for
+// the quantized types (whose elements are fractions of a block: see
+// BlockBytes and RowBytes) and an unknown DType.
 func (d DType) Size() int {
 	switch d {
 	case F32:
@@ -40,12 +72,27 @@ func (d DType) Size() int {
 
 // Mat is a row-major weight matrix W of Rows × Cols: Rows is the number of
 // output features, Cols the number of input features. Element (r, c) is
-// F32[r*Cols+c] when DType is F32, or BF16[r*Cols+c] when DType is BF16.
+// F32[r*Cols+c] when DType is F32, or BF16[r*Cols+c] when DType is BF16;
+// for a quantized DType, row r is the blocks Q[r*RowBytes : (r+1)*RowBytes]
+// (RowBytes = DType.RowBytes(Cols); Cols a multiple of DType.BlockLen()).
+//
+// A Mat with Parts is the stack of its parts by rows (all of Cols columns,
+// quantized, of any quantized types, none with parts of its own, their
+// Rows summing to Rows); its DType, F32, BF16 and Q are not used. It lets
+// a fused projection (q, k and v; gate and up) of differently quantized
+// tensors be one matrix whose parts alias a mapped file, as llama.cpp's
+// Q4_K_M files mix Q4_K and Q6_K within a layer.
 type Mat struct {
 	Rows, Cols int
 	DType      DType
 	F32        []float32
 	BF16       []uint16
+	Q          []byte
+	Parts      []*Mat
+
+	// pk, set by PackQ8_0, holds a Q8_0 matrix's rows again, packed for
+	// the AVX-512 outer-product kernel (quantpack.go).
+	pk []byte
 }
 
 // ErrShape is returned (wrapped) when operands have inconsistent sizes.
@@ -63,7 +110,22 @@ func (m *Mat) Check() error {
 	if m.Cols > 0 && m.Rows > math.MaxInt/m.Cols {
 		return fmt.Errorf("%w: %d×%d matrix overflows", ErrShape, m.Rows, m.Cols)
 	}
+	if m.Parts != nil {
+		return m.checkParts()
+	}
 	size := m.Rows * m.Cols
+	if m.DType.Quantized() {
+		rb := m.DType.RowBytes(m.Cols)
+		switch {
+		case m.Cols%m.DType.BlockLen() != 0:
+			return fmt.Errorf("%w: %d×%d %v matrix: %d columns are not whole blocks of %d", ErrShape, m.Rows, m.Cols, m.DType, m.Cols, m.DType.BlockLen())
+		case rb > 0 && m.Rows > math.MaxInt/rb:
+			return fmt.Errorf("%w: %d×%d matrix overflows", ErrShape, m.Rows, m.Cols)
+		case len(m.Q) < m.Rows*rb:
+			return fmt.Errorf("%w: %d×%d %v matrix has %d bytes, want %d", ErrShape, m.Rows, m.Cols, m.DType, len(m.Q), m.Rows*rb)
+		}
+		return nil
+	}
 	switch m.DType {
 	case F32:
 		if len(m.F32) < size {
@@ -79,14 +141,72 @@ func (m *Mat) Check() error {
 	return nil
 }
 
-// Row returns row r of m widened to float32 in dst[:Cols]. It returns nil
-// (and writes nothing) when m is malformed (see Check), r is out of range or
-// dst is shorter than Cols.
+// checkParts is Check for a Mat with Parts.
+func (m *Mat) checkParts() error {
+	rows := 0
+	for i, p := range m.Parts {
+		switch {
+		case p == nil:
+			return fmt.Errorf("%w: part %d of a %d×%d matrix is nil", ErrShape, i, m.Rows, m.Cols)
+		case p.Parts != nil:
+			return fmt.Errorf("%w: part %d of a %d×%d matrix has parts of its own", ErrShape, i, m.Rows, m.Cols)
+		case !p.DType.Quantized():
+			return fmt.Errorf("%w: part %d of a %d×%d matrix is %v, not quantized", ErrShape, i, m.Rows, m.Cols, p.DType)
+		case p.Cols != m.Cols:
+			return fmt.Errorf("%w: part %d has %d columns, the matrix %d", ErrShape, i, p.Cols, m.Cols)
+		}
+		if err := p.Check(); err != nil {
+			return fmt.Errorf("part %d: %w", i, err)
+		}
+		if p.Rows > math.MaxInt-rows {
+			return fmt.Errorf("%w: parts of a %d×%d matrix overflow", ErrShape, m.Rows, m.Cols)
+		}
+		rows += p.Rows
+	}
+	if rows != m.Rows {
+		return fmt.Errorf("%w: parts of a %d×%d matrix have %d rows", ErrShape, m.Rows, m.Cols, rows)
+	}
+	return nil
+}
+
+// Bytes is the size of m's weights in bytes (its parts' together).
+func (m *Mat) Bytes() int64 {
+	if m.Parts != nil {
+		var n int64
+		for _, p := range m.Parts {
+			n += p.Bytes()
+		}
+		return n
+	}
+	return m.DType.Bytes(m.Rows, m.Cols)
+}
+
+// part returns the part of m holding row r and r's index in it (m itself
+// when m has no parts).
+func (m *Mat) part(r int) (*Mat, int) {
+	for _, p := range m.Parts {
+		if r < p.Rows {
+			return p, r
+		}
+		r -= p.Rows
+	}
+	return m, r
+}
+
+// Row returns row r of m widened to float32 in dst[:Cols] (dequantized
+// for a quantized matrix). It returns nil (and writes nothing) when m is
+// malformed (see Check), r is out of range or dst is shorter than Cols.
 func (m *Mat) Row(dst []float32, r int) []float32 {
 	if m.Check() != nil || r < 0 || r >= m.Rows || len(dst) < m.Cols {
 		return nil
 	}
+	m, r = m.part(r)
 	dst = dst[:m.Cols]
+	if m.DType.Quantized() {
+		rb := m.DType.RowBytes(m.Cols)
+		dequantRow(m.DType, dst, m.Q[r*rb:(r+1)*rb])
+		return dst
+	}
 	off := r * m.Cols
 	if m.DType == BF16 {
 		BF16ToF32Slice(dst, m.BF16[off:off+m.Cols])

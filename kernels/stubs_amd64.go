@@ -174,3 +174,9 @@ func gemv8F32AVX2Next(dst, x, w *float32, rows, k, ldw int)
 
 //go:noescape
 func gemv8BF16AVX2Next(dst, x *float32, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func quantRowQ8_0AVX2(x *float32, nb int, q *int8, qstride int, d, s *float32, dstride int) (finite bool)
+
+//go:noescape
+func quantRowQ8KAVX2(x *float32, nb int, q *int8, qstride int, d *float32, dstride int, bs *int16, bstride int) (ok bool)

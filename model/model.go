@@ -141,8 +141,8 @@ func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
 		b.errs = append(b.errs, fmt.Errorf("tensor %s has shape %v, want %v", name, t.Shape, shape))
 		return nil
 	}
-	if !t.DType.IsFloat() {
-		b.errs = append(b.errs, fmt.Errorf("tensor %s is %s, not a floating-point type", name, t.DType))
+	if !t.DType.IsFloat() && !t.DType.Quantized() {
+		b.errs = append(b.errs, fmt.Errorf("tensor %s is %s, not a floating-point or quantized type", name, t.DType))
 		return nil
 	}
 	b.bound = append(b.bound, t)
@@ -151,22 +151,29 @@ func (b *binder) tensor(name string, shape ...int) *weights.Tensor {
 }
 
 // copied returns the bytes that binding the bound tensors of a model of
-// shape cfg copies (the fused QKV and gate/up matrices, F16 widened to
-// F32, the norms), and the element type of its attention projections
-// (which the CPU's KV cache takes).
+// shape cfg copies (the fused QKV and gate/up matrices unless all their
+// parts are quantized, F16 widened to F32, the norms, and the packed
+// copies newModel makes of quantized matrices within packBudget), and the
+// element type of its attention projections (which the CPU's KV cache
+// takes).
 func (b *binder) copied(cfg *Config) (int64, kernels.DType) {
 	size := func(names ...string) int64 { // one matrix made of names, stacked
 		var n, elem int64 = 0, 2
+		allQuant := true
 		for _, name := range names {
 			t := b.byName[name]
 			n = addSat(n, int64(t.NumElements()))
 			if t.DType != weights.BF16 {
 				elem = 4
 			}
+			allQuant = allQuant && t.DType.Quantized()
+		}
+		if allQuant {
+			return 0 // the parts of one matrix, aliasing the checkpoint (stack)
 		}
 		return mulSat(n, elem)
 	}
-	var n int64
+	var n, quantized int64
 	qkvDType := kernels.BF16
 	for name, t := range b.byName {
 		switch {
@@ -174,10 +181,15 @@ func (b *binder) copied(cfg *Config) (int64, kernels.DType) {
 			n = addSat(n, mulSat(int64(t.NumElements()), 4)) // a norm, cloned
 		case t.DType == weights.F16:
 			n = addSat(n, mulSat(int64(t.NumElements()), 4)) // widened; fused ones are counted below instead
+		case t.DType.Quantized() && (name != weights.EmbedTokens || cfg.TieWordEmbeddings):
+			quantized = addSat(quantized, int64(len(t.Data)))
 		}
 		if strings.HasSuffix(name, weights.QProj) && t.DType != weights.BF16 {
 			qkvDType = kernels.F32
 		}
+	}
+	if quantized <= packBudget {
+		n = addSat(n, quantized) // packed copies, about the size of the blocks
 	}
 	for l := range cfg.NumHiddenLayers {
 		name := func(suffix string) string { return weights.LayerTensor(l, suffix) }
@@ -197,16 +209,21 @@ func (b *binder) vec(name string) []float32 {
 	return slices.Clone(v) // small; do not alias the mapping
 }
 
-// mat converts a bound rows × cols tensor, keeping BF16 as BF16 (zero-copy)
-// and F32 as F32; F16 is widened to F32.
+// mat converts a bound rows × cols tensor, keeping BF16 as BF16 and
+// quantized types as they are (zero-copy, aliasing the checkpoint), F32 as
+// F32; F16 is widened to F32.
 func (b *binder) mat(name string) *kernels.Mat {
 	t := b.byName[name]
 	m := &kernels.Mat{Rows: t.Shape[0], Cols: t.Shape[1]}
 	var err error
-	if t.DType == weights.BF16 {
+	switch kd, _ := t.DType.Kernels(); {
+	case t.DType.Quantized():
+		m.DType, m.Q = kd, t.Data
+		err = m.Check()
+	case t.DType == weights.BF16:
 		m.DType = kernels.BF16
 		m.BF16, err = t.BF16()
-	} else {
+	default:
 		m.DType = kernels.F32
 		m.F32, err = t.F32()
 	}
@@ -217,17 +234,27 @@ func (b *binder) mat(name string) *kernels.Mat {
 	return m
 }
 
-// stack concatenates matrices of equal Cols by rows into a new matrix. All
-// BF16 stays BF16; any mix is widened to F32. The new matrix asks for huge
-// pages (kernels.AdviseHugePages): decode streams all of it every token.
+// stack concatenates matrices of equal Cols by rows into one matrix. All
+// BF16 stays BF16, in a new matrix; quantized matrices (all of them
+// quantized) become the parts of a matrix that aliases them (kernels.Mat's
+// Parts: a Q4_K_M file mixes Q4_K and Q6_K in one projection, and a copy
+// of a 32B model's would not fit beside the mapping); any other mix is
+// widened to F32. A new matrix asks for huge pages
+// (kernels.AdviseHugePages): decode streams all of it every token.
 func stack(ms ...*kernels.Mat) *kernels.Mat {
 	rows, cols := 0, ms[0].Cols
-	allBF16 := true
+	allBF16, allQuant := true, true
 	for _, m := range ms {
 		rows += m.Rows
 		allBF16 = allBF16 && m.DType == kernels.BF16
+		allQuant = allQuant && m.DType.Quantized()
 	}
 	out := &kernels.Mat{Rows: rows, Cols: cols}
+	if allQuant {
+		out.DType = ms[0].DType
+		out.Parts = ms
+		return out
+	}
 	if allBF16 {
 		out.DType = kernels.BF16
 		out.BF16 = make([]uint16, 0, rows*cols)
@@ -241,12 +268,10 @@ func stack(ms ...*kernels.Mat) *kernels.Mat {
 	out.F32 = make([]float32, 0, rows*cols)
 	kernels.AdviseHugePages(out.F32[:rows*cols])
 	for _, m := range ms {
-		if m.DType == kernels.BF16 {
-			off := len(out.F32)
-			out.F32 = out.F32[:off+m.Rows*cols]
-			kernels.BF16ToF32Slice(out.F32[off:], m.BF16[:m.Rows*cols])
-		} else {
-			out.F32 = append(out.F32, m.F32[:m.Rows*cols]...)
+		off := len(out.F32)
+		out.F32 = out.F32[:off+m.Rows*cols]
+		for r := range m.Rows {
+			m.Row(out.F32[off+r*cols:off+(r+1)*cols], r)
 		}
 	}
 	return out
@@ -324,8 +349,32 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: norm, Layers: layers}, opts)
 }
 
+// packBudget is the most bytes of quantized matrices that newModel gives
+// packed copies (kernels.PackQ8_0, PackQ4_K: faster prefill and batched
+// decode, about as much memory again beside the weights): a 32B model's
+// 19 GB must not double on a 24 GB machine.
+const packBudget = 4 << 30
+
 // newModel makes w resident on opts' device (a CPU of its own when none).
+// Quantized Q8_0 and Q4_K matrices get their packed copies first, on CPUs
+// with the kernels that use them and within packBudget, before any device
+// or session shares them.
 func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
+	mats := []*kernels.Mat{w.Head}
+	for _, l := range w.Layers {
+		mats = append(mats, l.QKV, l.O, l.GateUp, l.Down)
+	}
+	var total int64
+	for _, m := range mats {
+		total += m.Bytes()
+	}
+	if total <= packBudget {
+		for _, m := range mats {
+			kernels.PackQ8_0(m)
+			kernels.PackQ5_0(m)
+			kernels.PackQ4_K(m)
+		}
+	}
 	w.Rope = NewRopeTable(&cfg, cfg.MaxPositionEmbeddings)
 	m := &Model{cfg: cfg, w: w, dev: opts.Device, owned: opts.CloseDevice}
 	if m.dev == nil {
@@ -363,11 +412,84 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		return nil, err
 	}
 	if dt != kernels.F32 && dt != kernels.BF16 {
-		return nil, fmt.Errorf("model: random weights of dtype %v not supported", dt)
+		return nil, fmt.Errorf("model: random weights of dtype %v not supported (quantized: NewRandomQuant)", dt)
 	}
 	if err := checkMemory(&cfg, FootprintOf(&cfg, dt, mulSat(cfg.Params(), int64(dt.Size())), opts.Threads), opts.Memory); err != nil {
 		return nil, err
 	}
+	w, err := randomWeights(ctx, cfg, dt, seed, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	return newModel(cfg, w, opts)
+}
+
+// NewRandomQuant is NewRandom's F32 weights quantized as llama.cpp's
+// llama-quantize quantizes a model for the named mix ("q8_0", "q4_0",
+// "q4_k_m": weights.QuantMix), each of q, k, v, gate and up in its own
+// type, fused as the parts of one matrix (for tests; benchmarks read GGUF
+// files, which llama.cpp reads too).
+func NewRandomQuant(ctx context.Context, cfg Config, mix string, seed uint64, opts Options) (_ *Model, err error) {
+	defer func() {
+		if err != nil {
+			err = opts.failed(err)
+		}
+	}()
+	if opts.Context > 0 && opts.Context < cfg.MaxPositionEmbeddings {
+		cfg.MaxPositionEmbeddings = opts.Context
+	}
+	if err := Check(&cfg); err != nil {
+		return nil, err
+	}
+	// The F32 weights are drawn first, then quantized.
+	if err := checkMemory(&cfg, FootprintOf(&cfg, kernels.F32, mulSat(cfg.Params(), 4), opts.Threads), opts.Memory); err != nil {
+		return nil, err
+	}
+	typeOf, _, err := weights.QuantMix(&cfg, mix)
+	if err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	w, err := randomWeights(ctx, cfg, kernels.F32, seed, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	// quant returns rows [r0, r1) of m in the type typeOf gives name.
+	quant := func(m *kernels.Mat, r0, r1 int, name string) *kernels.Mat {
+		dt := typeOf(name, []int{r1 - r0, m.Cols})
+		kd, ok := dt.Kernels()
+		if !ok || !kd.Quantized() {
+			return &kernels.Mat{Rows: r1 - r0, Cols: m.Cols, DType: kernels.F32, F32: m.F32[r0*m.Cols : r1*m.Cols]}
+		}
+		q := &kernels.Mat{Rows: r1 - r0, Cols: m.Cols, DType: kd, Q: make([]byte, kd.Bytes(r1-r0, m.Cols))}
+		if err := kernels.QuantizeRow(kd, q.Q, m.F32[r0*m.Cols:r1*m.Cols]); err != nil {
+			errs = append(errs, fmt.Errorf("model: %s: %w", name, err))
+		}
+		return q
+	}
+	Q, KV, F := cfg.QDim(), cfg.KVDim(), cfg.IntermediateSize
+	emb := quant(w.Embed, 0, w.Embed.Rows, weights.EmbedTokens)
+	if w.Head == w.Embed {
+		w.Embed, w.Head = emb, emb
+	} else {
+		w.Embed, w.Head = emb, quant(w.Head, 0, w.Head.Rows, weights.LMHead)
+	}
+	for l := range w.Layers {
+		lw := &w.Layers[l]
+		name := func(s string) string { return weights.LayerTensor(l, s) }
+		lw.QKV = stack(quant(lw.QKV, 0, Q, name(weights.QProj)), quant(lw.QKV, Q, Q+KV, name(weights.KProj)), quant(lw.QKV, Q+KV, Q+2*KV, name(weights.VProj)))
+		lw.O = quant(lw.O, 0, lw.O.Rows, name(weights.OProj))
+		lw.GateUp = stack(quant(lw.GateUp, 0, F, name(weights.GateProj)), quant(lw.GateUp, F, 2*F, name(weights.UpProj)))
+		lw.Down = quant(lw.Down, 0, lw.Down.Rows, name(weights.DownProj))
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return newModel(cfg, w, opts)
+}
+
+// randomWeights are NewRandom's weights.
+func randomWeights(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, threads int) (*Weights, error) {
 	// Each matrix gets its own generator, so they fill in parallel (on a
 	// pool of opts.Threads threads, once all are allocated).
 	var fills []func()
@@ -422,14 +544,14 @@ func NewRandom(ctx context.Context, cfg Config, dt kernels.DType, seed uint64, o
 		layers[l] = LayerWeights{AttnNorm: vec(H), FFNNorm: vec(H),
 			QKV: mat(Q+2*KV, H), O: mat(H, Q), GateUp: mat(2*F, H), Down: mat(H, F)}
 	}
-	pool := kernels.NewPool(opts.Threads)
+	pool := kernels.NewPool(threads)
 	pool.For(len(fills), 1, func(lo, hi int) {
 		for _, fill := range fills[lo:hi] {
 			fill()
 		}
 	})
 	pool.Close()
-	return newModel(cfg, &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, opts)
+	return &Weights{Embed: embed, Head: head, Norm: vec(H), Layers: layers}, nil
 }
 
 // Config returns the model's configuration.
@@ -453,7 +575,8 @@ func (m *Model) WithDevice(dev Device) (*Model, error) {
 }
 
 // WeightDType returns the element type of the model's matrices (that of
-// the output head; a checkpoint may mix).
+// the output head; a checkpoint may mix, and a quantized one does: see
+// WeightBytes for their size).
 func (m *Model) WeightDType() kernels.DType { return m.w.Head.DType }
 
 // Device returns the device the model computes on.
@@ -463,10 +586,9 @@ func (m *Model) Device() Device { return m.dev }
 // matrix once (the embedding row lookup is negligible unless tied, where the
 // head reads it anyway).
 func (m *Model) WeightBytes() int64 {
-	size := func(w *kernels.Mat) int64 { return int64(w.Rows) * int64(w.Cols) * int64(w.DType.Size()) }
-	n := size(m.w.Head)
+	n := m.w.Head.Bytes()
 	for _, l := range m.w.Layers {
-		n += size(l.QKV) + size(l.O) + size(l.GateUp) + size(l.Down)
+		n += l.QKV.Bytes() + l.O.Bytes() + l.GateUp.Bytes() + l.Down.Bytes()
 	}
 	return n
 }

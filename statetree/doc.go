@@ -1,7 +1,9 @@
-// Package statetree is ndbg's real debugger: the state tree of one traced
-// call, every debugger action as an exact transition on it, and the
+// Package statetree is ndbg's real debugger's rules: the state tree of one
+// traced call, every debugger action as an exact transition on it, and the
 // stochastic policy that samples training trajectories over trees. The
-// neural debugger imitates it and is graded against it.
+// neural debugger imitates it and is graded against it (ndbg.Recorded walks
+// a tree); the live real debugger (ndbg.Real, trace.StartLive) takes every
+// action by the same rules on a running program.
 //
 // # The tree
 //

@@ -2,7 +2,9 @@
 // what happened: the ground truth that makes ndbg's training data and grades
 // its predictions. Programs are untrusted; see Limits.
 //
-// Run traces one program in a fresh interpreter; Batch traces many trusted
+// StartLive runs one program live instead: it stops where asked, as a
+// debugger does, runs code in its frames and counts its events as Run
+// numbers them (live.go). Run traces one program in a fresh interpreter; Batch traces many trusted
 // programs in one (Run costs a Python start-up, about 40 ms of CPU; a Batch
 // program about 0.3 ms of CPU, Go and Python together, for CRUXEval-sized
 // programs). CallEvent builds the entry's call event from the program's
@@ -36,7 +38,9 @@
 //     buffering and encoding errors as a plain python3's on a pipe), so
 //     every event knows how much output came before it (Event.Stdout).
 //   - With an empty call (Run), the whole script is traced: its module
-//     frame, run as __main__, is the depth-0 frame, named "<module>".
+//     frame, run as __main__, is the depth-0 frame, named "<module>". With
+//     a call, the module code runs as the module CallModule ("program"),
+//     so its `if __name__ == "__main__":` block does not.
 //   - The program runs in the operating-system sandbox (Command,
 //     docs/security.md): process creation fails with PermissionError, the
 //     file system is read-only but for /tmp (private, the working

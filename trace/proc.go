@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,13 +162,9 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 		os.RemoveAll(dir)
 	}
 	console := &capBuffer{cap: consoleCap}
-	cpu := 0 // seconds of CPU time; a batch interpreter serves many programs, bounded by the Go side's deadlines
-	if mode == "single" {
-		cpu = int(math.Ceil((lim.Timeout + killGrace).Seconds()))
-	}
 	env := []string{"PYTHONHASHSEED=" + lim.HashSeed, "PYTHONSAFEPATH=1", "LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin"}
 	cmd, err := Command(lim, dir, env, []*os.File{respW, reqR}, // fd 3, fd 4
-		[]string{"-S", "-s", "-B"}, tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10), strconv.Itoa(cpu))
+		[]string{"-S", "-s", "-B"}, tracerSource, mode, strconv.FormatInt(lim.MaxMemory, 10), interpreterCPU(lim, mode))
 	if err != nil {
 		closeAll()
 		return nil, err

@@ -19,7 +19,13 @@ type Limits struct {
 	// evaluation and the traced call). The tracer stops the program at
 	// Timeout; the Go side kills the process group at Timeout plus a grace
 	// period when the tracer cannot (a long-running C call). Default 5 s.
+	// A live program (StartLive) has no wall-clock limit: Timeout is the
+	// CPU time of each of its resumes, past which it stops where it is.
 	Timeout time.Duration
+	// SessionCPU is the CPU time of a live program's interpreter in all
+	// (StartLive; its hard RLIMIT_CPU, past which the kernel kills it).
+	// Default 10 minutes.
+	SessionCPU time.Duration
 	// MaxEvents caps the trace; a longer trace is cut and Result.Truncated
 	// set. Default 100000.
 	MaxEvents int
@@ -81,6 +87,9 @@ func (l Limits) resolved(ctx context.Context) (Limits, error) {
 func (l Limits) withDefaults() Limits {
 	if l.Timeout <= 0 {
 		l.Timeout = 5 * time.Second
+	}
+	if l.SessionCPU <= 0 {
+		l.SessionCPU = defaultCPUCap
 	}
 	if l.MaxEvents <= 0 {
 		l.MaxEvents = 100000

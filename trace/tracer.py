@@ -38,6 +38,11 @@ CUT_REPR = 240  # bytes kept of a longer repr (dsl.TruncateRepr)
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 EV_CALL, EV_LINE, EV_RETURN, EV_EXCEPTION = 1, 2, 3, 4  # dsl.Event
 INJECTED = frozenset(("__name__", "__builtins__"))  # a script's globals that the tracer set
+# The module's __name__ when a call is traced: the module is imported, as a
+# test harness imports the module it tests, so an `if __name__ ==
+# "__main__":` block does not run at setup (trace.CallModule). A whole
+# script runs as __main__.
+CALL_MODULE = "program"
 
 
 class Control(BaseException):
@@ -70,6 +75,8 @@ _setprofile = sys.setprofile
 _gettrace = sys.gettrace
 _setrecursionlimit = sys.setrecursionlimit
 _setitimer = signal.setitimer
+_os_exit = os._exit
+_signal = signal.signal
 
 
 class State:
@@ -379,10 +386,11 @@ def neuter():
     sys.settrace = forbid("sys.settrace")
     sys.setprofile = forbid("sys.setprofile")
     sys.setrecursionlimit = setrecursionlimit
-    signal.signal = guarded("signal.signal(SIGALRM)", lambda sig, *a, **k: sig == signal.SIGALRM, signal.signal)
     signal.setitimer = guarded("signal.setitimer(ITIMER_REAL)", lambda which, *a, **k: which == signal.ITIMER_REAL,
                                signal.setitimer)
     signal.alarm = forbid("signal.alarm")
+    sigs = (signal.SIGALRM, signal.SIGXCPU)
+    signal.signal = guarded("signal.signal(SIGALRM or SIGXCPU)", lambda sig, *a, **k: sig in sigs, _signal)
 
 
 def on_alarm(signum, frame):
@@ -887,7 +895,7 @@ def run_one(req):
                 append({"e": EV_CALL, "l": line, "d": 0, "f": 1, "n": entry, "a": flat})
                 res["status"] = "truncated"  # stopped at the call, as a run with max_events 1
                 return res
-            g = {"__name__": "__main__", "__builtins__": builtins}
+            g = {"__name__": "__main__" if script else CALL_MODULE, "__builtins__": builtins}
             if script:
                 modcode[0] = code
                 fn, args, kwargs = exec, (code, g), {}
@@ -964,6 +972,618 @@ def run_one(req):
     return res
 
 
+
+# ---------------------------------------------------------------------------
+# Live mode: the program runs under the tracer and stops where Go asks, as a
+# debugger does (trace/live.go). Events are counted and numbered exactly as
+# run_one numbers them (the same depth, frame and recursion bookkeeping), so
+# a live stop at event i is trace.Run's event i; nothing is recorded but a
+# compact log of each event's kind, depth and line (LOG_CAP events), from
+# which the inverse actions' targets are found. Reprs are made only at stops.
+#
+# Protocol (after the key and the hello, as in the other modes), one JSON
+# line each way:
+#   Go -> tracer: {"cmd": "start", "source", "entry", "call", "max_stdout",
+#                  "cpu", "stop": CRITERIA}: set up (module code, the call's
+#                  arguments) and run to the first stop;
+#                 {"cmd": "run", "stop": CRITERIA}: resume to the next stop;
+#                 {"cmd": "eval", "level", "expr", "mode"}: an expression or
+#                  statement in a frame (level 0: the current one);
+#                 {"cmd": "frames"}; {"cmd": "back", ...}: an inverse
+#                  action's target; {"cmd": "interrupt"}: stop at the next
+#                  event (read while the program runs); {"cmd": "quit"}.
+#   tracer -> Go: {"t": "stop", ...}, {"t": "end", ...}, {"t": "eval", ...},
+#                 {"t": "frames", ...}, {"t": "back", ...}, {"t": "error", ...}.
+# CRITERIA is {"any", "index", "le", "ret", "lt", "lines", "digest"}: stop at
+# any event, at event number index, at depth <= le, at a return at depth
+# ret, at depth < lt, or at a line event on one of lines: the first event
+# that meets any of them.
+LOG_CAP = 50_000_000  # events whose kind, depth and line are kept (8 bytes each)
+EVAL_SECONDS = 10.0  # wall-clock budget of one expression at a stop (pyeval.Timeout)
+VALUE_CAP = 1 << 20  # characters of an expression's value sent back
+LIVE_LINE_CAP = 4 << 20  # bytes of one reply; longer replies say so instead
+
+
+def cut_text(s, cap=VALUE_CAP):
+    if len(s) <= cap:
+        return s
+    return s[:cap] + "...[+%d characters]" % (len(s) - cap)
+
+
+def timed_call(fn, seconds):
+    """fn() within seconds of wall-clock time: past that, ReprTimeout is
+    raised into it (on_alarm), and re-raised every TIMER_INTERVAL while it
+    catches it. The live program's own timer is effectively endless."""
+    st = ST[0]
+    left = _getitimer(signal.ITIMER_REAL)[0]
+    st.repr_left = left
+    st.in_repr = True
+    _setitimer(signal.ITIMER_REAL, seconds, TIMER_INTERVAL)
+    try:
+        return fn()
+    finally:
+        st.in_repr = False
+        _setitimer(signal.ITIMER_REAL, max(left, 1.0), TIMER_INTERVAL)
+
+
+def error_line(e):
+    """pdb's one-line error, "NameError: name 'x' is not defined"."""
+    import traceback
+    try:
+        return traceback.format_exception_only(type(e), e)[-1].strip()
+    except BaseException:
+        return type(e).__name__
+
+
+def live(inp, chan, sign, cpu_hard):
+    """Serves one live session on inp (requests) and chan (signed replies);
+    cpu_hard is the session's CPU time in seconds (the hard RLIMIT_CPU),
+    and the start request's "cpu" the budget of each resume (the soft
+    limit, which stops the program rather than killing it)."""
+    import _queue
+    from array import array
+    cmdq = _queue.SimpleQueue()
+    # Why to stop at the next event: "cpu", or the number of the resume an
+    # interrupt was sent during (an interrupt read after its resume ended
+    # does not stop the next one).
+    intr = [None]
+    runs_read = [0]  # resumes (start, run) the reader has passed on
+
+    def reader():
+        # Reads requests while the program runs, so that an interrupt gets
+        # through; everything else waits in cmdq for the next stop.
+        while True:
+            try:
+                line = inp.readline()
+            except BaseException:
+                line = b""
+            if not line:
+                cmdq.put(None)
+                return
+            try:
+                c = json.loads(line)
+            except BaseException:
+                c = {"cmd": "bad"}
+            if type(c) is dict and c.get("cmd") == "interrupt":
+                intr[0] = runs_read[0]
+                continue
+            if type(c) is dict and c.get("cmd") in ("start", "run"):
+                runs_read[0] += 1
+            cmdq.put(c)
+
+    def send(obj):
+        try:
+            data = json.dumps(obj).encode("ascii")
+        except MemoryError:
+            data = json.dumps({"t": "error", "msg": "MemoryError encoding a reply"}).encode("ascii")
+        if len(data) > LIVE_LINE_CAP:
+            data = json.dumps({"t": "error", "msg": "a reply of %d bytes is over the limit of %d" % (len(data), LIVE_LINE_CAP)}).encode("ascii")
+        chan.write(sign(data))
+        chan.flush()
+
+    def on_xcpu(signum, frame):
+        intr[0] = "cpu"
+
+    _signal(signal.SIGXCPU, on_xcpu)
+
+    budget = [0]
+
+    def renew_cpu():
+        # The CPU budget of the next resume: the soft limit moves on from
+        # what was used so far (SIGXCPU then stops the program at its next
+        # event); the hard limit, the whole session's, stays.
+        cpu_budget = budget[0]
+        if cpu_budget <= 0:
+            return
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        used = int(ru.ru_utime + ru.ru_stime) + 1
+        soft = used + cpu_budget
+        if cpu_hard > 0:
+            soft = min(soft, cpu_hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, cpu_hard if cpu_hard > 0 else resource.RLIM_INFINITY))
+        except (ValueError, OSError):
+            pass
+
+    _thread.start_new_thread(reader, ())
+    first = cmdq.get()
+    if first is None:
+        return
+    if first.get("cmd") != "start":
+        send({"t": "error", "msg": "the first request must be start"})
+        return
+    budget[0] = int(first.get("cpu", 0))
+    live_session(first, cmdq, intr, send, renew_cpu, array)
+
+
+def live_session(req, cmdq, intr, send, renew_cpu, array):
+    st = State()
+    ST[0] = st
+    entry = req["entry"]
+    script = req["call"] == ""
+    sink = Sink(int(req["max_stdout"]))
+    real = sys.__stdout__
+    out = io.TextIOWrapper(sink, encoding="utf-8", errors=real.errors,
+                           line_buffering=real.line_buffering, write_through=True)
+    errsink = Sink(int(req["max_stdout"]))
+    err = io.TextIOWrapper(errsink, encoding="utf-8", errors="backslashreplace", write_through=True)
+    sys.stdout, sys.stderr = out, err
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+    _setrecursionlimit(1000)
+
+    logk = array("i")  # depth * 4 + kind - 1 of each event
+    logl = array("i")  # its line
+    kappend, lappend = logk.append, logl.append
+    frames = {}  # live program frame -> [invocation id, depth, stack depth, last reprs, call line]
+    next_id = [0]
+    count = [0]  # events so far: the next event's number
+    run_no = [1]  # the resume in progress (the start is the first)
+    top = 1 if script else 2
+    modcode = [None]
+    sent = [0, 0]  # stdout and stderr bytes sent so far
+    check = [None]  # the stop test of the current resume: fn(i, kind, depth, line)
+    want_digest = [False]
+
+    def digest(k):
+        """SHA-256 of the log's first k events: a replay that took the same
+        path has the same."""
+        import hashlib
+        h = hashlib.sha256()
+        h.update(memoryview(logk)[:k].cast("B"))
+        h.update(memoryview(logl)[:k].cast("B"))
+        return h.hexdigest()
+
+    def output():
+        o = {"o": sink.n, "x": errsink.n}
+        o["so"] = base64.b64encode(bytes(sink.buf[sent[0]:])).decode("ascii")
+        o["se"] = base64.b64encode(bytes(errsink.buf[sent[1]:])).decode("ascii")
+        o["ot"], o["xt"] = sink.truncated, errsink.truncated
+        sent[0], sent[1] = len(sink.buf), len(errsink.buf)
+        return o
+
+    def make_check(c):
+        # The test runs at every event: the common criteria get tests of
+        # their own, without the others' comparisons.
+        if c.get("any"):
+            return lambda i, k, d, l: True
+        idx = int(c.get("index", -1))
+        le = int(c.get("le", -1))
+        ret = int(c.get("ret", -1))
+        lt = int(c.get("lt", -1))
+        lines = frozenset(int(x) for x in c.get("lines") or ())
+        if le < 0 and ret < 0 and lt < 0:
+            if not lines:
+                return lambda i, k, d, l: i == idx
+            if idx < 0:
+                return lambda i, k, d, l: k == EV_LINE and l in lines
+
+        def test(i, k, d, l):
+            return (i == idx or d <= le or (k == EV_RETURN and d == ret) or d < lt
+                    or (k == EV_LINE and l in lines))
+        return test
+
+    def set_stop(c):
+        check[0] = make_check(c)
+        want_digest[0] = bool(c.get("digest"))
+        renew_cpu()
+
+    def flat_locals(frame, info, loc=None):
+        flat = []
+        if loc is None:
+            loc = frame.f_locals
+        if frame.f_code is modcode[0]:
+            loc = {k: v for k, v in loc.items() if k not in INJECTED}
+        for name, v in loc.items():
+            flat.append(name)
+            flat.append(vrepr(v))
+        return flat
+
+    def program_frames(frame):
+        """The program's frames on the stack from frame outwards."""
+        fs = []
+        f = frame
+        while f is not None:
+            info = frames.get(f)
+            if info is not None:
+                fs.append((f, info))
+            f = f.f_back
+        return fs
+
+    def frame_locals(fs, locs, j):
+        """Frame j's locals dict, read once per stop as pdb reads it when it
+        selects a frame: reading f_locals again would overwrite what a
+        statement changed in it from the frame's own variables (the stopped
+        frame's changes reach the frame when it resumes; a caller's are
+        seen until then, as in pdb)."""
+        loc = locs.get(j)
+        if loc is None:
+            loc = locs[j] = fs[j][0].f_locals
+        return loc
+
+    def frames_reply(fs, locs):
+        out = []
+        for j in range(len(fs) - 1, -1, -1):
+            f, info = fs[j]
+            out.append({"n": f.f_code.co_name, "l": f.f_lineno or f.f_code.co_firstlineno, "c": info[4],
+                        "f": info[0], "d": info[1], "a": flat_locals(f, info, frame_locals(fs, locs, j))})
+        return out
+
+    def evaluate(c, fs, locs):
+        """Runs the user's expression or statement in a frame as pdb does:
+        the frame's globals and locals (the current frame's locals dict is
+        the one its trace call writes back, so !x = 1 sticks)."""
+        level = int(c.get("level", 0))
+        mode = c.get("mode", "p")
+        expr = c.get("expr", "")
+        if level < 0 or level >= len(fs):
+            return {"t": "eval", "error": "no frame %d here" % level}
+        f, info = fs[level]
+        loc = frame_locals(fs, locs, level)
+        glb = f.f_globals
+        captured = Sink(VALUE_CAP)
+        cap = io.TextIOWrapper(captured, encoding="utf-8", errors="backslashreplace", write_through=True)
+
+        def run():
+            if mode == "exec":
+                code = compile(expr + "\n", "<stdin>", "single")
+                saved = sys.stdout, sys.displayhook
+                sys.stdout = cap
+
+                def hook(v):
+                    if v is not None:
+                        cap.write(repr(v) + "\n")
+                sys.displayhook = hook
+                try:
+                    exec(code, glb, loc)
+                finally:
+                    sys.stdout, sys.displayhook = saved
+                return None
+            if mode == "args":
+                code = f.f_code
+                n = code.co_argcount + code.co_kwonlyargcount
+                if code.co_flags & 0x04:
+                    n += 1
+                if code.co_flags & 0x08:
+                    n += 1
+                lines = []
+                for name in code.co_varnames[:n]:
+                    if name in loc:
+                        lines.append("%s = %s" % (name, repr(loc[name])))
+                    else:
+                        lines.append("%s = *** undefined ***" % name)
+                return "\n".join(lines)
+            v = eval(compile(expr, "<string>", "eval"), glb, loc)
+            if mode == "pp":
+                import pprint
+                return pprint.pformat(v)
+            if mode == "bool":
+                return "True" if v else "False"
+            if mode == "whatis":
+                try:
+                    return "Method %s" % v.__func__.__code__.co_name
+                except BaseException:
+                    pass
+                try:
+                    if v.__code__:
+                        return "Function %s" % v.__code__.co_name
+                except BaseException:
+                    pass
+                if v.__class__ is type:
+                    return "Class %s.%s" % (v.__module__, v.__qualname__)
+                return repr(type(v))
+            return repr(v)
+
+        try:
+            value = timed_call(run, float(c.get("seconds", EVAL_SECONDS)))
+        except Control:
+            raise
+        except ReprTimeout:
+            return {"t": "eval", "error": "no answer within %g s" % float(c.get("seconds", EVAL_SECONDS)),
+                    "output": bytes(captured.buf).decode("utf-8", "replace")}
+        except BaseException as e:
+            return {"t": "eval", "error": cut_text(error_line(e)), "output": bytes(captured.buf).decode("utf-8", "replace")}
+        r = {"t": "eval", "output": bytes(captured.buf).decode("utf-8", "replace")}
+        if value is not None:
+            r["value"] = cut_text(value if type(value) is str else str.__str__(value))
+        return r
+
+    def back(c):
+        """The target of an inverse action from position pos (the number of
+        events, End, once finished), by statetree's rules, from the log."""
+        n = len(logk)
+        if n < count[0]:
+            return {"t": "error", "msg": "the run is past the %d events whose history is kept: it cannot step back" % LOG_CAP}
+        pos = int(c["pos"])
+        kind = c["kind"]
+        lines = frozenset(int(x) for x in c.get("lines") or ())
+        bps = frozenset(int(x) for x in c.get("bps") or ())
+        end = count[0] if st.done else -1
+        if pos <= 0 or pos > n or (pos == n and pos != end):
+            return {"t": "error", "msg": "position %d out of range" % pos}
+
+        def prev_line(t, ls):
+            if not ls:
+                return 0
+            j = t - 1
+            while j > 0:
+                if logk[j] & 3 == 1 and logl[j] in ls:
+                    return j
+                j -= 1
+            return 0
+
+        if kind == "inv_step_into":
+            k = pos - 1
+        elif kind == "inv_step_over":
+            if pos == end:
+                j = pos - 1
+                while j > 0 and logk[j] >> 2 != 0:
+                    j -= 1
+                k = j
+            else:
+                d = logk[pos] >> 2
+                j = pos - 1
+                while j > 0 and logk[j] >> 2 > d:
+                    j -= 1
+                k = max(j, 0)
+        elif kind == "inv_step_return":
+            if pos == end:
+                k = 0
+            else:
+                d = logk[pos] >> 2
+                want = d - 1 if logk[pos] & 3 == 0 else d  # a call: the caller's activation
+                j = pos - 1 if logk[pos] & 3 == 0 else pos
+                if want < 0:
+                    j = 0
+                while j > 0 and logk[j] != want * 4:
+                    j -= 1
+                k = max(j, 0)
+        elif kind in ("inv_breakpoint", "inv_continue"):
+            k = prev_line(pos, lines)
+        else:
+            return {"t": "error", "msg": "unknown inverse action %r" % kind}
+        if bps:
+            k = max(k, prev_line(pos, bps))
+        return {"t": "back", "i": k, "h": digest(k + 1)}
+
+    def serve(fs, curloc):
+        """Answers requests at a stop until one resumes the program."""
+        locs = {} if curloc is None else {0: curloc}
+        while True:
+            c = cmdq.get()
+            if c is None:
+                _os_exit(0)  # the debugger is gone: nothing the program catches
+            cmd = c.get("cmd") if type(c) is dict else None
+            if cmd == "run":
+                if st.done:
+                    send({"t": "error", "msg": "the program has finished"})
+                    continue
+                run_no[0] += 1
+                set_stop(c.get("stop") or {})
+                return
+            if cmd == "eval":
+                send(evaluate(c, fs, locs))
+            elif cmd == "frames":
+                send({"t": "frames", "frames": frames_reply(fs, locs)})
+            elif cmd == "back":
+                send(back(c))
+            elif cmd == "quit":
+                _os_exit(0)
+            else:
+                send({"t": "error", "msg": "unknown request %r" % (cmd,)})
+
+    def stop(frame, info, kind, value, i, why):
+        code = frame.f_code
+        loc = frame.f_locals
+        ev = {"t": "stop", "i": i, "e": kind, "l": frame.f_lineno or code.co_firstlineno, "d": info[1],
+              "f": info[0], "n": code.co_name, "c": info[4], "a": flat_locals(frame, info), "why": why}
+        if value is not None:
+            ev["r"] = value
+        if want_digest[0]:
+            ev["h"] = digest(i + 1)
+        ev.update(output())
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        ev["cpu"] = ru.ru_utime + ru.ru_stime
+        send(ev)
+        serve(program_frames(frame), loc)
+
+    def event(frame, info, kind, arg):
+        i = count[0]
+        count[0] = i + 1
+        d = info[1]
+        line = frame.f_lineno or frame.f_code.co_firstlineno
+        if i < LOG_CAP:
+            kappend(d * 4 + kind - 1)
+            lappend(line)
+        maybe_stop(frame, info, kind, arg, i, d, line)
+
+    def maybe_stop(frame, info, kind, arg, i, d, line):
+        why = None
+        if intr[0] is not None:
+            why, intr[0] = intr[0], None
+            if why == run_no[0]:
+                why = "interrupt"
+            elif why != "cpu":
+                why = None  # sent during an earlier resume
+        if why is None:
+            if not check[0](i, kind, d, line):
+                return
+            why = "stop"
+        value = None
+        if kind == EV_RETURN:
+            value = vrepr(arg)
+        elif kind == EV_EXCEPTION:
+            value = vrepr(arg[1])
+        stop(frame, info, kind, value, i, why)
+
+    def killer(frame, ev, arg):
+        _setprofile(None)
+        if frame is st.kill_frame and ev == "call":
+            st.kill_frame = None
+            st.killed = frame
+            raise RecursionError("maximum recursion depth exceeded")
+        return None
+
+    def localfn(frame, ev, arg):
+        if st.done:
+            return None
+        info = frames.get(frame)
+        if info is None:
+            return None
+        if ev == "line":
+            # event(), inlined for the commonest event: what a long run
+            # and a replay spend their time on.
+            i = count[0]
+            count[0] = i + 1
+            d = info[1]
+            line = frame.f_lineno
+            if i < LOG_CAP:
+                kappend(d * 4 + 1)
+                lappend(line)
+            if intr[0] is not None or check[0](i, EV_LINE, d, line):
+                maybe_stop(frame, info, EV_LINE, arg, i, d, line)
+        elif ev == "return":
+            event(frame, info, EV_RETURN, arg)
+            if not frame.f_code.co_flags & GENERATOR_FLAGS:
+                del frames[frame]
+                if info[1] == 0:
+                    st.done = True
+        elif ev == "exception":
+            event(frame, info, EV_EXCEPTION, arg)
+        return localfn
+
+    def tracefn(frame, ev, arg):
+        # The same bookkeeping as run_one's tracefn: depths, frame numbers
+        # and the recursion limit as the recorded trace has them.
+        if ev != "call" or st.done or frame.f_code.co_filename != PROGFILE:
+            return None
+        f = frame.f_back
+        steps = 1
+        while f is not None:
+            parent = frames.get(f)
+            if parent is not None:
+                break
+            f = f.f_back
+            steps += 1
+        if f is None:
+            depth, sdepth = 0, top
+            counter = recursion_depth()
+            if counter is not None:
+                st.base = counter - top
+        else:
+            depth, sdepth = parent[1] + 1, parent[2] + steps
+        rdepth = sdepth
+        if sdepth > st.vis_limit >> 3 and st.base is not None:
+            counter = recursion_depth()
+            if counter is not None:
+                rdepth = counter - st.base
+        if rdepth > st.vis_limit:
+            st.kill_frame = frame
+            _setprofile(killer)
+            return None
+        info = frames.get(frame)
+        line = frame.f_lineno or frame.f_code.co_firstlineno
+        if info is None:
+            next_id[0] += 1
+            info = frames[frame] = [next_id[0], depth, sdepth, {}, line]
+        else:
+            info[1], info[2], info[4] = depth, sdepth, line
+        event(frame, info, EV_CALL, arg)
+        return localfn
+
+    def finish(status, extra, tb=None):
+        """The program ended: say so, then answer requests (post-mortem:
+        eval in the frames an escaping exception passed through)."""
+        res = {"t": "end", "status": status, "n": count[0]}
+        res.update(extra)
+        res.update(output())
+        fs = []
+        if tb is not None:
+            while tb is not None:
+                f = tb.tb_frame
+                info = frames.get(f)
+                if f.f_code.co_filename == PROGFILE and f is not st.killed:
+                    if info is None:
+                        info = [0, 0, 0, {}, f.f_code.co_firstlineno]
+                    fs.append((f, info))
+                    res.setdefault("tb", []).append({"n": f.f_code.co_name, "l": tb.tb_lineno, "c": info[4], "f": info[0],
+                                                     "a": flat_locals(f, info)})
+                tb = tb.tb_next
+            fs.reverse()  # innermost first, as levels count
+        send(res)
+        serve(fs, None)
+
+    st.armed = True
+    _setitimer(signal.ITIMER_REAL, 1e8, TIMER_INTERVAL)  # only reprs and expressions are timed
+    set_stop(req.get("stop") or {"any": True})
+    try:
+        code = compile_program(req["source"])
+    except SyntaxError as e:
+        return finish("syntax", {"msg": bound(safestr(e.msg)), "line": e.lineno or 0})
+    except ValueError as e:
+        return finish("syntax", {"msg": bound(safestr(e)), "line": 0})
+    except RecursionError:
+        return finish("syntax", {"msg": TOO_DEEP, "line": 0})
+    g = {"__name__": "__main__" if script else CALL_MODULE, "__builtins__": builtins}
+    res = {"status": "", "msg": "", "exc": None, "line": 0}
+    if script:
+        modcode[0] = code
+        fn, args, kwargs = exec, (code, g), {}
+    else:
+        fn, args, kwargs = prepare(req, code, g, res)
+        if fn is None:
+            return finish(res["status"], {"msg": res["msg"], "exc": res.get("exc")})
+    st.real_limit = max(st.vis_limit * 3, st.vis_limit + 500)
+    _setrecursionlimit(st.real_limit)
+    ok = False
+    _settrace(tracefn)
+    try:
+        value = fn(*args, **kwargs)
+        ok = True
+    except BaseException as e:
+        value = e
+    finally:
+        tracer = _gettrace()
+        _settrace(None)
+        _setprofile(None)
+        _setrecursionlimit(st.vis_limit)
+        st.real_limit = st.vis_limit
+    if st.violation is not None:
+        return finish("forbidden", {"msg": st.violation})
+    if tracer is not tracefn:
+        return finish("tracer", {"msg": "tracing was lost (the tracer hit a limit)"})
+    if ok:
+        return finish("returned", {"ret": bound(saferepr(value), 1 << 20, (1 << 20) - 32)})
+    if isinstance(value, MemoryError):
+        return finish("memory", {"msg": "MemoryError"})
+    if count[0] == 0 and not script:
+        # Raised before the entry's first event: binding the arguments to
+        # its parameters failed (f(1, 2) for def f(x)), in Python's own
+        # words, as run_one says it.
+        exc = exc_info(value)
+        return finish("setup", {"msg": "calling %s raised %s: %s" % (req["entry"], type(value).__name__, exc["msg"]), "exc": exc})
+    return finish("raised", {"exc": exc_info(value)}, value.__traceback__)
+
+
 def make_signer(key):
     """Returns sign(data) -> b"HEX-HMAC-SHA256 data\\n" for the Go side to
     check. The key lives only inside OpenSSL's HMAC object, reachable from
@@ -1003,6 +1623,10 @@ def main():
     out.write(sign(json.dumps({"t": "hello", "version": sys.version}).encode("ascii")))
     out.flush()
     _exit = os._exit
+    if mode == "live":
+        neuter()
+        live(inp, out, sign, cpu)
+        return
     neuter()
     pristine = dict(builtins.__dict__)
     home = os.getcwd()

@@ -36,14 +36,24 @@ type Checkpoint struct {
 
 	mu   sync.Mutex
 	used map[string]bool // names returned by Tensor or Require
+
+	gguf      *GGUFFile         // the file of a checkpoint opened from GGUF (files and owner are then empty)
+	ggufNames map[string]string // Hugging Face name -> GGUF name
 }
 
 // Open reads dir/config.json and the tensors in dir/model.safetensors or, if
 // that is absent, in the shards listed by dir/model.safetensors.index.json.
 // Every shard name must be a plain file name inside dir, every tensor the
 // index lists must be in the shard it names, and every tensor of a shard
-// must be listed. Close the checkpoint to unmap the files.
-func Open(dir string) (*Checkpoint, error) { return openSource(dirSource(dir)) }
+// must be listed. A path that is a file rather than a directory is a GGUF
+// file, opened by OpenGGUFCheckpoint. Close the checkpoint to unmap the
+// files.
+func Open(dir string) (*Checkpoint, error) {
+	if st, err := os.Stat(dir); err == nil && st.Mode().IsRegular() {
+		return OpenGGUFCheckpoint(dir)
+	}
+	return openSource(dirSource(dir))
+}
 
 // OpenFS is Open for a checkpoint in a file system (e.g. one embedded in
 // the binary), name saying which in messages: the same files, the same
@@ -257,8 +267,11 @@ func checkShardName(s string) error {
 
 // Names returns every tensor name in sorted order.
 func (ck *Checkpoint) Names() []string {
-	names := make([]string, 0, len(ck.owner))
+	names := make([]string, 0, len(ck.owner)+len(ck.ggufNames))
 	for n := range ck.owner {
+		names = append(names, n)
+	}
+	for n := range ck.ggufNames {
 		names = append(names, n)
 	}
 	slices.Sort(names)
@@ -268,16 +281,21 @@ func (ck *Checkpoint) Names() []string {
 // Has reports whether the checkpoint holds the named tensor.
 func (ck *Checkpoint) Has(name string) bool {
 	_, ok := ck.owner[name]
-	return ok
+	_, inGGUF := ck.ggufNames[name]
+	return ok || inGGUF
 }
 
 // Tensor returns the named tensor; its Data aliases the file mapping.
 func (ck *Checkpoint) Tensor(name string) (*Tensor, error) {
-	f, ok := ck.owner[name]
-	if !ok {
+	var t *Tensor
+	var err error
+	if ck.gguf != nil {
+		t, err = ck.ggufTensor(name)
+	} else if f, ok := ck.owner[name]; !ok {
 		return nil, fmt.Errorf("weights: %s: no tensor %q", ck.Dir, name)
+	} else {
+		t, err = f.Tensor(name)
 	}
-	t, err := f.Tensor(name)
 	if err != nil {
 		return nil, err
 	}
@@ -300,6 +318,11 @@ func (ck *Checkpoint) Unused() []string {
 			out = append(out, n)
 		}
 	}
+	for n := range ck.ggufNames {
+		if !ck.used[n] {
+			out = append(out, n)
+		}
+	}
 	slices.Sort(out)
 	return out
 }
@@ -307,8 +330,7 @@ func (ck *Checkpoint) Unused() []string {
 // Require returns the named tensor after checking that it exists and has
 // exactly the given shape. The error names the file and the tensor.
 func (ck *Checkpoint) Require(name string, shape ...int) (*Tensor, error) {
-	f, ok := ck.owner[name]
-	if !ok {
+	if !ck.Has(name) {
 		return nil, fmt.Errorf("weights: %s: missing tensor %q (want shape %v)", ck.Dir, name, shape)
 	}
 	t, err := ck.Tensor(name)
@@ -316,7 +338,11 @@ func (ck *Checkpoint) Require(name string, shape ...int) (*Tensor, error) {
 		return nil, err
 	}
 	if !slices.Equal(t.Shape, shape) {
-		return nil, fmt.Errorf("weights: %s: tensor %q has shape %v, want %v", f.Path(), name, t.Shape, shape)
+		path := ck.Dir
+		if f, ok := ck.owner[name]; ok {
+			path = f.Path()
+		}
+		return nil, fmt.Errorf("weights: %s: tensor %q has shape %v, want %v", path, name, t.Shape, shape)
 	}
 	return t, nil
 }
@@ -327,6 +353,9 @@ func (ck *Checkpoint) Close() error {
 	var errs []error
 	for _, f := range ck.files {
 		errs = append(errs, f.Close())
+	}
+	if ck.gguf != nil {
+		errs = append(errs, ck.gguf.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -26,6 +26,8 @@ func FuzzParseSafetensors(f *testing.F) {
 	f.Add(rawFile(`{"__metadata__":{"a":"b"},"x":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}`, 0))
 	f.Add(rawFile(`{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},"b":{"dtype":"I32","shape":[1],"data_offsets":[8,12]}}`, 12))
 	f.Add(rawFile(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1))
+	f.Add(rawFile(`{"__metadata__":{"ggml_type.a":"Q8_0"},"a":{"dtype":"U8","shape":[2,34],"data_offsets":[0,68]}}`, 68))
+	f.Add(rawFile(`{"__metadata__":{"ggml_type.a":"Q6_K"},"a":{"dtype":"U8","shape":[1,210],"data_offsets":[0,210]}}`, 210))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := ParseSafetensors("fuzz", data)
@@ -36,12 +38,14 @@ func FuzzParseSafetensors(f *testing.F) {
 		for _, name := range file.Names() {
 			tt, err := file.Tensor(name)
 			require.NoError(t, err)
-			if tt.DType.IsFloat() {
+			if tt.DType.IsFloat() || tt.DType.Quantized() {
 				vals, err := tt.F32()
 				require.NoError(t, err)
 				require.Len(t, vals, tt.NumElements())
-				_, err = tt.BF16()
-				require.NoError(t, err)
+				if !tt.DType.Quantized() {
+					_, err = tt.BF16()
+					require.NoError(t, err)
+				}
 			} else {
 				ints, err := tt.Int64s()
 				require.NoError(t, err)

@@ -3,6 +3,8 @@ package weights
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +74,7 @@ func TestParseRejectsMalformed(t *testing.T) {
 		{"missing shape", rawFile(`{"a":{"dtype":"F16","data_offsets":[0,2]}}`, 2), "missing shape"},
 		{"missing offsets", rawFile(`{"a":{"dtype":"F16","shape":[1]}}`, 2), "missing data_offsets"},
 		{"unsupported dtype", rawFile(`{"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}`, 8), `unsupported dtype "F64"`},
-		{"unsupported int dtype", rawFile(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, 1), `unsupported dtype "U8"`},
+		{"unsupported int dtype", rawFile(`{"a":{"dtype":"U16","shape":[1],"data_offsets":[0,2]}}`, 2), `unsupported dtype "U16"`},
 		{"unknown dtype", rawFile(`{"a":{"dtype":"Q4_K","shape":[1],"data_offsets":[0,8]}}`, 8), `unknown dtype "Q4_K"`},
 		{"dtype not a string", rawFile(`{"a":{"dtype":4,"shape":[1],"data_offsets":[0,8]}}`, 8), "expected a string"},
 		{"shape mismatch", rawFile(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, 8), "needs 12 bytes"},
@@ -94,6 +96,13 @@ func TestParseRejectsMalformed(t *testing.T) {
 		{"metadata duplicate", rawFile(`{"__metadata__":{"a":"1","a":"2"}}`, 0), `duplicate key "a"`},
 		{"metadata twice", rawFile(`{"__metadata__":{},"__metadata__":{}}`, 0), `duplicate key "__metadata__"`},
 		{"entry not object", rawFile(`{"a":[1]}`, 0), `tensor "a": expected "{"`},
+		{"quantized mark names no tensor", rawFile(`{"__metadata__":{"ggml_type.b":"Q8_0"},"a":{"dtype":"U8","shape":[1,34],"data_offsets":[0,34]}}`, 34), `"ggml_type.b" names no tensor`},
+		{"quantized mark on F32", rawFile(`{"__metadata__":{"ggml_type.a":"Q8_0"},"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, 4), "not U8 rows of whole 34-byte blocks"},
+		{"quantized mark of partial blocks", rawFile(`{"__metadata__":{"ggml_type.a":"Q8_0"},"a":{"dtype":"U8","shape":[2,33],"data_offsets":[0,66]}}`, 66), "not U8 rows of whole 34-byte blocks"},
+		{"quantized mark of no bytes", rawFile(`{"__metadata__":{"ggml_type.a":"Q8_0"},"a":{"dtype":"U8","shape":[2,0],"data_offsets":[0,0]}}`, 0), "not U8 rows of whole 34-byte blocks"},
+		{"quantized mark of a scalar", rawFile(`{"__metadata__":{"ggml_type.a":"Q8_0"},"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]}}`, 1), "not U8 rows of whole 34-byte blocks"},
+		{"quantized mark of an unknown type", rawFile(`{"__metadata__":{"ggml_type.a":"Q3_K"},"a":{"dtype":"U8","shape":[1,34],"data_offsets":[0,34]}}`, 34), `"Q3_K": not a quantized type`},
+		{"quantized mark of a float type", rawFile(`{"__metadata__":{"ggml_type.a":"F32"},"a":{"dtype":"U8","shape":[1,4],"data_offsets":[0,4]}}`, 4), `"F32": not a quantized type`},
 		{"null entry", rawFile(`{"a":null}`, 0), `got null`},
 	}
 	for _, tc := range cases {
@@ -339,5 +348,65 @@ func TestOpenRefusesContradictions(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want, "directory")
 			assert.ErrorContains(t, ferr, tc.want, "file system")
 		})
+	}
+}
+
+// TestQuantizedSafetensors: a block-quantized tensor written to safetensors
+// is, for any reader of the format (here a plain JSON parse of the header,
+// as the format's own definition reads it), U8 rows of llama.cpp's blocks
+// with its type in the metadata; this package reads it back as the
+// quantized tensor, the same bytes. Unquantized U8 stays U8, and metadata
+// that contradicts the tensors is refused before anything is written.
+func TestQuantizedSafetensors(t *testing.T) {
+	q := Tensor{Name: "w", DType: Q4_K, Shape: []int{3, 512}, Data: make([]byte, 3*2*144)}
+	for i := range q.Data {
+		q.Data[i] = byte(i * 7)
+	}
+	raw := Tensor{Name: "u", DType: U8, Shape: []int{5}, Data: []byte{1, 2, 3, 4, 5}}
+	f32 := Tensor{Name: "n", DType: F32, Shape: []int{2}, Data: make([]byte, 8)}
+	var buf bytes.Buffer
+	require.NoError(t, WriteSafetensors(&buf, []Tensor{q, raw, f32}, map[string]string{"format": "pt"}))
+
+	data := buf.Bytes()
+	n := binary.LittleEndian.Uint64(data[:8])
+	var hdr map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(data[8:8+n], &hdr))
+	var md map[string]string
+	require.NoError(t, json.Unmarshal(hdr["__metadata__"], &md))
+	require.Equal(t, map[string]string{"format": "pt", "ggml_type.w": "Q4_K"}, md)
+	var w struct {
+		DType   string `json:"dtype"`
+		Shape   []int  `json:"shape"`
+		Offsets []int  `json:"data_offsets"`
+	}
+	require.NoError(t, json.Unmarshal(hdr["w"], &w))
+	require.Equal(t, "U8", w.DType)
+	require.Equal(t, []int{3, 288}, w.Shape) // two 144-byte Q4_K blocks a row
+	require.Equal(t, q.Data, data[8+int(n)+w.Offsets[0]:8+int(n)+w.Offsets[1]])
+
+	f, err := ParseSafetensors("q.safetensors", data)
+	require.NoError(t, err)
+	got, err := f.Tensor("w")
+	require.NoError(t, err)
+	require.Equal(t, Q4_K, got.DType)
+	require.Equal(t, []int{3, 512}, got.Shape)
+	require.Equal(t, q.Data, got.Data)
+	u, err := f.Tensor("u")
+	require.NoError(t, err)
+	require.Equal(t, U8, u.DType)
+	require.Equal(t, raw.Data, u.Data)
+
+	// Written back as read (the mark is already there): the same file.
+	var again bytes.Buffer
+	require.NoError(t, WriteSafetensors(&again, []Tensor{*got, *u, f32}, f.Metadata()))
+	require.Equal(t, data, again.Bytes())
+
+	for name, md := range map[string]map[string]string{
+		"another type":           {"ggml_type.w": "Q8_0"},
+		"a tensor not quantized": {"ggml_type.n": "Q8_0"},
+		"no tensor":              {"ggml_type.x": "Q4_K"},
+	} {
+		err := WriteSafetensors(io.Discard, []Tensor{q, f32}, md)
+		require.Error(t, err, name)
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // MaxHeaderSize bounds the JSON header of a safetensors file (the same limit
@@ -66,7 +68,57 @@ func parseSafetensors(data []byte) (*header, error) {
 	if err := h.checkLayout(len(data) - h.dataOff); err != nil {
 		return nil, err
 	}
+	if err := h.markQuantized(); err != nil {
+		return nil, fmt.Errorf("header: %w", err)
+	}
 	return h, nil
+}
+
+// QuantizedKeyPrefix marks, in a safetensors file's __metadata__, a tensor
+// of llama.cpp's block-quantized rows, which safetensors has no dtype for:
+// "ggml_type.NAME": "Q4_K" says that tensor NAME, stored as U8 of shape
+// [..., row bytes], is Q4_K of shape [..., row bytes / block bytes × block
+// length] (the bytes are llama.cpp's blocks, as in a GGUF file). Any
+// safetensors reader reads such a file (the rows as bytes); this package
+// reads the tensor as its quantized type.
+const QuantizedKeyPrefix = "ggml_type."
+
+// quantizedDType is the block-quantized DType named s ("Q8_0", "Q4_K", ...).
+func quantizedDType(s string) (DType, bool) {
+	for d := Q8_0; d <= Q6_K; d++ {
+		if d.String() == s {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// markQuantized gives the tensors the metadata marks (QuantizedKeyPrefix)
+// their quantized type and logical shape, checking that each is a U8
+// tensor of whole blocks.
+func (h *header) markQuantized() error {
+	for key, val := range h.metadata {
+		name, ok := strings.CutPrefix(key, QuantizedKeyPrefix)
+		if !ok {
+			continue
+		}
+		i := slices.IndexFunc(h.entries, func(e entry) bool { return e.name == name })
+		if i < 0 {
+			return fmt.Errorf("%s %q names no tensor", metadataKey, truncate(key, 64))
+		}
+		e := &h.entries[i]
+		dt, ok := quantizedDType(val)
+		if !ok {
+			return fmt.Errorf("tensor %q: %s %q: not a quantized type (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K)", truncate(name, 64), metadataKey, truncate(val, 16))
+		}
+		k, _ := dt.Kernels()
+		if e.dtype != U8 || len(e.shape) == 0 || e.shape[len(e.shape)-1] == 0 || e.shape[len(e.shape)-1]%k.BlockBytes() != 0 {
+			return fmt.Errorf("tensor %q: marked %s, but it is %s of shape %v, not U8 rows of whole %d-byte blocks", truncate(name, 64), val, e.dtype, e.shape, k.BlockBytes())
+		}
+		e.dtype = dt
+		e.shape[len(e.shape)-1] = e.shape[len(e.shape)-1] / k.BlockBytes() * k.BlockLen()
+	}
+	return nil
 }
 
 // parseJSON decodes the header object token by token so that duplicate keys,

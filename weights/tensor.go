@@ -32,36 +32,48 @@ func (t *Tensor) NumElements() int {
 	return n
 }
 
-// validate checks that Data has exactly the length Shape and DType imply.
+// validate checks that Data has exactly the length Shape and DType imply
+// (for a quantized dtype: a last dimension of whole blocks).
 func (t *Tensor) validate() error {
-	if t.DType.Size() == 0 {
+	if t.DType.Size() == 0 && !t.DType.Quantized() {
 		return fmt.Errorf("tensor %q: invalid dtype %v", t.Name, t.DType)
 	}
 	if len(t.Shape) > maxDims {
 		return fmt.Errorf("tensor %q: %d dimensions, at most %d supported", t.Name, len(t.Shape), maxDims)
 	}
 	n, ok := numElements(t.Shape)
-	if !ok || n > math.MaxInt/t.DType.Size() {
+	if !ok {
 		return fmt.Errorf("tensor %q: invalid shape %v", t.Name, t.Shape)
 	}
-	if want := n * t.DType.Size(); len(t.Data) != want {
+	if t.DType.Quantized() {
+		k, _ := t.DType.Kernels()
+		if len(t.Shape) == 0 || t.Shape[len(t.Shape)-1]%k.BlockLen() != 0 {
+			return fmt.Errorf("tensor %q: shape %v of %s: the last dimension is not whole blocks of %d", t.Name, t.Shape, t.DType, k.BlockLen())
+		}
+	}
+	want, ok := t.DType.Bytes(n)
+	if !ok {
+		return fmt.Errorf("tensor %q: invalid shape %v", t.Name, t.Shape)
+	}
+	if len(t.Data) != want {
 		return fmt.Errorf("tensor %q: shape %v of %s needs %d bytes, have %d", t.Name, t.Shape, t.DType, want, len(t.Data))
 	}
 	return nil
 }
 
-// validateFloat is validate plus a check that the dtype is floating point.
+// validateFloat is validate plus a check that the dtype is floating point
+// or quantized.
 func (t *Tensor) validateFloat() error {
 	if err := t.validate(); err != nil {
 		return err
 	}
-	if !t.DType.IsFloat() {
+	if !t.DType.IsFloat() && !t.DType.Quantized() {
 		return fmt.Errorf("tensor %q is %s, not floating point", t.Name, t.DType)
 	}
 	return nil
 }
 
-// Int64s returns the elements of an I32 or I64 tensor as int64 (a new
+// Int64s returns the elements of an I32, I64 or U8 tensor as int64 (a new
 // slice); floating-point tensors are an error.
 func (t *Tensor) Int64s() ([]int64, error) {
 	if err := t.validate(); err != nil {
@@ -77,6 +89,10 @@ func (t *Tensor) Int64s() ([]int64, error) {
 		for i := range out {
 			out[i] = int64(int32(binary.LittleEndian.Uint32(t.Data[4*i:])))
 		}
+	case U8:
+		for i := range out {
+			out[i] = int64(t.Data[i])
+		}
 	default:
 		return nil, fmt.Errorf("tensor %q is %s, not an integer type", t.Name, t.DType)
 	}
@@ -86,12 +102,21 @@ func (t *Tensor) Int64s() ([]int64, error) {
 // F32 returns the elements as float32. For an F32 tensor whose data is
 // 4-byte aligned the result aliases Data (zero-copy, read-only when Data is
 // mapped from a file); otherwise the values are converted into a new slice.
-// BF16 and F16 are widened exactly; integer tensors are an error.
+// BF16 and F16 are widened exactly, quantized tensors dequantized; integer
+// tensors are an error.
 func (t *Tensor) F32() ([]float32, error) {
 	if err := t.validateFloat(); err != nil {
 		return nil, err
 	}
 	n := t.NumElements()
+	if t.DType.Quantized() {
+		k, _ := t.DType.Kernels()
+		out := make([]float32, n)
+		if err := kernels.DequantizeRow(k, out, t.Data); err != nil {
+			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
+		}
+		return out, nil
+	}
 	if t.DType == F32 && n > 0 && hostLittleEndian() && uintptr(unsafe.Pointer(&t.Data[0]))%4 == 0 {
 		return unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[0])), n), nil
 	}
@@ -205,7 +230,7 @@ func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
 		if err := t.validate(); err != nil {
 			return err
 		}
-		if size, _ := finiteBits(t.DType); size > 0 {
+		if size, _ := finiteBits(t.DType); size > 0 || t.DType.Quantized() {
 			for from := 0; from < len(t.Data); from += finiteChunk {
 				chunks = append(chunks, chunk{k, from, min(from+finiteChunk, len(t.Data))})
 			}
@@ -224,6 +249,16 @@ func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
 				return
 			}
 			size, exp := finiteBits(ts[c.t].DType)
+			if ts[c.t].DType.Quantized() {
+				if at := firstNonFiniteScale(ts[c.t].DType, ts[c.t].Data, c.from, c.to); at >= 0 {
+					mu.Lock()
+					if first[c.t] < 0 || at < first[c.t] {
+						first[c.t] = at
+					}
+					mu.Unlock()
+				}
+				continue
+			}
 			if i := firstNonFinite(ts[c.t].Data[c.from:c.to], size, exp); i >= 0 {
 				mu.Lock()
 				if at := c.from + i*size; first[c.t] < 0 || at < first[c.t] {
@@ -242,6 +277,12 @@ func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
 			continue
 		}
 		t := ts[k]
+		if t.DType.Quantized() {
+			kd, _ := t.DType.Kernels()
+			errs = append(errs, fmt.Errorf("tensor %q holds a non-finite weight: block %d of %v (%s) has a NaN or infinite scale",
+				t.Name, at/kd.BlockBytes(), t.Shape, t.DType))
+			continue
+		}
 		var v float32
 		switch t.DType {
 		case F32:
@@ -255,6 +296,32 @@ func CheckFinite(ctx context.Context, threads int, ts ...*Tensor) error {
 			t.Name, at/t.DType.Size(), t.Shape, v))
 	}
 	return errors.Join(errs...)
+}
+
+// firstNonFiniteScale returns the byte offset of the first block of a
+// quantized tensor's data whose first block starts in [from, to) and whose
+// F16 scale (or Q4_K's scale or min) is NaN or infinite, or -1. (A block's
+// values are finite exactly when its scales are.)
+func firstNonFiniteScale(dt DType, data []byte, from, to int) int {
+	k, _ := dt.Kernels()
+	bb := k.BlockBytes()
+	var offs []int // the scales' offsets in a block
+	switch dt {
+	case Q4_K:
+		offs = []int{0, 2}
+	case Q6_K:
+		offs = []int{208}
+	default:
+		offs = []int{0}
+	}
+	for b := (from + bb - 1) / bb * bb; b < to && b+bb <= len(data); b += bb {
+		for _, o := range offs {
+			if binary.LittleEndian.Uint16(data[b+o:])&0x7c00 == 0x7c00 {
+				return b
+			}
+		}
+	}
+	return -1
 }
 
 // finiteBits returns the element size of a float dtype and its exponent

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,8 +56,13 @@ func alignedOrder(tensors []Tensor) []Tensor {
 }
 
 // encodeHeader builds the padded JSON header: __metadata__ first, then the
-// tensors in data order.
+// tensors in data order. A block-quantized tensor is written as U8 rows,
+// marked in the metadata (QuantizedKeyPrefix).
 func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) {
+	metadata, err := markQuantized(tensors, metadata)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	b.WriteByte('{')
 	sep := ""
@@ -87,11 +93,18 @@ func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) 
 		if err != nil {
 			return nil, fmt.Errorf("weights: encode name: %w", err)
 		}
+		dtype, shape := t.DType, t.Shape
+		if dtype.Quantized() { // the rows' bytes (markQuantized)
+			k, _ := dtype.Kernels()
+			shape = slices.Clone(shape)
+			shape[len(shape)-1] = k.RowBytes(shape[len(shape)-1])
+			dtype = U8
+		}
 		b.WriteString(sep)
 		sep = ","
 		b.Write(name)
-		b.WriteString(`:{"dtype":"` + t.DType.String() + `","shape":[`)
-		for j, d := range t.Shape {
+		b.WriteString(`:{"dtype":"` + dtype.String() + `","shape":[`)
+		for j, d := range shape {
 			if j > 0 {
 				b.WriteByte(',')
 			}
@@ -111,6 +124,34 @@ func encodeHeader(tensors []Tensor, metadata map[string]string) ([]byte, error) 
 	return []byte(b.String()), nil
 }
 
+// markQuantized returns metadata with the mark (QuantizedKeyPrefix) of
+// every block-quantized tensor added; a mark already there must be the
+// tensor's own.
+func markQuantized(tensors []Tensor, metadata map[string]string) (map[string]string, error) {
+	out := maps.Clone(metadata)
+	quantized := map[string]bool{}
+	for _, t := range tensors {
+		if !t.DType.Quantized() {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		key := QuantizedKeyPrefix + t.Name
+		if v, ok := out[key]; ok && v != t.DType.String() {
+			return nil, fmt.Errorf("weights: metadata %q is %q, but tensor %q is %s", key, v, t.Name, t.DType)
+		}
+		out[key] = t.DType.String()
+		quantized[key] = true
+	}
+	for key := range out {
+		if strings.HasPrefix(key, QuantizedKeyPrefix) && !quantized[key] {
+			return nil, fmt.Errorf("weights: metadata %q marks a tensor that is not quantized here", key)
+		}
+	}
+	return out, nil
+}
+
 // WriteSafetensorsFile writes tensors to path (see WriteSafetensors),
 // replacing it atomically via a temporary file in the same directory.
 func WriteSafetensorsFile(path string, tensors []Tensor, metadata map[string]string) error {
@@ -119,8 +160,9 @@ func WriteSafetensorsFile(path string, tensors []Tensor, metadata map[string]str
 		return fmt.Errorf("weights: %w", err)
 	}
 	werr := WriteSafetensors(tmp, tensors, metadata)
+	merr := tmp.Chmod(0o644) // as os.WriteFile would make it, not CreateTemp's 0600
 	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
+	if err := errors.Join(werr, merr, cerr); err != nil {
 		_ = os.Remove(tmp.Name())
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ndbg/ndbg/internal/testmodel"
 )
 
 const sumSource = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"
@@ -211,5 +213,50 @@ func TestPredictNoExec(t *testing.T) {
 		code, _, errOut = runCmd(append([]string{"--program", prog, "--call", "f([1])", "--no-exec"}, bad...)...)
 		require.Equal(t, 2, code, "%v: %s", bad, errOut)
 		require.Contains(t, errOut, "--no-exec")
+	}
+}
+
+// TestCWMNeedsACWMCheckpoint: --backend cwm without --model (the embedded
+// default model, trained with the DSL's action tokens) is a usage error
+// that says which model it needs, and so is the help's word for it
+// (issue 29: it ran and ended at the first step); with a model directory
+// trained with action tokens the session does not start, saying why.
+func TestCWMNeedsACWMCheckpoint(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte(sumSource), 0o644))
+	var out, errb bytes.Buffer
+	require.Equal(t, 2, run(context.Background(), []string{"--program", prog, "--call", "f([1])", "--backend", "cwm", "--action", "step_into"}, &out, &errb))
+	require.Contains(t, errb.String(), "--backend cwm needs --model DIR, a CWM checkpoint")
+	require.Empty(t, out.String())
+
+	dsl := t.TempDir()
+	testmodel.WriteDir(t, dsl, 0)
+	out.Reset()
+	errb.Reset()
+	require.Equal(t, 1, run(context.Background(), []string{"--program", prog, "--call", "f([1])", "--backend", "cwm", "--model", dsl, "--action", "step_into"}, &out, &errb))
+	require.Contains(t, errb.String(), "trained with the DSL's action tokens")
+
+	out.Reset()
+	errb.Reset()
+	run(context.Background(), []string{"predict", "-h"}, &out, &errb)
+	require.Contains(t, out.String()+errb.String(), "cwm (only with --model DIR of a CWM checkpoint")
+}
+
+// TestActionsThroughTheEnd: --actions may run to the end, and the action
+// after them step back from it, on the neural backend as on the real one
+// (the neural one from its history: back to the call it started at).
+func TestActionsThroughTheEnd(t *testing.T) {
+	prog := filepath.Join(t.TempDir(), "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte(sumSource), 0o644))
+	for _, backend := range []string{"real", "neural"} {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"--program", prog, "--call", "f([1, 2])", "--backend", backend,
+			"--actions", "continue", "--action", "inv_step_return"}, &out, &errb)
+		require.Equal(t, 0, code, "%s: %s", backend, errb.String())
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
+		require.Equal(t, "call", v["event"], backend)
+		require.Equal(t, map[string]any{"xs": "[1, 2]"}, v["locals"], backend)
+		require.EqualValues(t, 0, v["depth"], backend)
 	}
 }

@@ -6,12 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/bench"
 	"github.com/ndbg/ndbg/internal/cli"
-	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 )
 
@@ -22,7 +23,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	models := fs.String("models", strings.Join(o.Models, ","), "model presets, comma-separated (34m, 134m, 1.8b, tiny)")
-	dtypes := fs.String("dtypes", "f32,bf16", "weight types, comma-separated (f32, bf16)")
+	dtypes := fs.String("dtypes", "f32,bf16", "weight types, comma-separated (f32, bf16, and q8_0, q4_0, q4_k_m: llama.cpp's quantizations, from GGUF files in --gguf)")
+	fs.StringVar(&o.GGUFDir, "gguf", "", "folder of the quantized models' GGUF files, <preset>-<dtype>.gguf, written there (random weights, seed 1) when absent (default: ndbg-bench-gguf in the temporary folder)")
 	threads := fs.String("threads", "1,2", "thread counts, comma-separated")
 	fs.IntVar(&o.Prefill, "prefill", o.Prefill, "prompt tokens per prefill measurement")
 	fs.IntVar(&o.Decode, "decode", o.Decode, "decode steps per measurement")
@@ -56,14 +58,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	o.DTypes = nil
 	for _, d := range strings.Split(*dtypes, ",") {
-		switch strings.ToLower(strings.TrimSpace(d)) {
-		case "f32":
-			o.DTypes = append(o.DTypes, kernels.F32)
-		case "bf16":
-			o.DTypes = append(o.DTypes, kernels.BF16)
-		default:
-			return cli.Usagef("--dtypes: unknown %q (want f32, bf16)", d)
+		d = strings.ToLower(strings.TrimSpace(d))
+		if !slices.Contains(ndbg.QuantizeTypes, d) {
+			return cli.Usagef("--dtypes: unknown %q (have %s)", d, strings.Join(ndbg.QuantizeTypes, ", "))
 		}
+		o.DTypes = append(o.DTypes, d)
 	}
 	o.Threads = nil
 	for _, t := range strings.Split(*threads, ",") {

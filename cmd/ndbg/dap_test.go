@@ -33,7 +33,7 @@ func TestDapStdio(t *testing.T) {
 	init, err := godap.ReadProtocolMessage(r)
 	require.NoError(t, err)
 	require.True(t, init.(*godap.InitializeResponse).Body.SupportsStepBack)
-	require.False(t, init.(*godap.InitializeResponse).Body.SupportsConditionalBreakpoints)
+	require.True(t, init.(*godap.InitializeResponse).Body.SupportsConditionalBreakpoints)
 	disc, err := godap.ReadProtocolMessage(r)
 	require.NoError(t, err)
 	require.IsType(t, &godap.DisconnectResponse{}, disc)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,33 +25,67 @@ const debugHelp = `commands (pdb's, with its abbreviations, plus steps backwards
   s, step            step into              n, next            step over
   r, return          step out (return)      c, cont, continue  run to a breakpoint or the end
   unt, until [LINE]  next, but not back in a loop (or on to a line >= LINE in this frame)
-  to LINE            run to LINE            l, list            the source around here
+  to LINE            run to LINE            l, list [FIRST[, LAST] | .]  the source (again: on)
+  ll, longlist       the current function   a, args            its arguments
   b, break [WHERE[, COND]]  a breakpoint at LINE or FUNCTION's first line, stopping
-                     only where COND (an expression over the locals) is true; no
-                     WHERE: list them      tbreak WHERE[, COND]  one that goes after it stops
+                     only where COND is true; no WHERE: list them
+  tbreak WHERE[, COND]  one that goes after it stops
+  condition N [COND] ignore N [COUNT]       commands [N] ... end   (run when N stops)
   disable N...       enable N...            cl, clear [N... | FILE:LINE]  delete (all: no argument)
-  p EXPR             an expression's repr   pp EXPR            pretty-printed (EXPR over the
-                     selected frame's locals, by python3 on their reprs; no EXPR: every local)
+  p EXPR             an expression's repr   pp EXPR            pretty-printed
+  whatis EXPR        its kind               !STMT, or any line that is no command: run it
   display [EXPR]     show EXPR when it changes at a stop in this frame (none: list them)
   undisplay [EXPR]   stop showing one (or all)
   retval, rv         the value being returned
   w, where, bt       the call stack         u, up [N]  d, down [N]  select a caller / back
-  set NAME=VALUE     edit a local (neural)  back, bs           step back into
+  alias [NAME [CMD]] unalias NAME           restart, run       start the program again
+  set NAME=VALUE     edit a local           back, bs           step back into
   bn                 step back over         br                 back to the call (the inputs)
   bc                 continue backwards     backto LINE        back to the previous stop at LINE
   h, help            this help              q, quit            leave
-on a prediction, p, pp, display and retval answer from the predicted state and say so;
-without --call the whole script runs (real backend); an exception that escapes enters
-post-mortem debugging in the frame that raised it, where c, s and n restart the program`
+on the real backend code runs in the live program's frame, as in pdb (attributes, methods,
+globals); on a prediction p, pp, display and conditions evaluate over the predicted
+locals' reprs and say so, and statements cannot run; Ctrl-C stops a running program where
+it is; without --call the whole script runs (real backend); an exception that escapes
+enters post-mortem debugging in the frame that raised it, where c, s and n restart it`
 
 // runDebug is `ndbg debug FILE --call EXPR`: a pdb-like prompt that shows
 // predicted states (or real ones with --backend real); --compare shows the
 // real state beside each prediction and marks every difference.
 func runDebug(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return debugSession(ctx, args, os.Stdin, stdout, stderr)
+	// Ctrl-C stops the running program where it is, as in pdb, instead of
+	// ending ndbg (SIGTERM still does).
+	signal.Reset(os.Interrupt)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	interrupts := make(chan struct{}, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-sigs:
+				select {
+				case interrupts <- struct{}{}:
+				default:
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return debugWith(ctx, args, os.Stdin, stdout, stderr, interrupts)
 }
 
+// debugSession is runDebug with the given input and no interrupts.
 func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return debugWith(ctx, args, stdin, stdout, stderr, nil)
+}
+
+// debugWith runs a session; each value on interrupts stops the action
+// running then (Ctrl-C).
+func debugWith(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, interrupts <-chan struct{}) error {
 	fs := flag.NewFlagSet("debug", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	call := fs.String("call", "", `the call to debug, e.g. 'f(3, [1, 2])' (none: the whole script, run as __main__; real backend)`)
@@ -115,7 +150,8 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if !*raw { // the program's output and its objects' reprs are its own text, not the terminal's commands
 		stdout, stderr = cli.TerminalSafe(stdout), cli.TerminalSafe(stderr)
 	}
-	d := &debugger{lim: bf.Limits, out: stdout, errOut: stderr, file: abs, src: string(src), call: *call, backend: b}
+	d := &debugger{lim: bf.Limits, out: stdout, errOut: stderr, file: abs, src: string(src), call: *call, backend: b,
+		aliases: map[string]string{}, interrupts: interrupts}
 	if *compare && bf.Name != cli.Real {
 		d.realBackend = ndbg.Real(bf.Limits)
 	}
@@ -134,7 +170,19 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	d.show()
 	in := bufio.NewReader(ctxio.Reader(ctx, stdin)) // SIGTERM and SIGINT end the wait at the prompt
 	for {
-		fmt.Fprint(stdout, "(ndbg) ")
+		if len(d.pending) > 0 { // a breakpoint's commands
+			line := d.pending[0]
+			d.pending = d.pending[1:]
+			if quit := d.command(ctx, line); quit {
+				return nil
+			}
+			continue
+		}
+		if d.defining != nil {
+			fmt.Fprint(stdout, "(com) ")
+		} else {
+			fmt.Fprint(stdout, "(ndbg) ")
+		}
 		// A line of any length: a long one is the command's to reject.
 		line, err := in.ReadString('\n')
 		if ctx.Err() != nil {
@@ -147,6 +195,10 @@ func debugSession(ctx context.Context, args []string, stdin io.Reader, stdout, s
 				return nil
 			}
 			return fmt.Errorf("reading a command: %w", err)
+		}
+		if d.defining != nil {
+			d.define(line)
+			continue
 		}
 		if quit := d.command(ctx, strings.TrimSpace(line)); quit {
 			return nil
@@ -170,6 +222,13 @@ type debugger struct {
 	up          int               // the frame u and d selected: 0 is the current one
 	displays    map[int][]*shown  // display expressions by frame id (-1: frames unknown)
 	printed     ndbg.OutputCursor // the program's output shown so far
+	listed      int               // the last line list showed since the stop; 0: none
+	aliases     map[string]string // alias NAME COMMAND
+	hit         *breakpoint       // the breakpoint that made the last stop, for its commands
+	pending     []string          // its commands, still to run
+	defining    *breakpoint       // the breakpoint whose commands are being typed
+	defined     []string          // those typed so far
+	interrupts  <-chan struct{}   // Ctrl-C: stop the running action
 }
 
 // start (re)starts the session, and the real run beside it for --compare,
@@ -230,8 +289,16 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 		line = d.last
 	}
 	d.last = line
+	if strings.HasPrefix(line, "!") {
+		d.exec(ctx, strings.TrimSpace(line[1:]))
+		return false
+	}
+	line = d.expandAlias(line)
 	cmd, arg, _ := strings.Cut(line, " ")
 	arg = strings.TrimSpace(arg)
+	if cmd == "l" || cmd == "list" {
+		d.last = "list" // an empty line lists on, as in pdb
+	}
 	lineArg := func() (int, bool) {
 		n, err := strconv.Atoi(arg)
 		if err != nil {
@@ -318,7 +385,34 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 		}
 		d.show()
 	case "l", "list":
-		d.list()
+		d.list(arg)
+	case "ll", "longlist":
+		d.longlist()
+	case "a", "args":
+		d.args(ctx)
+	case "whatis":
+		d.whatis(ctx, arg)
+	case "condition":
+		d.condition(arg)
+	case "ignore":
+		d.ignoreCmd(arg)
+	case "commands":
+		d.commandsCmd(arg)
+	case "alias":
+		d.alias(arg)
+	case "unalias":
+		d.unalias(arg)
+	case "restart", "run":
+		fmt.Fprintf(d.out, "Restarting %s\n", d.file)
+		if err := d.start(ctx); err != nil {
+			fmt.Fprintf(d.out, "*** restarting: %v\n", err)
+			break
+		}
+		d.show()
+	case "j", "jump":
+		fmt.Fprintln(d.out, "*** jump is not supported: ndbg's real backend runs the program as it is, so that a step back can run it again to any earlier event")
+	case "interact":
+		fmt.Fprintln(d.out, "*** interact is not supported: the program runs in a sandboxed interpreter that ndbg talks to one request at a time; type Python at the prompt instead (any line that is no command runs in the current frame)")
 	case "w", "where", "bt":
 		d.where()
 	case "h", "help", "?":
@@ -326,7 +420,7 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 	case "q", "quit", "exit":
 		return true
 	default:
-		fmt.Fprintf(d.out, "*** unknown command %q (h for help)\n", cmd)
+		d.exec(ctx, line)
 	}
 	return false
 }
@@ -335,18 +429,46 @@ func (d *debugger) command(ctx context.Context, line string) bool {
 // when the session took it, so that both histories stay step for step.
 func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 	n := len(d.s.Trajectory().Steps)
+	d.hit = nil
+	stop := d.interruptible()
 	_, err := d.s.DoIf(ctx, a, func(st ndbg.State) bool { return d.fires(ctx, st) })
+	stop()
 	if d.real != nil && len(d.s.Trajectory().Steps) > n {
 		d.follow(ctx, a)
 	}
 	d.report(ctx, err)
+	d.runCommands()
+}
+
+// interruptible lets Ctrl-C stop the action about to run, until the
+// returned function is called.
+func (d *debugger) interruptible() func() {
+	if d.interrupts == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	s, real := d.s, d.real
+	go func() {
+		for {
+			select {
+			case <-d.interrupts:
+				s.Interrupt()
+				if real != nil {
+					real.Interrupt()
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // report shows where an action (or the error it ended with) left the
 // session: the stop and the displays that changed, or the end, with the
 // exception that escaped.
 func (d *debugger) report(ctx context.Context, err error) {
-	d.up = 0
+	d.up, d.listed = 0, 0
 	switch {
 	case errors.Is(err, ndbg.ErrFinished):
 		d.finished()
@@ -361,7 +483,15 @@ func (d *debugger) report(ctx context.Context, err error) {
 	case err != nil:
 		fmt.Fprintf(d.out, "*** %v\n", err)
 	default:
-		d.show()
+		switch d.s.Interrupted() {
+		case "interrupt":
+			fmt.Fprintln(d.out, "Program interrupted. (Use 'cont' to resume).")
+		case "cpu":
+			fmt.Fprintf(d.out, "*** the program ran %v of CPU time since the last stop (--timeout) and was stopped where it was; c goes on\n", d.lim.WithDefaults().Timeout)
+		}
+		if !silent(d.hit) {
+			d.show()
+		}
 		d.showDisplays(ctx)
 	}
 }
@@ -404,7 +534,7 @@ func (d *debugger) finished() {
 // stops: from there the two runs no longer answer the same history.
 func (d *debugger) follow(ctx context.Context, a ndbg.Action) {
 	n := len(d.real.Trajectory().Steps)
-	_, err := d.real.DoIf(ctx, a, func(st ndbg.State) bool { return d.firing(ctx, st, false) != nil })
+	_, err := d.real.DoIf(ctx, a, func(st ndbg.State) bool { return d.firing(ctx, d.real, st, false) != nil })
 	if len(d.real.Trajectory().Steps) > n {
 		return // it took the action (ErrFinished: it ran past the end)
 	}
@@ -525,33 +655,4 @@ func describe(sess *ndbg.Session, st ndbg.State) string {
 		s += " -> " + st.Value
 	}
 	return s
-}
-
-// list shows the source around the current line, with the current line
-// (->) and breakpoints (B) marked.
-func (d *debugger) list() {
-	p := d.s.Program()
-	cur := 0
-	if st, ok := d.s.State(); ok {
-		cur = st.Line
-	}
-	bps := map[int]bool{}
-	for _, b := range d.s.Breakpoints() {
-		bps[b] = true
-	}
-	from, to := max(1, cur-5), min(len(p.Lines), max(cur, 1)+5)
-	if cur == 0 {
-		from, to = 1, len(p.Lines)
-	}
-	for n := from; n <= to; n++ {
-		mark := "  "
-		if n == cur {
-			mark = "->"
-		}
-		b := " "
-		if bps[n] {
-			b = "B"
-		}
-		fmt.Fprintf(d.out, "%3d %s%s %s\n", n, b, mark, d.s.UserLine(n))
-	}
 }

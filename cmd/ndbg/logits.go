@@ -25,7 +25,7 @@ import (
 func runLogits(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("logits", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("model", "", "checkpoint directory (config.json + safetensors)")
+	dir := fs.String("model", "", "checkpoint directory (config.json + safetensors) or GGUF file")
 	list := fs.String("tokens", "", "token ids, comma-separated")
 	var comp cli.Compute
 	comp.Register(fs)

@@ -24,6 +24,7 @@ func commands() []command {
 		// internal/predict, is shared with ndbg-infer).
 		{"logits", "print a model's logits at every position of a token sequence (JSON)", runLogits},
 		{"bench", "measure prefill/decode throughput against bandwidth and FMA peak", runBench},
+		{"quantize", "write a model as a GGUF file for llama.cpp, quantized as llama-quantize does (Q8_0, Q4_K_M, ...)", runQuantize},
 		{"predict", "predict the debugger state after an action (JSON; the job of ndbg-infer --program)", predict.Run},
 		{"trace", "print the real debugger states of one call (JSON or DSL)", runTrace},
 		{"data", "generate programs, trace them and write DSL trajectory shards", runData},

@@ -104,6 +104,10 @@ func mcpServe(ctx context.Context, args []string, stdin io.ReadCloser, stdout, s
 		}
 		defer m.Close()
 		cfg.Model = m
+		if m.ActionTokens() && !flagSet(fs, "backends") {
+			// The default offers cwm where the model is a CWM checkpoint.
+			cfg.Backends = slices.DeleteFunc(cfg.Backends, func(b string) bool { return b == sessions.CWM })
+		}
 	}
 	mgr, err := sessions.New(cfg)
 	if err != nil {
@@ -131,6 +135,13 @@ func mcpServe(ctx context.Context, args []string, stdin io.ReadCloser, stdout, s
 	}
 	fmt.Fprintln(stdout, "ndbg mcp: shut down")
 	return nil
+}
+
+// flagSet reports whether the command line set the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // nopWriteCloser is stdout for the stdio transport, which closes its

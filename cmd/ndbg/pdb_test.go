@@ -131,6 +131,74 @@ if __name__ == "__main__":
 `, "", []string{"b g", "c", "p n", "n", "n", "n", "w", "c", "unt", "p a", "n", "n", "n", "n", "r", "n", "p r", "n", "n"}},
 }
 
+// pdbLiveProgram has a class, a closure, a generator, globals and a loop of
+// 10^6 iterations.
+const pdbLiveProgram = `RATE = 2
+
+class Acct:
+    def __init__(self, owner):
+        self.owner = owner
+        self.balance = 0
+
+    def deposit(self, n):
+        self.balance += n * RATE
+        return self.balance
+
+def make_counter():
+    count = 0
+    def inc(k):
+        nonlocal count
+        count += k
+        return count
+    return inc
+
+def gen(n):
+    for i in range(n):
+        yield i * i
+
+def f(n):
+    a = Acct("ann")
+    inc = make_counter()
+    total = 0
+    for v in gen(n):
+        total += a.deposit(v)
+        inc(v)
+    big = 0
+    for i in range(1000000):
+        big += i
+    return total + inc(0) + big
+`
+
+func init() {
+	pdbCases = append(pdbCases,
+		pdbCase{"objects, globals, closures, a generator, a long loop: p, whatis, a, ll, l, condition, ignore, alias, statements", pdbLiveProgram, "f(4)", []string{
+			"b 9", "c", "p self.balance", "p self.owner.upper(), RATE", "pp vars(self)", "whatis self.deposit", "whatis n", "whatis make_counter", "a",
+			"ll", "l 1, 3", "l", "", "l 40", "l .", "u", "p a.balance + RATE", "p [x for x in gen(3)]", "total", "!total = 1000", "p total", "d",
+			"ignore 1 1", "b", "c", "p n", "condition 1 n > 5", "c", "p n, self.balance", "condition 1", "b", "cl 1",
+			"self.balance", "!self.balance = 7", "p self.balance", "alias pt p self.balance * 2", "pt", "alias", "r",
+			"b 16", "c", "p count, k", "a", "u", "p n, total", "cl 2",
+			"b 34", "c", "p big, i", "n", "retval", "p total + inc(0) + big",
+		}},
+		pdbCase{"a whole script: whatis of its class, ll at module level, a global read in a function, statements", `class Box:
+    def __init__(self, v):
+        self.v = v
+
+def grow(b, k):
+    b.v = b.v * k + LIMIT
+    return b.v
+
+LIMIT = 3
+box = Box(2)
+for k in range(3):
+    grow(box, k)
+print("out:", box.v)
+`, "", []string{
+			"n", "n", "n", "whatis Box", "whatis box", "p box.v", "ll", "b grow", "c", "p LIMIT, b.v", "a", "ll", "whatis b", "!b.v = 100", "p b.v",
+			"r", "retval", "u", "p box.v", "c", "p box.v, k", "cl 1", "c",
+		}},
+	)
+}
+
 // TestDebugLikePdb types the same commands into CPython's pdb and into
 // ndbg debug --backend real and compares, command by command, where each
 // stops and what it prints: p, pp, retval and display values, where's
@@ -211,7 +279,7 @@ func TestDebugLikePdb(t *testing.T) {
 					require.NotEmpty(t, framesOf(p, file), msg...)
 					require.Equal(t, framesOf(p, file), framesOf(n, file), msg...)
 				default: // p, pp, retval, display, break and its kin: the same text
-					require.Equal(t, p, n, msg...)
+					require.Equal(t, sameObjects(p), sameObjects(n), msg...)
 				}
 			}
 			// Every traceback's frames in the program, and its stderr.
@@ -220,6 +288,14 @@ func TestDebugLikePdb(t *testing.T) {
 			require.Equal(t, linesWith(perr.String(), "err:"), linesWith(nerr.String(), "err:"))
 		})
 	}
+}
+
+// sameObjects masks what differs between any two runs in an object's
+// default repr, its address, and names the module of a call as ndbg
+// imports it (the pdb driver imports it as prog).
+func sameObjects(ans string) string {
+	ans = regexp.MustCompile(` at 0x[0-9a-f]+`).ReplaceAllString(ans, " at 0x...")
+	return strings.ReplaceAll(ans, "<prog.", "<program.")
 }
 
 // pdbStop is the line of the stop pdb printed in its answer ("> FILE(LINE)"),

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/pyeval"
 )
 
 // breakpoint is one of pdb's numbered breakpoints. The session holds the
@@ -22,6 +21,8 @@ type breakpoint struct {
 	temp      bool
 	enabled   bool
 	hits      int
+	ignore    int      // stops to pass over (pdb's ignore)
+	commands  []string // run when it stops (pdb's commands)
 }
 
 // loc is how pdb names a breakpoint's place: FILE:LINE.
@@ -58,7 +59,8 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 	line, err := strconv.Atoi(where)
 	at := line
 	if err != nil {
-		if at, line = d.funcBodyLine(where); line == 0 {
+		var ok bool
+		if at, line, ok = d.s.FunctionLine(where); !ok {
 			fmt.Fprintf(d.out, "*** The specified object %q is not a function of the program (break takes LINE, FUNCTION, then optionally , CONDITION)\n", where)
 			return
 		}
@@ -71,44 +73,6 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, cond: cond, temp: temp, enabled: true})
 	d.syncBreakpoints()
 	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(at))
-}
-
-// funcBodyLine returns the def line of the top-level function named name,
-// which pdb's break FUNCTION names, and where it stops: the first line of
-// the body (pdb stops at the first line event of each call); 0, 0 if there
-// is no such function.
-func (d *debugger) funcBodyLine(name string) (int, int) {
-	p := d.s.Program()
-	def := 0
-	for n := 1; n <= len(p.Lines) && def == 0; n++ {
-		if l := d.s.UserLine(n); !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") && defNameIs(l, name) {
-			def = n
-		}
-	}
-	if def == 0 {
-		return 0, 0
-	}
-	header := true // the signature may span lines: the body starts after its ':'
-	for n := def; n <= len(p.Lines); n++ {
-		text := strings.TrimSpace(d.s.UserLine(n))
-		if header {
-			header = !strings.HasSuffix(text, ":")
-			continue
-		}
-		if p.FuncOf(n) != def {
-			return 0, 0
-		}
-		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {
-			return def, n
-		}
-	}
-	return 0, 0
-}
-
-// defNameIs reports whether line is the def of a function called name.
-func defNameIs(line, name string) bool {
-	n, ok := dsl.DefName(line)
-	return ok && n == name
 }
 
 // listBreakpoints prints the table pdb's break prints.
@@ -128,6 +92,9 @@ func (d *debugger) listBreakpoints() {
 		fmt.Fprintf(d.out, "%-3d breakpoint   %s %s   at %s\n", b.num, disp, enb, d.loc(b.at))
 		if b.cond != "" {
 			fmt.Fprintf(d.out, "\tstop only if %s\n", b.cond)
+		}
+		if b.ignore > 0 {
+			fmt.Fprintf(d.out, "\tignore next %d hits\n", b.ignore)
 		}
 		if b.hits > 0 {
 			s := "s"
@@ -207,19 +174,24 @@ func (d *debugger) deleteBP(b *breakpoint) {
 
 // fires is bdb's effective(): whether a breakpoint at st's line stops there.
 // Each enabled breakpoint there counts a hit; the first with no condition,
-// or whose condition is true on st's locals (or cannot be evaluated, as in
-// pdb), stops, and a temporary one is deleted.
+// or whose condition is true in the frame (or cannot be evaluated, as in
+// pdb), stops unless it is to be ignored this time, and a temporary one is
+// deleted.
 func (d *debugger) fires(ctx context.Context, st ndbg.State) bool {
-	b := d.firing(ctx, st, true)
-	if b != nil && b.temp {
-		d.deleteBP(b)
+	b := d.firing(ctx, d.s, st, true)
+	if b != nil {
+		d.hit = b
+		if b.temp {
+			d.deleteBP(b)
+		}
 	}
 	return b != nil
 }
 
-// firing returns the breakpoint that stops at st, nil if none; count says
-// whether to count the hits (not for the real run --compare follows).
-func (d *debugger) firing(ctx context.Context, st ndbg.State, count bool) *breakpoint {
+// firing returns the breakpoint that stops sess at st, nil if none; count
+// says whether to count the hits and ignores (not for the real run
+// --compare follows).
+func (d *debugger) firing(ctx context.Context, sess *ndbg.Session, st ndbg.State, count bool) *breakpoint {
 	if st.Event != dsl.Line {
 		return nil
 	}
@@ -231,12 +203,69 @@ func (d *debugger) firing(ctx context.Context, st ndbg.State, count bool) *break
 			b.hits++
 		}
 		if b.cond != "" {
-			res, err := pyeval.Eval(ctx, d.lim, st.Locals, []string{"bool(" + b.cond + ")"}, false)
-			if err == nil && res[0].Error == "" && res[0].Value == "False" {
+			f := ndbg.Frame{Line: st.Line, Locals: st.Locals, LocalsKnown: true}
+			res, err := d.evalIn(ctx, sess, 0, f, b.cond, ndbg.EvalBool)
+			if err == nil && res.Error == "" && res.Value == "False" {
 				continue
 			}
+		}
+		if b.ignore > 0 {
+			if count {
+				b.ignore--
+			}
+			continue
 		}
 		return b
 	}
 	return nil
+}
+
+// condition is pdb's condition: N COND sets breakpoint N's condition, N
+// alone removes it.
+func (d *debugger) condition(arg string) {
+	num, cond, _ := strings.Cut(arg, " ")
+	bs := d.byNumbers(num)
+	if len(bs) == 0 {
+		if num == "" {
+			fmt.Fprintln(d.out, "*** Usage: condition bpnumber [condition]")
+		}
+		return
+	}
+	bs[0].cond = strings.TrimSpace(cond)
+	if bs[0].cond == "" {
+		fmt.Fprintf(d.out, "Breakpoint %d is now unconditional.\n", bs[0].num)
+		return
+	}
+	fmt.Fprintf(d.out, "New condition set for breakpoint %d.\n", bs[0].num)
+}
+
+// ignoreCmd is pdb's ignore: N COUNT passes over breakpoint N's next COUNT
+// stops.
+func (d *debugger) ignoreCmd(arg string) {
+	num, count, _ := strings.Cut(arg, " ")
+	bs := d.byNumbers(num)
+	if len(bs) == 0 {
+		if num == "" {
+			fmt.Fprintln(d.out, "*** Usage: ignore bpnumber [count]")
+		}
+		return
+	}
+	n := 0
+	if c := strings.TrimSpace(count); c != "" {
+		var err error
+		if n, err = strconv.Atoi(c); err != nil {
+			fmt.Fprintf(d.out, "*** Error in argument: %q\n", c)
+			return
+		}
+	}
+	b := bs[0]
+	b.ignore = max(n, 0)
+	switch {
+	case b.ignore == 0:
+		fmt.Fprintf(d.out, "Will stop next time breakpoint %d is reached.\n", b.num)
+	case b.ignore == 1:
+		fmt.Fprintf(d.out, "Will ignore next 1 crossing of breakpoint %d.\n", b.num)
+	default:
+		fmt.Fprintf(d.out, "Will ignore next %d crossings of breakpoint %d.\n", b.ignore, b.num)
+	}
 }

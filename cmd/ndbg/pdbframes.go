@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -42,15 +44,15 @@ func (d *debugger) selected() (ndbg.Frame, bool) {
 	return fs[len(fs)-1-d.up], true
 }
 
-// evalCmd is p and pp: an expression over the selected frame's locals. With
-// no expression, p lists the locals (pdb's p needs one).
+// evalCmd is p and pp: an expression in the selected frame (evalIn).
+// With no expression, p lists the locals (pdb's p needs one).
 func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
 	f, ok := d.selected()
 	switch {
 	case !ok:
 		fmt.Fprintln(d.out, "*** the program finished")
 		return
-	case !f.LocalsKnown:
+	case !f.LocalsKnown && !d.live():
 		fmt.Fprintln(d.out, "*** this frame's locals are unknown (a prediction shows only the current frame's, and none at a return or exception)")
 		return
 	case expr == "":
@@ -59,19 +61,67 @@ func (d *debugger) evalCmd(ctx context.Context, expr string, pretty bool) {
 		}
 		return
 	}
-	res, err := pyeval.Eval(ctx, d.lim, f.Locals, []string{expr}, pretty)
+	mode := ndbg.EvalRepr
+	if pretty {
+		mode = ndbg.EvalPretty
+	}
+	if v, ok := d.evalPrint(ctx, f, expr, mode); ok {
+		fmt.Fprintln(d.out, v)
+		if d.predicted() {
+			fmt.Fprintln(d.out, "(derived from a prediction: evaluated on the predicted locals)")
+		}
+	}
+}
+
+// evalPrint evaluates code in the selected frame, writes what it printed,
+// and returns its value; an error is written as pdb writes it ("*** ...").
+func (d *debugger) evalPrint(ctx context.Context, f ndbg.Frame, code, mode string) (string, bool) {
+	res, err := d.evalIn(ctx, d.s, d.up, f, code, mode)
 	if err != nil {
 		fmt.Fprintf(d.out, "*** %v\n", err)
-		return
+		return "", false
 	}
-	if res[0].Error != "" {
-		fmt.Fprintf(d.out, "*** %s\n", res[0].Error)
-		return
+	_, _ = io.WriteString(d.out, res.Output)
+	if res.Error != "" {
+		fmt.Fprintf(d.out, "*** %s\n", res.Error)
+		return "", false
 	}
-	fmt.Fprintln(d.out, res[0].Value)
-	if d.predicted() {
-		fmt.Fprintln(d.out, "(derived from a prediction: evaluated on the predicted locals)")
+	return res.Value, res.HasValue
+}
+
+// live says whether the session's states are a live program's (the real
+// backend), in whose frames code runs with pdb's semantics.
+func (d *debugger) live() bool { return !d.predicted() }
+
+// evalIn runs code (mode: ndbg.EvalRepr, ...) in frame level of sess (0:
+// the current frame; f is that frame). On the real backend it runs in the
+// live program's frame, as pdb: its globals and locals, any object, the
+// program's functions (ndbg.Session.Eval). A prediction has no live
+// program: expressions (p, pp, conditions) are evaluated over the frame's
+// locals rebuilt from their reprs (internal/pyeval); statements, whatis and
+// args need the real backend.
+func (d *debugger) evalIn(ctx context.Context, sess *ndbg.Session, level int, f ndbg.Frame, code, mode string) (ndbg.EvalResult, error) {
+	if sess.Backend().Name() == "real" {
+		res, err := sess.Eval(ctx, level, code, mode)
+		if !errors.Is(err, ndbg.ErrUnsupported) { // a recorded run has no live program
+			return res, err
+		}
 	}
+	if !f.LocalsKnown {
+		return ndbg.EvalResult{}, errors.New("this frame's locals are unknown (a prediction shows only the current frame's, and none at a return or exception)")
+	}
+	switch mode {
+	case ndbg.EvalRepr, ndbg.EvalPretty:
+	case ndbg.EvalBool:
+		code = "bool(" + code + ")"
+	default:
+		return ndbg.EvalResult{}, fmt.Errorf("running %q needs the real backend: a prediction has no live program to run it in", code)
+	}
+	res, err := pyeval.Eval(ctx, d.lim, f.Locals, []string{code}, mode == ndbg.EvalPretty)
+	if err != nil {
+		return ndbg.EvalResult{}, err
+	}
+	return ndbg.EvalResult{Value: res[0].Value, Error: res[0].Error, HasValue: res[0].Error == ""}, nil
 }
 
 // retval is pdb's retval: the value of the return the current state is.
@@ -97,17 +147,17 @@ type shown struct{ expr, value string }
 // displayValue is an expression's value for display, or pdb's "** raised
 // ... **" when it cannot be evaluated.
 func (d *debugger) displayValue(ctx context.Context, f ndbg.Frame, expr string) string {
-	if !f.LocalsKnown {
+	if !f.LocalsKnown && !d.live() {
 		return "** unknown: no locals here **"
 	}
-	res, err := pyeval.Eval(ctx, d.lim, f.Locals, []string{expr}, false)
+	res, err := d.evalIn(ctx, d.s, d.up, f, expr, ndbg.EvalRepr)
 	switch {
 	case err != nil:
 		return fmt.Sprintf("** %v **", err)
-	case res[0].Error != "":
-		return "** raised " + res[0].Error + " **"
+	case res.Error != "":
+		return "** raised " + res.Error + " **"
 	}
-	return res[0].Value
+	return res.Value
 }
 
 // display is pdb's display: with an expression, show its value now and at
@@ -169,7 +219,7 @@ func (d *debugger) undisplay(expr string) {
 // unknown.
 func (d *debugger) showDisplays(ctx context.Context) {
 	f, ok := d.selected()
-	if !ok || !f.LocalsKnown { // a predicted return or exception: nothing to compare
+	if !ok || !f.LocalsKnown && !d.live() { // a predicted return or exception: nothing to compare
 		return
 	}
 	for _, e := range d.displays[f.ID] {
@@ -235,7 +285,7 @@ func (d *debugger) move(arg string, by int) {
 	case by < 0 && d.up == 0:
 		fmt.Fprintln(d.out, "*** Newest frame")
 	default:
-		d.up = min(max(up, 0), len(fs)-1)
+		d.up, d.listed = min(max(up, 0), len(fs)-1), 0
 		fmt.Fprintln(d.out, "> "+d.entry(fs[len(fs)-1-d.up], d.up == 0))
 	}
 }

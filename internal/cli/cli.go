@@ -74,7 +74,7 @@ const (
 // backendHelp says what each backend is, for --backend's help.
 var backendHelp = map[string]string{
 	Neural: "neural (the model predicts)",
-	CWM:    "cwm (a CWM checkpoint: actions emulated by forcing event tokens)",
+	CWM:    "cwm (only with --model DIR of a CWM checkpoint, trained on plain traces without the DSL's action tokens, not the embedded default model: actions emulated by forcing event tokens)",
 	Real:   "real (the program runs under sys.settrace)",
 }
 
@@ -116,7 +116,7 @@ func (b *BackendFlags) Register(fs *flag.FlagSet, names ...string) {
 		text = strings.Join(help[:len(help)-1], ", ") + " or " + text
 	}
 	fs.StringVar(&b.Name, "backend", names[0], text)
-	fs.StringVar(&b.Model, "model", "", "model directory (default: the model embedded in the binary)")
+	fs.StringVar(&b.Model, "model", "", "model directory or GGUF file (default: the model embedded in the binary)")
 	b.Compute.Register(fs)
 	RegisterLimits(fs, &b.Limits)
 }
@@ -162,7 +162,7 @@ func (c *Compute) OpenDevice() (model.Device, error) {
 func RegisterLimits(fs *flag.FlagSet, lim *trace.Limits) {
 	fs.BoolVar(&lim.Unsandboxed, "unsandboxed", lim.Unsandboxed,
 		"run programs WITHOUT the operating-system sandbox (docs/security.md), where it cannot start: they can do whatever you can")
-	fs.DurationVar(&lim.Timeout, "timeout", lim.Timeout, "wall-clock limit of a real run (0: package trace's 5s)")
+	fs.DurationVar(&lim.Timeout, "timeout", lim.Timeout, "wall-clock limit of a recorded real run (ndbg trace, eval, --compare of a prediction); CPU time of each action of a live one (the real debugger: past it the program stops where it is) (0: package trace's 5s)")
 	fs.IntVar(&lim.MaxEvents, "max-events", lim.MaxEvents, "cap on the states of a real run (0: package trace's 100000)")
 }
 
@@ -188,6 +188,10 @@ func (b *BackendFlags) Check() error {
 	}
 	if b.NoExec && (b.Name == Real || b.VerifyBelow > 0) {
 		return Usagef("--no-exec runs nothing of the program; --backend real and --verify-below run it")
+	}
+	if b.Name == CWM && b.Model == "" {
+		return Usagef("--backend cwm needs --model DIR, a CWM checkpoint (trained on plain traces, without the DSL's action tokens); " +
+			"the embedded default model is trained with them: use --backend neural")
 	}
 	return nil
 }

@@ -20,8 +20,9 @@ import (
 // is ever handed out.
 const (
 	threadID  = 1
-	refLocals = 1 // the current state's locals (predicted, or real)
-	refReal   = 2 // compare: the real run's state
+	refLocals = 1   // the current state's locals (predicted, or real)
+	refReal   = 2   // compare: the real run's state
+	refFrame  = 100 // refFrame+k: the locals of frame k (a caller), where they are known
 )
 
 // handle answers one request; it reports whether the session is over
@@ -63,13 +64,11 @@ func (s *server) sessionRequest(ctx context.Context, m godap.RequestMessage) {
 	case *godap.SetBreakpointsRequest:
 		s.setBreakpoints(r)
 	case *godap.SetFunctionBreakpointsRequest:
-		// Not advertised; answered so that a client that sends it anyway
-		// sees why nothing stops there.
-		bps := make([]godap.Breakpoint, len(r.Arguments.Breakpoints))
-		for i := range bps {
-			bps[i].Message = "ndbg has no function breakpoints: set one on the function's first line"
-		}
-		s.send(&godap.SetFunctionBreakpointsResponse{Response: response(req), Body: godap.SetFunctionBreakpointsResponseBody{Breakpoints: bps}})
+		s.setFunctionBreakpoints(r)
+	case *godap.PauseRequest:
+		// The interrupt itself was sent when the request was read (Serve),
+		// while the action it stops was running.
+		s.send(&godap.PauseResponse{Response: response(req)})
 	case *godap.SetExceptionBreakpointsRequest:
 		s.send(&godap.SetExceptionBreakpointsResponse{Response: response(req)})
 	case *godap.ConfigurationDoneRequest:
@@ -85,14 +84,26 @@ func (s *server) sessionRequest(ctx context.Context, m godap.RequestMessage) {
 	case *godap.EvaluateRequest:
 		s.evaluate(ctx, r)
 	case *godap.NextRequest:
+		if s.endIfFinished(req, &godap.NextResponse{Response: response(req)}) {
+			return
+		}
 		s.step(ctx, req, ndbg.Action{Kind: dsl.StepOver}, &godap.NextResponse{Response: response(req)})
 	case *godap.StepInRequest:
+		if s.endIfFinished(req, &godap.StepInResponse{Response: response(req)}) {
+			return
+		}
 		s.step(ctx, req, ndbg.Action{Kind: dsl.StepInto}, &godap.StepInResponse{Response: response(req)})
 	case *godap.StepOutRequest:
+		if s.endIfFinished(req, &godap.StepOutResponse{Response: response(req)}) {
+			return
+		}
 		s.step(ctx, req, ndbg.Action{Kind: dsl.StepReturn}, &godap.StepOutResponse{Response: response(req)})
 	case *godap.StepBackRequest:
 		s.step(ctx, req, ndbg.Action{Kind: dsl.InvStepOver}, &godap.StepBackResponse{Response: response(req)})
 	case *godap.ContinueRequest:
+		if s.endIfFinished(req, &godap.ContinueResponse{Response: response(req), Body: godap.ContinueResponseBody{AllThreadsContinued: true}}) {
+			return
+		}
 		s.step(ctx, req, ndbg.Action{Kind: dsl.Continue, Lines: s.sess.s.Breakpoints()},
 			&godap.ContinueResponse{Response: response(req), Body: godap.ContinueResponseBody{AllThreadsContinued: true}})
 	case *godap.ReverseContinueRequest:
@@ -109,11 +120,13 @@ func (s *server) initialize(r *godap.InitializeRequest) {
 	}
 	s.initialized = true
 	s.send(&godap.InitializeResponse{Response: response(&r.Request), Body: godap.Capabilities{
-		SupportsConfigurationDoneRequest: true,
-		SupportsStepBack:                 true, // every backend steps backwards
-		SupportsSetVariable:              true, // the neural backend; the real one answers why not
-		SupportsConditionalBreakpoints:   false,
-		SupportsEvaluateForHovers:        true,
+		SupportsConfigurationDoneRequest:  true,
+		SupportsStepBack:                  true, // every backend steps backwards
+		SupportsSetVariable:               true, // a prediction's, or the live program's (real)
+		SupportsConditionalBreakpoints:    true,
+		SupportsHitConditionalBreakpoints: true,
+		SupportsFunctionBreakpoints:       true,
+		SupportsEvaluateForHovers:         true,
 	}})
 }
 
@@ -132,13 +145,13 @@ func (s *server) launch(ctx context.Context, r *godap.LaunchRequest) {
 		s.fail(r.Seq, r.Command, err.Error())
 		return
 	}
-	s.sess = ss
+	s.setSession(ss)
 	s.send(&godap.LaunchResponse{Response: response(&r.Request)})
-	s.output("console", fmt.Sprintf("ndbg: debugging %s with the %s backend\n", a.Call, a.Backend))
-	if a.Backend == backendReal {
-		// initialize could not know the backend: a real run cannot be edited.
-		s.event("capabilities", &capabilitiesEvent{Body: capabilitiesBody{Capabilities: map[string]bool{"supportsSetVariable": false}}})
+	what := a.Call
+	if what == "" {
+		what = filepath.Base(ss.path) // a whole script
 	}
+	s.output("console", fmt.Sprintf("ndbg: debugging %s with the %s backend\n", what, a.Backend))
 	s.event("initialized", &godap.InitializedEvent{})
 }
 
@@ -159,33 +172,56 @@ func (s *server) setBreakpoints(r *godap.SetBreakpointsRequest) {
 		s.send(&godap.SetBreakpointsResponse{Response: response(&r.Request), Body: godap.SetBreakpointsResponseBody{Breakpoints: bps}})
 		return
 	}
-	// A condition or hit count ndbg cannot honour: the breakpoint is not
-	// set (stopping every time would be wrong), and says why.
-	set := make([]int, 0, len(lines))
-	unset := map[int]string{}
-	for i, l := range lines {
-		if i < len(args.Breakpoints) && (args.Breakpoints[i].Condition != "" || args.Breakpoints[i].HitCondition != "" || args.Breakpoints[i].LogMessage != "") {
-			unset[i] = "ndbg breakpoints have no conditions, hit counts or log messages"
-			continue
-		}
-		set = append(set, l)
-	}
-	errs := s.sess.setBreakpoints(set)
-	j := 0
+	// A log message ndbg cannot honour (a log point would stop every
+	// time), or a hit condition it cannot read: the breakpoint is not set,
+	// and says why.
+	s.sess.lineBPs = nil
 	for i, l := range lines {
 		bps[i] = godap.Breakpoint{Id: i + 1, Line: l, Source: s.source()}
-		if why, ok := unset[i]; ok {
-			bps[i].Message = why
+		var sb godap.SourceBreakpoint
+		if i < len(args.Breakpoints) {
+			sb = args.Breakpoints[i]
+		}
+		hit, err := parseHit(sb.HitCondition)
+		switch {
+		case sb.LogMessage != "":
+			err = errors.New("ndbg has no log points (logMessage)")
+		case err == nil && !s.sess.s.Program().Nameable(l):
+			err = fmt.Errorf("ndbg: line %d is not a code line of the program", l)
+		}
+		if err != nil {
+			bps[i].Message = err.Error()
 			continue
 		}
-		if errs[j] != nil {
-			bps[i].Message = errs[j].Error()
-		} else {
-			bps[i].Verified = true
-		}
-		j++
+		s.sess.lineBPs = append(s.sess.lineBPs, &bp{line: l, cond: sb.Condition, hitCond: hit})
+		bps[i].Verified = true
 	}
+	s.sess.syncBreakpoints()
 	s.send(&godap.SetBreakpointsResponse{Response: response(&r.Request), Body: godap.SetBreakpointsResponseBody{Breakpoints: bps}})
+}
+
+// setFunctionBreakpoints sets a breakpoint on the first body line of each
+// named top-level function (as pdb's break FUNCTION stops at the first line
+// each call runs).
+func (s *server) setFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) {
+	s.sess.funcBPs = nil
+	bps := make([]godap.Breakpoint, len(r.Arguments.Breakpoints))
+	for i, fb := range r.Arguments.Breakpoints {
+		_, body, ok := s.sess.s.FunctionLine(strings.TrimSpace(fb.Name))
+		hit, err := parseHit(fb.HitCondition)
+		switch {
+		case !ok:
+			bps[i].Message = fmt.Sprintf("%q is not a top-level function of %s", fb.Name, filepath.Base(s.sess.path))
+			continue
+		case err != nil:
+			bps[i].Message = err.Error()
+			continue
+		}
+		s.sess.funcBPs = append(s.sess.funcBPs, &bp{line: body, function: fb.Name, cond: fb.Condition, hitCond: hit})
+		bps[i] = godap.Breakpoint{Id: 1000 + i, Verified: true, Line: body, Source: s.source()}
+	}
+	s.sess.syncBreakpoints()
+	s.send(&godap.SetFunctionBreakpointsResponse{Response: response(&r.Request), Body: godap.SetFunctionBreakpointsResponseBody{Breakpoints: bps}})
 }
 
 // isProgram reports whether path names the launched program.
@@ -235,7 +271,10 @@ func (s *server) step(ctx context.Context, req *godap.Request, a ndbg.Action, re
 	s.after(err, note, reason)
 }
 
-// after reports where an action led: terminated at the end, else stopped.
+// after reports where an action led: stopped, or at the end of the
+// program stopped there too (reason "end": the user can still step back,
+// and the next step forward ends the session), unless the launch asked to
+// terminate at the end.
 func (s *server) after(err error, note, reason string) {
 	if note != "" {
 		s.output("console", "ndbg: "+note+"\n")
@@ -252,12 +291,44 @@ func (s *server) after(err error, note, reason string) {
 		if p, _, ok := s.sess.prediction(); ok {
 			end += " (" + p + ")"
 		}
-		s.output("console", end+"\n")
-		s.event("exited", &godap.ExitedEvent{Body: godap.ExitedEventBody{ExitCode: 0}})
-		s.event("terminated", &godap.TerminatedEvent{})
+		if s.sess.args.TerminateAtEnd {
+			s.output("console", end+"\n")
+			s.terminate()
+			return
+		}
+		s.output("console", fmt.Sprintf("%s, exit code %d: step back to look at it again, or continue to end the session\n", end, s.exitCode()))
+		s.stopped("end")
 		return
 	}
 	s.stopped(reason)
+}
+
+// exitCode is the program's: 1 when an exception escaped it (real
+// backend), else 0.
+func (s *server) exitCode() int {
+	if s.sess.s.Escaped() != nil {
+		return 1
+	}
+	return 0
+}
+
+// terminate ends the debugging session: the program's exit code, then
+// terminated.
+func (s *server) terminate() {
+	s.event("exited", &godap.ExitedEvent{Body: godap.ExitedEventBody{ExitCode: s.exitCode()}})
+	s.event("terminated", &godap.TerminatedEvent{})
+}
+
+// endIfFinished answers a step forward at the end of the program (where
+// the session stopped rather than terminated): the user asked to go on, so
+// the session ends.
+func (s *server) endIfFinished(req *godap.Request, resp godap.ResponseMessage) bool {
+	if !s.configured || !s.sess.s.Finished() {
+		return false
+	}
+	s.send(resp)
+	s.terminate()
+	return true
 }
 
 // stopped sends the stopped event for the current state. A breakpoint
@@ -265,14 +336,30 @@ func (s *server) after(err error, note, reason string) {
 // (call, line, return, exception) and, for compare, the real state.
 func (s *server) stopped(reason string) {
 	s.sendOutput()
-	st, _ := s.sess.s.State()
+	st, ok := s.sess.s.State()
+	if !ok { // the end
+		body := godap.StoppedEventBody{Reason: "end", Description: "the program finished: step back, or continue to end the session",
+			Text: "end", ThreadId: threadID, AllThreadsStopped: true}
+		if x := s.sess.s.Escaped(); x != nil {
+			body.Description = fmt.Sprintf("the program finished: %s: %s escaped (post-mortem: its frames); step back, or continue to end the session", x.Type, x.Message)
+		}
+		s.event("stopped", &godap.StoppedEvent{Body: body})
+		return
+	}
 	switch {
 	case st.Event == dsl.Exception:
 		reason = "exception"
+	case s.sess.s.Interrupted() == "interrupt":
+		reason = "pause"
+	case reason == "breakpoint" && s.sess.hit != nil && s.sess.hit.function != "":
+		reason = "function breakpoint"
 	case reason == "breakpoint" && !slices.Contains(s.sess.s.Breakpoints(), st.Line):
 		reason = "step" // a continue that ended elsewhere (the start, or a prediction off the breakpoints)
 	}
 	desc := s.sess.describe(st)
+	if s.sess.s.Interrupted() == "cpu" {
+		desc += " | stopped where it was: the action ran its CPU time (--timeout)"
+	}
 	if p, news, ok := s.sess.prediction(); ok {
 		desc += " | " + p
 		if news {
@@ -287,28 +374,56 @@ func (s *server) stopped(reason string) {
 	s.event("stopped", &godap.StoppedEvent{Body: body})
 }
 
+// frames are the frames the client sees, innermost first: the call stack
+// (the real backend knows each caller's line and locals; a prediction only
+// the current frame's and each caller's def line), or at the end the
+// frames an escaping exception passed through (post-mortem), or none.
+func (s *server) frames() []ndbg.Frame {
+	fs := s.sess.s.Frames()
+	if fs == nil && s.sess.s.Finished() {
+		if x := s.sess.s.Escaped(); x != nil {
+			fs = x.Traceback
+		}
+	}
+	fs = slices.Clone(fs)
+	slices.Reverse(fs)
+	return fs
+}
+
 func (s *server) stackTrace(r *godap.StackTraceRequest) {
 	st, ok := s.sess.s.State()
-	if !ok {
-		s.fail(r.Seq, r.Command, "the program has finished: no stack")
-		return
-	}
-	stack := s.sess.s.Stack()
 	var frames []godap.StackFrame
-	if len(stack) == 0 {
+	fs := s.frames()
+	switch {
+	case !ok && len(fs) == 0:
+		line := 1
+		t := s.sess.s.Trajectory()
+		for i := len(t.Steps) - 1; i >= -1; i-- {
+			if i < 0 {
+				line = t.Start.Line
+				break
+			}
+			if t.Steps[i].State != nil {
+				line = t.Steps[i].State.Line
+				break
+			}
+		}
+		frames = append(frames, godap.StackFrame{Id: 0, Name: "(the program finished)", Source: s.source(), Line: line, Column: 1})
+	case len(fs) == 0:
 		frames = append(frames, godap.StackFrame{Id: 0, Name: "(call stack unknown after a jump)", Source: s.source(), Line: st.Line, Column: 1})
 	}
-	for i := len(stack) - 1; i >= 0; i-- {
-		f := godap.StackFrame{Id: len(stack) - 1 - i, Name: s.sess.funcName(stack[i]), Source: s.source(), Line: st.Line, Column: 1}
-		if i == 0 && s.sess.s.Call() == "" {
-			f.Name = "<module>" // a script's module frame
+	for k, f := range fs {
+		name := f.Func
+		if name == "" {
+			name = s.sess.funcName(f.Def)
 		}
-		if i < len(stack)-1 {
-			// The API knows a caller's def line, not the line it is at.
-			f.Name += " (a caller: shown at its def line)"
-			f.Line, f.PresentationHint = stack[i], "subtle"
+		fr := godap.StackFrame{Id: k, Name: name, Source: s.source(), Line: f.Line, Column: 1}
+		if f.Line == 0 {
+			// A prediction knows a caller's def line, not the line it is at.
+			fr.Name += " (a caller: shown at its def line)"
+			fr.Line, fr.PresentationHint = f.Def, "subtle"
 		}
-		frames = append(frames, f)
+		frames = append(frames, fr)
 	}
 	total := len(frames)
 	start := min(max(r.Arguments.StartFrame, 0), total)
@@ -320,16 +435,15 @@ func (s *server) stackTrace(r *godap.StackTraceRequest) {
 }
 
 func (s *server) scopes(r *godap.ScopesRequest) {
-	if s.sess.s.Finished() {
-		s.fail(r.Seq, r.Command, "the program has finished: no frames")
-		return
-	}
-	if r.Arguments.FrameId < 0 || r.Arguments.FrameId >= max(len(s.sess.s.Stack()), 1) {
-		s.fail(r.Seq, r.Command, fmt.Sprintf("no frame %d", r.Arguments.FrameId))
+	fs := s.frames()
+	id := r.Arguments.FrameId
+	if id < 0 || id >= max(len(fs), 1) {
+		s.fail(r.Seq, r.Command, fmt.Sprintf("no frame %d", id))
 		return
 	}
 	scopes := []godap.Scope{}
-	if r.Arguments.FrameId == 0 { // a caller's locals are not in the state
+	switch {
+	case id == 0 && !s.sess.s.Finished():
 		name := "Locals"
 		if p, ok := s.sess.s.Prediction(); ok {
 			// The scope's header, in view without a hover: how sure the
@@ -347,6 +461,8 @@ func (s *server) scopes(r *godap.ScopesRequest) {
 		if s.sess.real != nil {
 			scopes = append(scopes, godap.Scope{Name: "Real", VariablesReference: refReal})
 		}
+	case id < len(fs) && fs[id].LocalsKnown: // a caller's, or a post-mortem frame's
+		scopes = append(scopes, godap.Scope{Name: "Locals", PresentationHint: "locals", VariablesReference: refFrame + id})
 	}
 	s.send(&godap.ScopesResponse{Response: response(&r.Request), Body: godap.ScopesResponseBody{Scopes: scopes}})
 }
@@ -354,24 +470,29 @@ func (s *server) scopes(r *godap.ScopesRequest) {
 func (s *server) variables(r *godap.VariablesRequest) {
 	var st ndbg.State
 	var ok bool
-	switch r.Arguments.VariablesReference {
-	case refLocals:
+	ref := r.Arguments.VariablesReference
+	switch {
+	case ref == refLocals:
 		st, ok = s.sess.s.State()
-	case refReal:
+	case ref == refReal:
 		if s.sess.real != nil {
 			st, ok = s.sess.real.State()
 		}
+	case ref >= refFrame:
+		if fs := s.frames(); ref-refFrame < len(fs) && fs[ref-refFrame].LocalsKnown {
+			st, ok = ndbg.State{Event: dsl.Line, Locals: fs[ref-refFrame].Locals}, true
+		}
 	}
 	if !ok {
-		s.fail(r.Seq, r.Command, fmt.Sprintf("no variables under reference %d here", r.Arguments.VariablesReference))
+		s.fail(r.Seq, r.Command, fmt.Sprintf("no variables under reference %d here", ref))
 		return
 	}
 	vars := []godap.Variable{}
-	if r.Arguments.VariablesReference == refReal {
+	if ref == refReal {
 		vars = append(vars, godap.Variable{Name: "(stop)", Value: s.sess.describe(st)})
 	}
 	var types []string
-	if r.Arguments.VariablesReference == refLocals {
+	if ref == refLocals {
 		types = s.sess.varTypes(st)
 	}
 	for i, v := range variables(st) {
@@ -408,17 +529,14 @@ func (s *server) evaluate(ctx context.Context, r *godap.EvaluateRequest) {
 	expr := strings.TrimSpace(r.Arguments.Expression)
 	st, ok := s.sess.s.State()
 	switch {
-	case !ok:
+	case !ok && s.sess.s.Escaped() == nil:
 		s.fail(r.Seq, r.Command, "the program has finished: nothing to evaluate")
 		return
 	case expr == "":
 		s.fail(r.Seq, r.Command, "evaluate: no expression")
 		return
-	case r.Arguments.FrameId != 0:
-		s.fail(r.Seq, r.Command, fmt.Sprintf("evaluate in frame %d: ndbg evaluates in the current frame (0) only, whose locals the state has", r.Arguments.FrameId))
-		return
 	}
-	if isName(expr) {
+	if isName(expr) && r.Arguments.FrameId == 0 {
 		for i, v := range variables(st) {
 			if v[0] == expr {
 				s.send(&godap.EvaluateResponse{Response: response(&r.Request), Body: godap.EvaluateResponseBody{Result: v[1], Type: s.sess.varTypes(st)[i]}})
@@ -426,7 +544,7 @@ func (s *server) evaluate(ctx context.Context, r *godap.EvaluateRequest) {
 			}
 		}
 	}
-	v, predicted, err := s.sess.evaluate(ctx, expr)
+	v, predicted, err := s.sess.evaluate(ctx, r.Arguments.FrameId, expr)
 	if err != nil {
 		s.fail(r.Seq, r.Command, err.Error())
 		return
@@ -461,15 +579,4 @@ func isName(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// capabilitiesEvent changes capabilities after initialize. go-dap's
-// Capabilities leaves out false fields, so it cannot turn one off.
-type capabilitiesEvent struct {
-	godap.Event
-	Body capabilitiesBody `json:"body"`
-}
-
-type capabilitiesBody struct {
-	Capabilities map[string]bool `json:"capabilities"`
 }

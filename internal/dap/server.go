@@ -8,7 +8,9 @@
 // One Serve call is one debugging session over one connection: initialize,
 // launch (program, call, backend, model, device), setBreakpoints,
 // configurationDone, then steps forwards and backwards until the program
-// ends (a terminated event) or the client disconnects. A malformed or
+// ends (a stopped event with reason "end", from which it can still step
+// back; the next step forward, or launch's terminateAtEnd, ends the session
+// with exited and terminated) or the client disconnects. A malformed or
 // out-of-order request gets an error response, never a crash.
 package dap
 
@@ -19,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	godap "github.com/google/go-dap"
 
@@ -53,26 +56,31 @@ type Config struct {
 func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	s := &server{cfg: cfg, in: bufio.NewReader(ctxio.Reader(ctx, r)), out: w}
 	defer s.closeSession()
+	// Requests are read ahead of the one being answered, so that a pause
+	// reaches the action it interrupts while that action runs.
+	reqs := make(chan readResult)
+	stop := make(chan struct{})
+	defer close(stop)
+	go s.readAll(reqs, stop)
 	for {
-		if ctx.Err() != nil {
+		var in readResult
+		select {
+		case <-ctx.Done():
 			return context.Cause(ctx)
+		case in = <-reqs:
 		}
-		req, err := s.read()
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		if errors.Is(err, io.EOF) {
+		if errors.Is(in.err, io.EOF) {
 			return nil
 		}
-		if err != nil {
-			return err
+		if in.err != nil {
+			return in.err
 		}
-		if req == nil {
+		if in.req == nil {
 			continue // answered with an error response already
 		}
-		done := s.handle(ctx, req)
-		if s.writeErr != nil {
-			return fmt.Errorf("dap: writing to the client: %w", s.writeErr)
+		done := s.handle(ctx, in.req)
+		if err := s.written(); err != nil {
+			return fmt.Errorf("dap: writing to the client: %w", err)
 		}
 		if done {
 			return nil
@@ -80,13 +88,74 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 	}
 }
 
+// readResult is one request read, or the error that ended reading.
+type readResult struct {
+	req godap.RequestMessage
+	err error
+}
+
+// readAll reads requests into reqs until an error or stop; a pause
+// interrupts the running action at once.
+func (s *server) readAll(reqs chan<- readResult, stop <-chan struct{}) {
+	for {
+		req, err := s.read()
+		if _, ok := req.(*godap.PauseRequest); ok {
+			s.interrupt()
+		}
+		select {
+		case reqs <- readResult{req, err}:
+		case <-stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// setSession makes ss the launched session (nil: none), which a pause
+// interrupts.
+func (s *server) setSession(ss *session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sess = ss
+	s.running = nil
+	if ss != nil {
+		s.running = []*ndbg.Session{ss.s, ss.real}
+	}
+}
+
+// interrupt stops the action running in the launched session, if any
+// (ndbg.Session.Interrupt: the real backend stops at the program's next
+// event).
+func (s *server) interrupt() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.running {
+		if r != nil {
+			r.Interrupt()
+		}
+	}
+}
+
+// written is the first failed write, if any.
+func (s *server) written() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.writeErr
+}
+
 // server is the state of one connection.
 type server struct {
 	cfg      Config
 	in       *bufio.Reader
 	out      io.Writer
-	seq      int   // the last seq sent
-	writeErr error // the first failed write; Serve ends on it
+	wmu      sync.Mutex // the writes (the reader answers malformed requests)
+	seq      int        // the last seq sent
+	writeErr error      // the first failed write; Serve ends on it
+
+	mu      sync.Mutex      // running, which the reader interrupts
+	running []*ndbg.Session // the launched sessions
 
 	initialized bool
 	sess        *session // nil until launch succeeds
@@ -147,6 +216,8 @@ func (s *server) read() (godap.RequestMessage, error) {
 
 // send writes one message, numbering it.
 func (s *server) send(m godap.Message) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if s.writeErr != nil {
 		return
 	}
@@ -196,7 +267,7 @@ func (s *server) logf(format string, args ...any) {
 func (s *server) closeSession() {
 	if s.sess != nil {
 		s.sess.close()
-		s.sess = nil
+		s.setSession(nil)
 	}
 }
 

@@ -29,6 +29,7 @@ type client struct {
 	t    *testing.T
 	w    io.WriteCloser
 	r    *bufio.Reader
+	out  *io.PipeReader // r's source, closed with an error when the server stays silent
 	seq  int
 	done chan error
 }
@@ -37,7 +38,7 @@ func newClient(t *testing.T) *client {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, w: inW, r: bufio.NewReader(outR), done: make(chan error, 1)}
+	c := &client{t: t, w: inW, r: bufio.NewReader(outR), out: outR, done: make(chan error, 1)}
 	go func() {
 		err := Serve(context.Background(), inR, outW, Config{})
 		outW.Close()
@@ -76,9 +77,17 @@ func (c *client) send(command string, args any) int {
 	return c.seq
 }
 
+// silence is how long next waits for a message before the test fails
+// (a server that never answers fails its test, not the package's timeout).
+const silence = 2 * time.Minute
+
 // next reads the next message.
 func (c *client) next() godap.Message {
 	c.t.Helper()
+	timer := time.AfterFunc(silence, func() {
+		c.out.CloseWithError(fmt.Errorf("no message from the server in %v", silence))
+	})
+	defer timer.Stop()
 	m, err := godap.ReadProtocolMessage(c.r)
 	require.NoError(c.t, err)
 	return m
@@ -158,10 +167,6 @@ func (c *client) launch(t *testing.T, text, call, backend string, stopOnEntry bo
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	c.do("initialize", map[string]any{"adapterID": "ndbg"})
 	c.do("launch", map[string]any{"program": path, "call": call, "backend": backend, "stopOnEntry": stopOnEntry})
-	if backend == "real" {
-		caps := c.event("capabilities").(*godap.CapabilitiesEvent)
-		require.False(t, caps.Body.Capabilities.SupportsSetVariable)
-	}
 	c.event("initialized")
 	return path
 }
@@ -176,12 +181,12 @@ func TestRealSession(t *testing.T) {
 	c := newClient(t)
 	path := c.launch(t, meanPy, "f([3, None, 4])", "real", true)
 	bp := c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": path},
-		"breakpoints": []map[string]any{{"line": 4}, {"line": 6}, {"line": 2, "condition": "x > 1"}}}).(*godap.SetBreakpointsResponse)
+		"breakpoints": []map[string]any{{"line": 4}, {"line": 6}, {"line": 2, "condition": "len(xs) > 5"}}}).(*godap.SetBreakpointsResponse)
 	require.Len(t, bp.Body.Breakpoints, 3)
 	require.True(t, bp.Body.Breakpoints[0].Verified)
 	require.False(t, bp.Body.Breakpoints[1].Verified, "line 6 is blank")
 	require.Contains(t, bp.Body.Breakpoints[1].Message, "not a code line")
-	require.False(t, bp.Body.Breakpoints[2].Verified, "a condition cannot be honoured")
+	require.True(t, bp.Body.Breakpoints[2].Verified, "a condition, never true here")
 	c.do("configurationDone", nil)
 
 	want := func(line int, event string, locals map[string]string) {
@@ -198,7 +203,8 @@ func TestRealSession(t *testing.T) {
 	c.do("stepIn", map[string]any{"threadId": 1})
 	want(1, "call", map[string]string{"xs": "[3, 4]"})
 	st := c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
-	require.Equal(t, []string{"mean", "f (a caller: shown at its def line)"}, []string{st.Body.StackFrames[0].Name, st.Body.StackFrames[1].Name})
+	require.Equal(t, []string{"mean", "f"}, []string{st.Body.StackFrames[0].Name, st.Body.StackFrames[1].Name})
+	require.Equal(t, []int{1, 9}, []int{st.Body.StackFrames[0].Line, st.Body.StackFrames[1].Line}, "the caller at its call's line")
 	c.do("continue", map[string]any{"threadId": 1})
 	want(4, "line", map[string]string{"xs": "[3, 4]", "total": "0", "x": "3"})
 	c.do("continue", map[string]any{"threadId": 1})
@@ -220,17 +226,63 @@ func TestRealSession(t *testing.T) {
 	require.Empty(t, ev.Body.Type, "a real value, not derived from a prediction")
 	require.Equal(t, "NameError: name 'nope' is not defined", c.refuse("evaluate", map[string]any{"expression": "nope"}))
 	require.Equal(t, "ZeroDivisionError: float division by zero", c.refuse("evaluate", map[string]any{"expression": "m / 0"}))
-	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": "m", "frameId": 1}), "current frame")
-	require.Contains(t, c.refuse("setVariable", map[string]any{"variablesReference": refLocals, "name": "m", "value": "1"}), "not supported")
+	require.Contains(t, c.refuse("evaluate", map[string]any{"expression": "m", "frameId": 1}), "no frame 1")
+	sv := c.do("setVariable", map[string]any{"variablesReference": refLocals, "name": "m", "value": "1"}).(*godap.SetVariableResponse)
+	require.Equal(t, "1", sv.Body.Value)
+	ev = c.do("evaluate", map[string]any{"expression": "m * 10"}).(*godap.EvaluateResponse)
+	require.Equal(t, "10", ev.Body.Result, "the live program's m changed")
 
 	c.do("continue", map[string]any{"threadId": 1})
-	c.event("terminated")
-	require.Contains(t, c.refuse("next", map[string]any{"threadId": 1}), "finished")
+	end := c.event("stopped").(*godap.StoppedEvent) // at the end: stopped, not terminated, so it can step back
+	require.Equal(t, "end", end.Body.Reason)
 	c.do("stepBack", map[string]any{"threadId": 1}) // the real backend steps back from the end
-	want(10, "return", map[string]string{"data": data, "clean": "[3, 4]", "m": "3.5", "__return__": "3.5"})
+	want(10, "return", map[string]string{"data": data, "clean": "[3, 4]", "m": "1", "__return__": "1"})
+	c.do("continue", map[string]any{"threadId": 1})
+	c.event("stopped")
+	c.do("next", map[string]any{"threadId": 1}) // going on from the end ends the session
+	exited := c.event("exited").(*godap.ExitedEvent)
+	require.Equal(t, 0, exited.Body.ExitCode)
+	c.event("terminated")
 	c.do("disconnect", nil)
 	require.NoError(t, <-c.done)
 	c.done <- nil // for the cleanup
+}
+
+// TestNeuralStepBack: on the neural backend stepBack returns to the stop
+// shown before (the session's history, not a new prediction: a random
+// model sampling hot would predict another), next after it to the stop
+// shown after, and after the program finished stepBack goes back into it
+// as on the real backend.
+func TestNeuralStepBack(t *testing.T) {
+	random := t.TempDir()
+	testmodel.WriteDir(t, random, 0)
+	c := newClient(t)
+	path := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(path, []byte(meanPy), 0o644))
+	c.do("initialize", map[string]any{"adapterID": "ndbg"})
+	c.do("launch", map[string]any{"program": path, "call": "f([3, None, 4])", "model": random, "temperature": 1.5, "stopOnEntry": true})
+	c.event("initialized")
+	c.do("configurationDone", nil)
+	entry := c.waitStop()
+	c.do("next", map[string]any{"threadId": 1})
+	first := c.waitStop()
+	c.do("stepBack", map[string]any{"threadId": 1})
+	require.Equal(t, entry, c.waitStop(), "back to the entry")
+	require.Contains(t, c.refuse("stepBack", map[string]any{"threadId": 1}), "first state")
+	c.do("next", map[string]any{"threadId": 1})
+	require.Equal(t, first, c.waitStop(), "the stop shown before")
+	c.do("stepIn", map[string]any{"threadId": 1})
+	into := c.waitStop()
+	if into.event != "return" {
+		c.do("stepBack", map[string]any{"threadId": 1})
+		require.Equal(t, first, c.waitStop())
+	}
+	c.do("continue", map[string]any{"threadId": 1}) // no breakpoint: to the end
+	end := c.event("stopped").(*godap.StoppedEvent) // stopped there, so it can step back
+	require.Equal(t, "end", end.Body.Reason)
+	c.do("stepBack", map[string]any{"threadId": 1})
+	back := c.waitStop()
+	require.Contains(t, []string{"return", "exception"}, back.event, "the entry's last stop")
 }
 
 // TestEvaluateSandboxed: evaluate runs in the sandbox every program runs
@@ -288,10 +340,11 @@ func TestBadRequests(t *testing.T) {
 	other := c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": "/elsewhere.py"}, "lines": []int{2}}).(*godap.SetBreakpointsResponse)
 	require.False(t, other.Body.Breakpoints[0].Verified)
 	c.do("configurationDone", nil)
-	c.event("terminated") // no breakpoints: it runs to the end
+	c.event("stopped") // no breakpoints: it runs to the end, and stops there
 	require.Contains(t, c.refuse("configurationDone", nil), "already")
-	require.Contains(t, c.refuse("stackTrace", map[string]any{"threadId": 1}), "finished")
-	require.Contains(t, c.refuse("pause", map[string]any{"threadId": 1}), "does not support")
+	st := c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
+	require.Equal(t, "(the program finished)", st.Body.StackFrames[0].Name)
+	c.do("pause", map[string]any{"threadId": 1}) // nothing runs: nothing to stop
 	c.do("reverseContinue", map[string]any{"threadId": 1})
 	c.event("stopped")
 	require.Contains(t, c.refuse("stepBack", map[string]any{"threadId": 1}), "first state")
@@ -367,7 +420,8 @@ func (c *client) untilStopped() (*godap.StoppedEvent, string) {
 func TestConfidence(t *testing.T) {
 	ctx := context.Background()
 	// A random model: from the entry, stepIn predicts an exception whose
-	// value it writes without end (cut: uncertain), next the end.
+	// value it writes without end (cut: uncertain); continue, with no
+	// breakpoint, the end.
 	random := t.TempDir()
 	testmodel.WriteDir(t, random, 0)
 	launch := func(c *client, model string, args map[string]any) {
@@ -410,6 +464,7 @@ func TestConfidence(t *testing.T) {
 
 	st, p := predict(random, dsl.StepInto)
 	require.True(t, st != nil && st.Event == dsl.Exception && p.Uncertain(), "the random model changed: %+v %+v", st, p)
+	raisedAt := st.Line
 	c := newClient(t)
 	launch(c, random, map[string]any{"backend": "neural"})
 	require.Equal(t, "Locals", scope(c))
@@ -427,19 +482,19 @@ func TestConfidence(t *testing.T) {
 	require.Equal(t, st.Value, got[len(got)-1].Value)
 	require.Equal(t, "predicted, uncertain: cut where the model ran past any real value", got[len(got)-1].Type)
 
-	st, p = predict(random, dsl.StepOver)
-	require.Nil(t, st, "the random model changed")
+	st, p = predict(random, dsl.Continue) // no breakpoint: the end
+	require.Nil(t, st)
 	c = newClient(t)
 	launch(c, random, map[string]any{"backend": "neural"})
-	c.do("next", map[string]any{"threadId": 1})
+	c.do("continue", map[string]any{"threadId": 1})
 	var console strings.Builder
 	for {
 		m := c.next()
 		if o, ok := m.(*godap.OutputEvent); ok {
 			console.WriteString(o.Body.Output)
 		}
-		if _, ok := m.(*godap.TerminatedEvent); ok {
-			break
+		if st, ok := m.(*godap.StoppedEvent); ok && st.Body.Reason == "end" {
+			break // the end: stopped there, to step back from
 		}
 	}
 	require.Contains(t, console.String(), fmt.Sprintf("the program finished (predicted, %s sure)", ndbg.Percent(p.State)))
@@ -453,7 +508,7 @@ func TestConfidence(t *testing.T) {
 	launch(v, random, map[string]any{"backend": "neural", "verifyBelow": 1})
 	v.do("stepIn", map[string]any{"threadId": 1})
 	ev, out = v.untilStopped()
-	require.Contains(t, ev.Body.Description, "verified: the model was 0% sure, so this is the real state (it predicted line 4 (exception)")
+	require.Contains(t, ev.Body.Description, fmt.Sprintf("verified: the model was 0%% sure, so this is the real state (it predicted line %d (exception)", raisedAt))
 	require.Contains(t, out, "verified")
 	require.Equal(t, "Locals (real: verified)", scope(v))
 	got = vars(v)
@@ -544,7 +599,7 @@ func TestScript(t *testing.T) {
 		if o, ok := m.(*godap.OutputEvent); ok && o.Body.Category != "console" {
 			outs = append(outs, o.Body.Category+": "+o.Body.Output)
 		}
-		if _, ok := m.(*godap.TerminatedEvent); ok {
+		if st, ok := m.(*godap.StoppedEvent); ok && st.Body.Reason == "end" {
 			break
 		}
 	}
@@ -588,8 +643,87 @@ func TestCutOutputIsMarked(t *testing.T) {
 		if _, ok := m.(*godap.TerminatedEvent); ok {
 			break
 		}
+		if _, ok := m.(*godap.StoppedEvent); ok { // the end, where a step back is still possible
+			break
+		}
 	}
 	kept := 64 << 10
 	require.Equal(t, strings.Repeat(strings.Repeat("x", 99)+"\n", 700)[:kept]+ndbg.OutputCut("stdout", kept), out.String())
 	require.NotContains(t, console.String(), "not shown", "the console said output was not shown (it is)")
+}
+
+// TestBreakpointsPauseAndEnd: on the real backend, conditional,
+// hit-count and function breakpoints stop where pdb's conditional
+// breakpoints and ignore counts would; pause stops an endless loop where
+// it is; an escaping exception stops at the end with its frames
+// (post-mortem, evaluate in them), then exits with code 1; the launch
+// message names a whole script.
+func TestBreakpointsPauseAndEnd(t *testing.T) {
+	c := newClient(t)
+	prog := "def g(n):\n    return 10 // n\n\ndef f(k):\n    acc = 0\n    for i in range(k):\n        acc += g(k - i - 1)\n    return acc\n"
+	path := c.launch(t, prog, "f(4)", "real", false)
+	bp := c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": path},
+		"breakpoints": []map[string]any{{"line": 7, "condition": "i >= 1", "hitCondition": "2"}, {"line": 5, "hitCondition": "x"}}}).(*godap.SetBreakpointsResponse)
+	require.True(t, bp.Body.Breakpoints[0].Verified)
+	require.False(t, bp.Body.Breakpoints[1].Verified, "a hit condition that is no count")
+	fb := c.do("setFunctionBreakpoints", map[string]any{"breakpoints": []map[string]any{{"name": "g", "condition": "n == 1"}, {"name": "nope"}}}).(*godap.SetFunctionBreakpointsResponse)
+	require.True(t, fb.Body.Breakpoints[0].Verified)
+	require.Equal(t, 2, fb.Body.Breakpoints[0].Line, "g's first body line")
+	require.False(t, fb.Body.Breakpoints[1].Verified)
+	c.do("configurationDone", nil)
+	// Line 7's condition holds from i = 1 on, and its second hit that does
+	// is i = 2 (hits count where the condition holds, as pdb's ignore
+	// counts); then g's breakpoint at g(1).
+	ev := c.event("stopped").(*godap.StoppedEvent)
+	require.Equal(t, "breakpoint", ev.Body.Reason)
+	e := c.do("evaluate", map[string]any{"expression": "i"}).(*godap.EvaluateResponse)
+	require.Equal(t, "2", e.Body.Result, "the 2nd hit with i >= 1")
+	c.do("continue", map[string]any{"threadId": 1})
+	ev = c.event("stopped").(*godap.StoppedEvent)
+	require.Equal(t, "function breakpoint", ev.Body.Reason)
+	e = c.do("evaluate", map[string]any{"expression": "n"}).(*godap.EvaluateResponse)
+	require.Equal(t, "1", e.Body.Result)
+	e = c.do("evaluate", map[string]any{"expression": "acc + i", "frameId": 1}).(*godap.EvaluateResponse)
+	require.Equal(t, "10", e.Body.Result, "in the caller's frame: acc = 10 // 3 + 10 // 2, i = 2")
+	sc := c.do("scopes", map[string]any{"frameId": 1}).(*godap.ScopesResponse)
+	require.Len(t, sc.Body.Scopes, 1, "a caller's locals")
+	c.do("continue", map[string]any{"threadId": 1}) // on to g(0): ZeroDivisionError escapes
+	ev = c.event("stopped").(*godap.StoppedEvent)
+	require.Equal(t, "end", ev.Body.Reason)
+	require.Contains(t, ev.Body.Description, "ZeroDivisionError")
+	st := c.do("stackTrace", map[string]any{"threadId": 1}).(*godap.StackTraceResponse)
+	require.Equal(t, []string{"g", "f"}, []string{st.Body.StackFrames[0].Name, st.Body.StackFrames[1].Name}, "post-mortem: the frames it passed")
+	e = c.do("evaluate", map[string]any{"expression": "n, 10", "frameId": 0}).(*godap.EvaluateResponse)
+	require.Equal(t, "(0, 10)", e.Body.Result)
+	c.do("continue", map[string]any{"threadId": 1})
+	require.Equal(t, 1, c.event("exited").(*godap.ExitedEvent).Body.ExitCode, "an exception escaped")
+	c.do("disconnect", nil)
+	require.NoError(t, <-c.done)
+	c.done <- nil
+
+	c = newClient(t)
+	path = filepath.Join(t.TempDir(), "loop.py")
+	require.NoError(t, os.WriteFile(path, []byte("i = 0\nwhile True:\n    i += 1\n"), 0o644))
+	c.do("initialize", map[string]any{"adapterID": "ndbg"})
+	c.do("launch", map[string]any{"program": path, "backend": "real"})
+	out := c.event("output").(*godap.OutputEvent)
+	require.Equal(t, "ndbg: debugging loop.py with the real backend\n", out.Body.Output)
+	c.event("initialized")
+	c.do("configurationDone", nil)
+	_, events := c.response(c.send("pause", map[string]any{"threadId": 1}), true)
+	var paused *godap.StoppedEvent
+	for _, e := range events {
+		if st, ok := e.(*godap.StoppedEvent); ok {
+			paused = st
+		}
+	}
+	if paused == nil {
+		paused = c.event("stopped").(*godap.StoppedEvent)
+	}
+	require.Equal(t, "pause", paused.Body.Reason)
+	e = c.do("evaluate", map[string]any{"expression": "i >= 0"}).(*godap.EvaluateResponse)
+	require.Equal(t, "True", e.Body.Result)
+	c.do("disconnect", nil)
+	require.NoError(t, <-c.done)
+	c.done <- nil
 }

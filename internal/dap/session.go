@@ -57,6 +57,11 @@ type launchArgs struct {
 	// instead (ndbg.Verify, as --verify-below on the commands); 0 checks
 	// none. Neural and compare backends.
 	VerifyBelow float64 `json:"verifyBelow"`
+	// TerminateAtEnd ends the session (exited, terminated) when the program
+	// finishes; by default the session stops there (reason "end", and the
+	// frames an escaping exception passed through), so that the user can
+	// still step back, and the next step forward ends it.
+	TerminateAtEnd bool `json:"terminateAtEnd"`
 	// NoExec runs nothing of the program: the first state is built from its
 	// text (ndbg.NoExec, as --no-exec on the commands), so the call's
 	// arguments must be literals. Neural backend only, without verifyBelow.
@@ -108,6 +113,9 @@ type session struct {
 	args  launchArgs
 	sent  ndbg.OutputCursor // the program's output sent as output events
 	lim   trace.Limits      // the interpreter and sandbox choice of evaluate (Config.Limits)
+
+	lineBPs, funcBPs []*bp // the client's breakpoints (setBreakpoints, setFunctionBreakpoints)
+	hit              *bp   // the breakpoint that made the last stop; nil if none
 }
 
 // newOutput returns what the program wrote since the last call (stdout,
@@ -117,11 +125,27 @@ func (ss *session) newOutput() (string, string) {
 	return strings.ToValidUTF8(string(out), "\uFFFD"), strings.ToValidUTF8(string(errOut), "\uFFFD")
 }
 
-// evaluate evaluates an expression over the current state's variables
-// (its locals, and __return__ or __exception__) as pdb's p does
-// (package pyeval, in the sandbox unless the server was started
-// --unsandboxed); predicted says the value derives from a prediction.
-func (ss *session) evaluate(ctx context.Context, expr string) (value string, predicted bool, err error) {
+// evaluate evaluates an expression in frame level (0: the current one),
+// as pdb's p does: on the real backend in the live program's frame (its
+// globals and locals, any object); on a prediction over the current
+// state's variables (its locals, and __return__ or __exception__) rebuilt
+// from their reprs (package pyeval, in the sandbox unless the server was
+// started --unsandboxed); predicted says the value derives from a
+// prediction.
+func (ss *session) evaluate(ctx context.Context, level int, expr string) (value string, predicted bool, err error) {
+	if ss.s.Backend().Name() == "real" {
+		res, err := ss.s.Eval(ctx, level, expr, ndbg.EvalRepr)
+		switch {
+		case err != nil:
+			return "", false, err
+		case res.Error != "":
+			return "", false, errors.New(res.Error)
+		}
+		return res.Value, false, nil
+	}
+	if level != 0 {
+		return "", false, fmt.Errorf("evaluate in frame %d: a prediction has only the current frame's (0) locals", level)
+	}
 	st, ok := ss.s.State()
 	if !ok {
 		return "", false, errors.New("the program has finished: nothing to evaluate")
@@ -307,34 +331,36 @@ func (ss *session) detach() {
 	}
 }
 
-// setBreakpoints replaces the breakpoints of both sessions; it returns,
-// per line, the error that kept it from being set (nil: set).
-func (ss *session) setBreakpoints(lines []int) []error {
-	ss.s.ClearBreakpoint(0)
-	if ss.real != nil {
-		ss.real.ClearBreakpoint(0)
-	}
-	errs := make([]error, len(lines))
-	for i, l := range lines {
-		errs[i] = ss.s.SetBreakpoint(l)
-		if errs[i] == nil && ss.real != nil {
-			_ = ss.real.SetBreakpoint(l) // the same program: the same lines are code lines
+// syncBreakpoints gives both sessions the lines of every breakpoint.
+func (ss *session) syncBreakpoints() {
+	for _, s := range []*ndbg.Session{ss.s, ss.real} {
+		if s == nil {
+			continue
+		}
+		s.ClearBreakpoint(0)
+		for _, l := range ss.bpLines() {
+			_ = s.SetBreakpoint(l) // checked when it was set
 		}
 	}
-	return errs
 }
 
-// do applies a to the session and, for compare, to the real run when the
-// session took it, so both histories stay step for step. The note says
-// why the real run stopped following, if it did.
+// do applies a to the session (a stop that only breakpoints made is taken
+// where one of them fires: its hit condition and condition hold) and, for
+// compare, to the real run when the session took it, so both histories
+// stay step for step. The note says why the real run stopped following, if
+// it did.
 func (ss *session) do(ctx context.Context, a ndbg.Action) (note string, err error) {
 	n := len(ss.s.Trajectory().Steps)
-	_, err = ss.s.Do(ctx, a)
+	ss.hit = nil
+	_, err = ss.s.DoIf(ctx, a, func(st ndbg.State) bool {
+		ss.hit = ss.fires(ctx, ss.s, st, true)
+		return ss.hit != nil
+	})
 	if ss.real == nil || len(ss.s.Trajectory().Steps) == n {
 		return "", err
 	}
 	m := len(ss.real.Trajectory().Steps)
-	_, rerr := ss.real.Do(ctx, a)
+	_, rerr := ss.real.DoIf(ctx, a, func(st ndbg.State) bool { return ss.fires(ctx, ss.real, st, false) != nil })
 	if len(ss.real.Trajectory().Steps) == m {
 		ss.detach()
 		return fmt.Sprintf("the real run cannot take %s from where it is (%v); the Real scope is gone from here", a.Kind, rerr), err
@@ -342,14 +368,17 @@ func (ss *session) do(ctx context.Context, a ndbg.Action) (note string, err erro
 	return "", err
 }
 
-// set edits a local; for compare, the real run cannot follow an edit.
+// set edits a local (on the real backend, in the live program); for
+// compare, in the real run too.
 func (ss *session) set(ctx context.Context, name, repr string) (note string, err error) {
 	if err := ss.s.Set(ctx, name, repr); err != nil {
 		return "", err
 	}
 	if ss.real != nil {
-		ss.detach()
-		return "the real run cannot follow an edited state; the Real scope is gone from here", nil
+		if err := ss.real.Set(ctx, name, repr); err != nil {
+			ss.detach()
+			return fmt.Sprintf("the real run cannot follow the edit (%v); the Real scope is gone from here", err), nil
+		}
 	}
 	return "", nil
 }

@@ -105,10 +105,11 @@ func nearReprEnd(pos constrain.Position) bool {
 	return pos.InString && pos.Len > dsl.MaxRepr-4
 }
 
-// contextReserve is the room a return value being written keeps in the
-// model's context: enough to end it in any case (an escape under way, 12
-// bytes at most, then the closing quote) and the frame's <|frame_sep|>.
-// With less room left, the value is cut (closed) rather than the action
-// failing with engine.ErrContextFull. A local's value keeps this and the room for
-// the line after the locals (Engine.closeMask).
+// contextReserve is the room, beyond the text that completes its repr
+// (constrain.Matcher.Finish), that a return value being written keeps in
+// the model's context: enough to end it in any case (an escape under way,
+// 12 bytes at most) and the frame's <|frame_sep|>. With less room left,
+// the value is cut (closed) rather than the action failing with
+// engine.ErrContextFull. A local's value keeps this and the room for the
+// line after the locals (Engine.closeMask).
 const contextReserve = 16

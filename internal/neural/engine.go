@@ -80,6 +80,7 @@ func StartAt(ctx context.Context, m *Model, prog *dsl.Program, first dsl.State, 
 		e.calls = []int{first.Line} // the entry's call: the stack is known
 	}
 	e.first = slices.Clone(e.calls)
+	e.hist = newHistory(e.calls, e.first != nil)
 	if err := e.restart(ctx, prog, first); err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (e *Engine) restartAt(ctx context.Context, traj *dsl.Trajectory) error {
 		*e = saved
 		return err
 	}
-	e.base = len(traj.Steps)
+	e.base, e.stale = len(traj.Steps), false
 	return nil
 }
 
@@ -147,6 +148,24 @@ type Engine struct {
 	enc               *dsl.Encoder
 	encBase, encSteps int
 	encLast           *dsl.State
+	// hist is the session's history as points of the run (history.go),
+	// which answers the actions it decides; pend is the step the last
+	// Apply answered, recorded once the session took it (follow).
+	hist *history
+	pend *pendingStep
+	// stale: the model's text no longer follows the session (it predicted
+	// a step back from the end from another state): the next action
+	// restarts it at the current state.
+	stale bool
+}
+
+// pendingStep is a step an Apply answered, for the history.
+type pendingStep struct {
+	from  int // the session's state it was taken from
+	a     dsl.Action
+	calls []int              // the call stack after it
+	conf  *engine.Confidence // how sure the model was (nil: not predicted)
+	at    point              // the point the history answered it with; -1: the model
 }
 
 // maxFrameTokens guards against a grammar bug looping forever.
@@ -210,32 +229,236 @@ func (e *Engine) restore(ctx context.Context, s snapshot) error {
 	return nil
 }
 
-// Apply predicts the state after a. When the history no longer fits the
-// model's context, the model goes on from the current state alone
-// (restartAt), so a long session never stops at engine.ErrContextFull; the
-// Session still keeps the whole history. So it does, before predicting,
-// when the model read only part of the program and the current state or
-// its stack is in code that part left out.
+// Apply predicts the state after a. An action the session's history
+// decides (history.go: taken before from the same point of the run, or the
+// exact inverse of the step that came here) is answered from it, with the
+// state shown then, which the model reads as if it had written it; an
+// inverse action at the run's first state is engine.ErrAtStart. After the
+// end, where the model's text ends, a step back the history does not
+// decide is predicted from an earlier state (afterEnd). When the history
+// no longer fits the model's context, the model goes on from the current
+// state alone (restartAt), so a long session never stops at
+// engine.ErrContextFull; the Session still keeps the whole history. So it
+// does, before predicting, when the model read only part of the program
+// and the current state or its stack is in code that part left out.
 func (e *Engine) Apply(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, _ []int) (*dsl.State, error) {
 	e.last = nil
-	if cur := lastState(traj); cur != nil && !e.reads(*cur) {
+	e.follow(traj)
+	i := len(traj.Steps)
+	if a.Kind.Inverse() && e.first != nil && e.hist.isStart(i) {
+		return nil, engine.ErrAtStart // the entry's call: the run's first state
+	}
+	if q, ok := e.hist.lookup(i, a); ok {
+		return e.recall(ctx, traj, a, q)
+	}
+	cur := lastState(traj)
+	if cur == nil {
+		return e.afterEnd(ctx, traj, a)
+	}
+	if e.stale || !e.reads(*cur) {
 		if err := e.restartAt(ctx, traj); err != nil {
 			return nil, err
 		}
 	}
 	full := e.base == len(traj.Steps) // nothing older than the current frame to drop
 	st, err := e.predict(ctx, traj, a, full)
-	if !errors.Is(err, engine.ErrContextFull) || full {
-		return st, err
+	if errors.Is(err, engine.ErrContextFull) && !full {
+		saved := *e // predict restored e; restartAt replaces sess, text and pending
+		if err = e.restartAt(ctx, traj); err != nil {
+			return nil, err
+		}
+		if st, err = e.predict(ctx, traj, a, true); err != nil {
+			*e = saved
+		}
 	}
-	saved := *e // predict restored e; restartAt replaces sess, text and pending
-	if err := e.restartAt(ctx, traj); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	if st, err = e.predict(ctx, traj, a, true); err != nil {
-		*e = saved
+	st, at, err := e.settle(ctx, traj, a, st, true)
+	if err != nil {
+		return nil, err
 	}
-	return st, err
+	e.pend = &pendingStep{from: i, a: a, calls: slices.Clone(e.calls), conf: e.last, at: at}
+	return st, nil
+}
+
+// follow records in the history the step the last Apply answered, which
+// the session has taken since (the state it shows is traj's: Verify may
+// have shown the real one instead).
+func (e *Engine) follow(traj *dsl.Trajectory) {
+	n := len(traj.Steps)
+	if p := e.pend; p != nil && len(e.hist.pts) == p.from+1 && n == p.from+1 {
+		e.hist.step(p.from, stateAt(traj, p.from), p.a, traj.Steps[n-1].State, p.calls, p.conf, p.at)
+	}
+	e.pend = nil
+	for len(e.hist.pts) < n+1 { // steps the engine did not answer (none, in a session): new points
+		e.hist.pts = append(e.hist.pts, e.hist.newPoint(len(e.hist.pts)))
+		e.hist.calls, e.hist.conf = append(e.hist.calls, nil), append(e.hist.conf, nil)
+	}
+}
+
+// recall answers a from the history: the state shown at point q (nil: the
+// end), which the model reads as the step's frame.
+func (e *Engine) recall(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, q point) (*dsl.State, error) {
+	var st *dsl.State
+	calls := e.calls
+	j := e.hist.shown[q]
+	if q != endPoint {
+		s := *stateAt(traj, j)
+		st, calls = &s, e.hist.calls[j]
+	}
+	if err := e.readStep(ctx, traj, a, st, calls); err != nil {
+		return nil, err
+	}
+	if j >= 0 {
+		e.last = e.hist.conf[j]
+	}
+	e.pend = &pendingStep{from: len(traj.Steps), a: a, calls: slices.Clone(e.calls), conf: e.last, at: q}
+	return st, nil
+}
+
+// readStep has the model read the step a to st (nil: the end), which the
+// session takes without a prediction, as its frame written canonically
+// (after the end, or where its text no longer follows the session, the
+// model restarts at st); calls is st's call stack.
+func (e *Engine) readStep(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, st *dsl.State, calls []int) error {
+	if lastState(traj) == nil || e.stale {
+		if st == nil { // the end, where the text is stale: after it the model restarts anyway
+			if lastState(traj) == nil {
+				return errors.New("ndbg: internal: the history answered the end after the end")
+			}
+			return nil
+		}
+		saved := *e
+		e.calls = slices.Clone(calls)
+		if err := e.restart(ctx, traj.Program, *st); err != nil {
+			*e = saved
+			return err
+		}
+		e.base, e.stale = len(traj.Steps)+1, false
+		return nil
+	}
+	enc, err := e.encoder(traj)
+	if err != nil {
+		return err
+	}
+	seg, err := enc.Action(a)
+	if err != nil {
+		return fmt.Errorf("ndbg: %w", err)
+	}
+	frame := dsl.EndOfText
+	if st != nil {
+		step, err := enc.Fork().Append(dsl.Step{Action: a, State: st})
+		if err != nil {
+			return fmt.Errorf("ndbg: writing the state from the history for the model: %w", err)
+		}
+		frame = step[len(seg):]
+	}
+	e.text += seg
+	e.pending = append(e.pending, e.m.encode(seg)...)
+	e.frameAt, e.frameTextAt = e.sess.Len()+len(e.pending), len(e.text)
+	e.text += frame
+	e.pending = append(e.pending, e.m.encode(frame)...)
+	if st != nil {
+		e.calls = slices.Clone(calls)
+		if len(e.calls) == 0 {
+			e.calls = nil
+		}
+	}
+	return nil
+}
+
+// settle makes a predicted state that can only be the run's first state
+// (a call at depth 0 reached backwards, where the session started at the
+// entry's call) or
+// its last (a return at depth 0, once the session has shown it) the state
+// the session showed there, rewriting the model's frame where it differs
+// (rewrite false: the model's text does not follow the session anyway). It
+// returns the state and the history's point for it (-1: a new one).
+func (e *Engine) settle(ctx context.Context, traj *dsl.Trajectory, a dsl.Action, st *dsl.State, rewrite bool) (*dsl.State, point, error) {
+	if st == nil || st.Depth != 0 {
+		return st, -1, nil
+	}
+	var at point
+	switch {
+	case st.Event == dsl.Call && e.first != nil && a.Kind.Inverse(): // no step forward reaches it
+		at = e.hist.pts[0]
+	case st.Event == dsl.Return && e.hist.ret != 0:
+		at = e.hist.ret
+	default:
+		return st, -1, nil
+	}
+	j := e.hist.shown[at]
+	known := *stateAt(traj, j)
+	if rewrite && !sameState(known, *st) {
+		if err := e.Replace(ctx, traj, a, &known, e.hist.calls[j]); err != nil {
+			return nil, 0, err
+		}
+	}
+	e.calls = slices.Clone(e.hist.calls[j])
+	e.last = e.hist.conf[j]
+	return &known, at, nil
+}
+
+// sameState reports whether two states show the same stop.
+func sameState(a, b dsl.State) bool {
+	return a.Event == b.Event && a.Line == b.Line && a.Value == b.Value && slices.Equal(a.Locals, b.Locals)
+}
+
+// afterEnd predicts a step back from the end, which the history does not
+// decide. The model's text ends with the end, so it restarts at an earlier
+// state and predicts from there what leads to a's answer: the entry's
+// return (inv_step_into, inv_step_over) by step_return from the entry's
+// call (exact, when the session started there) or else from the last
+// state before the end; inv_step_return, inv_breakpoint and inv_continue
+// from the entry's return when the session has shown it (exact), else
+// from the last state before the end (exact where the end was reached
+// from it by a step; after a breakpoint or continue, a stop at the lines
+// after it is missed). Its text then no longer follows the session
+// (stale): the next action restarts it at the state this one shows.
+func (e *Engine) afterEnd(ctx context.Context, traj *dsl.Trajectory, a dsl.Action) (*dsl.State, error) {
+	n := len(traj.Steps)
+	base, calls := *stateAt(traj, n-1), e.hist.calls[n-1]
+	b := a
+	switch a.Kind {
+	case dsl.InvStepInto, dsl.InvStepOver:
+		b = dsl.Action{Kind: dsl.StepReturn}
+		if e.first != nil {
+			base, calls = traj.Start, e.first
+		}
+	case dsl.InvStepReturn:
+	default:
+		if e.hist.ret != 0 {
+			j := e.hist.shown[e.hist.ret]
+			base, calls = *stateAt(traj, j), e.hist.calls[j]
+		}
+	}
+	saved := *e
+	e.calls = slices.Clone(calls)
+	if len(e.calls) == 0 {
+		e.calls = nil
+	}
+	view := &dsl.Trajectory{Program: traj.Program, Start: base}
+	if err := e.restart(ctx, traj.Program, base); err != nil {
+		*e = saved
+		return nil, err
+	}
+	e.base, e.stale = 0, true
+	st, err := e.predict(ctx, view, b, true)
+	if err == nil && st == nil {
+		err = fmt.Errorf("ndbg: stepping back from the end (%s): the model predicted no state before it", a.Kind)
+	}
+	if err != nil {
+		*e = saved
+		return nil, err
+	}
+	st, at, err := e.settle(ctx, traj, a, st, false)
+	if err != nil {
+		*e = saved
+		return nil, err
+	}
+	e.pend = &pendingStep{from: n, a: a, calls: slices.Clone(e.calls), conf: e.last, at: at}
+	return st, nil
 }
 
 // reads reports whether the program's text the model read holds st's line
@@ -274,7 +497,7 @@ func (e *Engine) predict(ctx context.Context, traj *dsl.Trajectory, a dsl.Action
 		}
 	}()
 	if len(traj.Steps) > 0 && traj.Steps[len(traj.Steps)-1].State == nil {
-		return nil, fmt.Errorf("%w: stepping back after the end (the model's text ends there)", engine.ErrUnsupported)
+		return nil, errors.New("ndbg: internal: predicting after the end (the model's text ends there)")
 	}
 	enc, err := e.encoder(traj)
 	if err != nil {
@@ -431,19 +654,22 @@ func (e *Engine) decodeFrame(ctx context.Context, m *constrain.Matcher, cutAtCon
 
 // closeMask fills e.mask for a frame that must end within the context
 // (the state is then marked uncertain where the model meant more): a
-// return value closes when less than contextReserve tokens are left; a
-// local's value closes, and the locals end ('}'), when less than that and
-// the room for the line that follows them (programCache.lineRoom) are
-// left. Either does when the frame, n tokens so far, reaches frameCap, so
-// that a restart from it (Apply) still fits. closing reports whether it
-// filled the mask, brace whether with the tokens that end the locals.
+// return value closes (by the shortest text that completes its repr:
+// Matcher.FillCloseMask) when less than contextReserve tokens and the
+// bytes of that text are left; a local's value closes, and the locals end
+// ('}'), when less than that and the room for the line that follows them
+// (programCache.lineRoom) are left. Either does when the frame, n tokens
+// so far, reaches frameCap, so that a restart from it (Apply) still fits.
+// closing reports whether it filled the mask, brace whether with the
+// tokens that end the locals.
 func (e *Engine) closeMask(m *constrain.Matcher, pos constrain.Position, n int) (closing, brace bool) {
 	left := e.m.eng.Config().MaxPositionEmbeddings - e.sess.Len() - len(e.pending)
 	long := n >= e.frameCap()
+	reserve := contextReserve + m.Finish() // a token is a byte at least
 	switch {
 	case pos.Part == constrain.PartValue && pos.InString:
-		return (left < contextReserve || long) && m.FillCloseMask(e.mask.Words()), false
-	case pos.Part != constrain.PartLocal || left >= contextReserve+e.pc.lineRoom && !long:
+		return (left < reserve || long) && m.FillCloseMask(e.mask.Words()), false
+	case pos.Part != constrain.PartLocal || left >= reserve+e.pc.lineRoom && !long:
 		return false, false
 	case pos.InString:
 		return m.FillCloseMask(e.mask.Words()), false
@@ -537,6 +763,15 @@ func (e *Engine) callLineOf(l int) (int, bool) {
 	return first, n == 1
 }
 
+// stateAt is the session's state i: its first, or the state after its
+// i-th step (nil: the end).
+func stateAt(traj *dsl.Trajectory, i int) *dsl.State {
+	if i == 0 {
+		return &traj.Start
+	}
+	return traj.Steps[i-1].State
+}
+
 func lastState(traj *dsl.Trajectory) *dsl.State {
 	if n := len(traj.Steps); n > 0 {
 		return traj.Steps[n-1].State
@@ -570,6 +805,8 @@ func dots(p *dsl.Program, refs map[int]*dsl.State) func(int) []string {
 // before it stays, the frame is written anew (canonically) from the edited
 // state.
 func (e *Engine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
+	e.follow(traj)
+	e.hist.edited(len(traj.Steps))
 	e.enc = nil // the current state changed in place: read the history afresh
 	full, err := e.view(traj).Encode()
 	if err != nil {
@@ -604,6 +841,9 @@ func (e *Engine) Replace(ctx context.Context, traj *dsl.Trajectory, a dsl.Action
 	e.calls = slices.Clone(calls)
 	if len(e.calls) == 0 {
 		e.calls = nil
+	}
+	if e.pend != nil {
+		e.pend.calls = slices.Clone(e.calls)
 	}
 	return nil
 }
@@ -647,6 +887,11 @@ func (e *Engine) Fork() engine.Engine {
 		f.enc = e.enc.Fork()
 	}
 	f.mask = sample.NewMask(e.m.eng.Config().VocabSize)
+	f.hist = e.hist.clone()
+	if e.pend != nil {
+		p := *e.pend
+		f.pend = &p
+	}
 	smp, err := sample.New(e.smp.Params())
 	if err == nil {
 		f.smp = smp

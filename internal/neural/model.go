@@ -11,6 +11,7 @@ import (
 
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/engine"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/trace"
@@ -112,16 +113,24 @@ func NewModel(eng *model.Model, tok *tokenizer.Tokenizer, python string, unsandb
 }
 
 // checkSpecial checks that the vocabulary has every special token the
-// prompts and frames are written with (a missing action token, say, would
-// be encoded as its text in ordinary tokens, which the model never read),
-// and that the config's BOS and EOS ids are the DSL's <|begin_of_text|>
-// and <|end_of_text|>.
+// prompts and frames are written with (a missing one would be encoded as
+// its text in ordinary tokens, which the model never read): all of them
+// for a model trained on the DSL, all but the action tokens for one trained
+// on CWM's plain traces (ActionTokens; CWM leaves those slots reserved),
+// never only some of the action tokens; and that the config's BOS and EOS
+// ids are the DSL's <|begin_of_text|> and <|end_of_text|>.
 func checkSpecial(vocab *constrain.Vocab, cfg *model.Config) error {
-	var missing []string
+	var missing, actions []string
 	for _, s := range dsl.SpecialTokens() {
 		if _, ok := vocab.Special(s.Text); !ok {
 			missing = append(missing, s.Text)
 		}
+	}
+	for k := dsl.StepInto; k <= dsl.InvContinue; k++ {
+		actions = append(actions, k.Token())
+	}
+	if slices.Equal(missing, actions) {
+		missing = nil // CWM's vocabulary: its emulation (CWMEngine) writes no action token
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("ndbg: tokenizer.json lacks the special token(s) %s that the debugger's text is written with "+
@@ -136,6 +145,31 @@ func checkSpecial(vocab *constrain.Vocab, cfg *model.Config) error {
 	if len(cfg.EOSTokenIDs) > 0 && !slices.Contains(cfg.EOSTokenIDs, eos) {
 		return fmt.Errorf("ndbg: config.json's eos_token_id is %v, which does not hold tokenizer.json's %s (%d): the tokenizer is not this model's",
 			cfg.EOSTokenIDs, dsl.EndOfText, eos)
+	}
+	return nil
+}
+
+// ActionTokens reports whether the model's tokenizer has the DSL's action
+// tokens (<|step_into|> ...): the model was trained on the DSL with its
+// actions (the neural backend's), not on CWM's plain traces. CWM's own
+// tokenizer leaves those slots reserved, without them.
+func (m *Model) ActionTokens() bool {
+	for k := dsl.StepInto; k <= dsl.InvContinue; k++ {
+		if _, ok := m.tok.TokenID(k.Token()); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckCWM reports why the CWM emulation cannot run on m: a model trained
+// with the DSL's action tokens reads one after every frame, and without it
+// (CWM's emulation writes none) predicts nothing a debugger would show
+// (the end, at once, for the default model).
+func CheckCWM(m *Model, name string) error {
+	if m.ActionTokens() {
+		return fmt.Errorf("%w: the cwm backend is for checkpoints trained on CWM's plain traces (facebook/cwm, or trained like it); "+
+			"model %s was trained with the DSL's action tokens (%s, ...): use the neural backend", engine.ErrUnsupported, name, dsl.StepInto.Token())
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	program := fs.String("program", "", "the Python file (required; - reads stdin)")
 	call := fs.String("call", "", "the entry call, e.g. 'f(3, [1, 2])' (required)")
 	action := fs.String("action", "step_into", "the action to predict: step_into, step_over, step_return, continue[:L,...], breakpoint:L, inv_step_into, inv_step_over, inv_step_return, inv_breakpoint:L, inv_continue[:L,...]")
-	before := fs.String("actions", "", "actions to apply first, separated by spaces or semicolons")
+	before := fs.String("actions", "", "actions to apply first, separated by spaces or semicolons (they may run to the end, and --action step back from it)")
 	state := fs.String("state", "", "start from this state (JSON: event, line, locals, value) instead of the call")
 	compare := fs.Bool("compare", false, "also run the real debugger and show its state and the match")
 	var bf cli.BackendFlags
@@ -112,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", stateJSON(predicted))
 		return err
 	}
-	real, err := Apply(ctx, start, ndbg.Real(bf.Limits), pre, act)
+	real, err := Apply(ctx, start, ndbg.Recorded(bf.Limits), pre, act)
 	if err != nil {
 		// The prediction stands; say why there is nothing to compare it with.
 		if errors.Is(err, ndbg.ErrLimit) {
@@ -154,7 +154,9 @@ func Apply(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error),
 	}
 	defer s.Close()
 	for i, p := range pre {
-		if _, err := s.Do(ctx, p); err != nil {
+		// An action may run to the end: the session stays there, and the
+		// next may step back from it.
+		if _, err := s.Do(ctx, p); err != nil && !errors.Is(err, ndbg.ErrFinished) {
 			return Outcome{}, fmt.Errorf("actions %d (%v): %w", i+1, p, err)
 		}
 	}

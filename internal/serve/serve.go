@@ -122,7 +122,10 @@ type Service struct {
 func New(cfg Config) (*Service, error) {
 	lim := cfg.Limits.withDefaults()
 	offered := []string{Real}
-	if cfg.Model != nil {
+	switch {
+	case cfg.Model != nil && cfg.Model.ActionTokens(): // trained on the DSL: not a CWM checkpoint
+		offered = []string{Neural, Real}
+	case cfg.Model != nil:
 		offered = []string{Neural, CWM, Real}
 	}
 	backends := offered
@@ -130,7 +133,11 @@ func New(cfg Config) (*Service, error) {
 		backends = nil
 		for _, b := range cfg.Backends {
 			if !slices.Contains(offered, b) {
-				return nil, fmt.Errorf("serve: backend %q is not available (have %s; neural and cwm need a model)", b, strings.Join(offered, ", "))
+				why := ""
+				if b == CWM && cfg.Model != nil {
+					why = ": the model was trained with the DSL's action tokens, and cwm needs a CWM checkpoint, trained on plain traces"
+				}
+				return nil, fmt.Errorf("serve: backend %q is not available (have %s; neural and cwm need a model)%s", b, strings.Join(offered, ", "), why)
 			}
 			if !slices.Contains(backends, b) {
 				backends = append(backends, b)

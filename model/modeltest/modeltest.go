@@ -45,6 +45,26 @@ type Case struct {
 	Name  string
 	Cfg   model.Config
 	DType kernels.DType
+	// Mix, when set, quantizes the weights as llama.cpp's llama-quantize
+	// does for that mix (model.NewRandomQuant), DType unused.
+	Mix string
+}
+
+// QuantConfigs are the quantized cases: the shapes of Configs with Q8_0
+// weights, and with llama.cpp's Q4_K_M mix (Q4_K, Q6_K for the head and
+// some v and down projections, fused projections of mixed types).
+func QuantConfigs() []Case {
+	c := Configs()
+	return []Case{{Name: "q8_0", Cfg: c[0].Cfg, Mix: "q8_0"}, {Name: "q4_k_m-tied", Cfg: c[1].Cfg, Mix: "q4_k_m"}}
+}
+
+// RunQuant runs every case on dev with quantized weights (QuantConfigs):
+// the devices that compute them (the CPU) run it beside Run.
+func RunQuant(t *testing.T, dev model.Device) {
+	for _, c := range QuantConfigs() {
+		t.Run(c.Name, func(t *testing.T) { Sequence(t, dev, c) })
+		t.Run("batch-"+c.Name, func(t *testing.T) { Batch(t, dev, c) })
+	}
 }
 
 // Configs are the shapes the suite covers: GQA, a sliding-window layer,
@@ -57,15 +77,20 @@ func Configs() []Case {
 		RopeScaling: &weights.RopeScaling{RopeType: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}}
 	tied := base
 	tied.TieWordEmbeddings = true
-	return []Case{{"bf16", base, kernels.BF16}, {"f32-tied", tied, kernels.F32}}
+	return []Case{{Name: "bf16", Cfg: base, DType: kernels.BF16}, {Name: "f32-tied", Cfg: tied, DType: kernels.F32}}
 }
 
 // pair is the reference model and the same weights on the device under test.
 func pair(t *testing.T, dev model.Device, c Case, seed uint64) (ref, dut *model.Model) {
+	var err error
 	t.Helper()
 	refDev := model.NewCPUWith(kernels.Generic(), 1)
 	t.Cleanup(func() { refDev.Close() })
-	ref, err := model.NewRandom(context.Background(), c.Cfg, c.DType, seed, model.Options{Device: refDev})
+	if c.Mix != "" {
+		ref, err = model.NewRandomQuant(context.Background(), c.Cfg, c.Mix, seed, model.Options{Device: refDev})
+	} else {
+		ref, err = model.NewRandom(context.Background(), c.Cfg, c.DType, seed, model.Options{Device: refDev})
+	}
 	require.NoError(t, err)
 	t.Cleanup(func() { ref.Close() })
 	dut, err = ref.WithDevice(dev)
@@ -204,7 +229,7 @@ func Concurrent(t *testing.T, dev model.Device) {
 	ctx := context.Background()
 	cfg, err := model.Preset("tiny")
 	require.NoError(t, err)
-	_, m := pair(t, dev, Case{"tiny", cfg, kernels.BF16}, 3)
+	_, m := pair(t, dev, Case{Name: "tiny", Cfg: cfg, DType: kernels.BF16}, 3)
 	prompts := [][]int{{1, 2, 3, 4, 5}, {9, 8, 7}, make([]int, 40)}
 	for i := range prompts[2] {
 		prompts[2][i] = 100 + i

@@ -405,7 +405,7 @@ func (h *handlers) predict(ctx context.Context, _ *sdk.CallToolRequest, in Predi
 		if !in.Real {
 			return nil
 		}
-		ro, err := predict.Apply(ctx, start, ndbg.Real(h.m.Trace()), pre, act)
+		ro, err := predict.Apply(ctx, start, ndbg.Recorded(h.m.Trace()), pre, act)
 		if err != nil {
 			if ctx.Err() != nil {
 				return err

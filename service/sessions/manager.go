@@ -125,7 +125,10 @@ type Manager struct {
 func New(cfg Config) (*Manager, error) {
 	lim := cfg.Limits.withDefaults()
 	offered := []string{Real}
-	if cfg.Model != nil {
+	switch {
+	case cfg.Model != nil && cfg.Model.ActionTokens(): // trained on the DSL: not a CWM checkpoint
+		offered = []string{Neural, Real, Compare}
+	case cfg.Model != nil:
 		offered = []string{Neural, CWM, Real, Compare}
 	}
 	backends := offered
@@ -133,7 +136,11 @@ func New(cfg Config) (*Manager, error) {
 		backends = nil
 		for _, b := range cfg.Backends {
 			if !slices.Contains(offered, b) {
-				return nil, fmt.Errorf("sessions: backend %q is not available (have %s; neural, cwm and compare need a model)", b, strings.Join(offered, ", "))
+				why := ""
+				if b == CWM && cfg.Model != nil {
+					why = ": the model was trained with the DSL's action tokens, and cwm needs a CWM checkpoint, trained on plain traces"
+				}
+				return nil, fmt.Errorf("sessions: backend %q is not available (have %s; neural, cwm and compare need a model)%s", b, strings.Join(offered, ", "), why)
 			}
 			if !slices.Contains(backends, b) {
 				backends = append(backends, b)

@@ -63,6 +63,14 @@ const programs = [
 			['continue', 'end'],
 		],
 		compare: [{ bp: [4, 11] }, 'continue', 'next', 'continue', 'continue', 'continue'],
+		// Conditional and hit-count breakpoints, as both read them (not
+		// both on one breakpoint: debugpy then stops where the condition
+		// is false; ndbg counts the hits where it holds, as pdb's ignore).
+		compareMore: [
+			[{ bp: [{ line: 4, condition: 'x > 3' }, 11] }, 'continue', 'continue', 'continue'],
+			[{ bp: [{ line: 4, hitCondition: '2' }] }, 'continue', 'continue'],
+			[{ bp: [{ line: 4, hitCondition: '>= 2' }, { line: 11, condition: 'm > 100' }] }, 'continue', 'continue'],
+		],
 		// Stepping into a call, pdb (and ndbg) stops at the call event, on
 		// the def line, showing the arguments; debugpy at the body's first
 		// line. Stepping out, pdb stops at the return event (the value is
@@ -185,7 +193,9 @@ function nextStop(dc) {
 // the top frame's first scope (debugpy's groups of special variables
 // left out).
 async function record(dc, ev) {
-	if (ev.event === 'terminated') return 'end';
+	// ndbg stops at the end (reason 'end') before it terminates, so that
+	// the user can still step back; either is the end.
+	if (ev.event === 'terminated' || (ev.body && ev.body.reason === 'end')) return 'end';
 	const st = await dc.stackTraceRequest({ threadId: ev.body.threadId || 1 });
 	const frames = st.body.stackFrames;
 	assert.ok(frames.length > 0, 'a stop has frames');
@@ -236,7 +246,8 @@ async function act(dc, req) {
 }
 
 async function setBreakpoints(dc, file, lines) {
-	const r = await dc.setBreakpointsRequest({ source: { path: file }, breakpoints: lines.map((line) => ({ line })) });
+	// A breakpoint is a line, or {line, condition, hitCondition}.
+	const r = await dc.setBreakpointsRequest({ source: { path: file }, breakpoints: lines.map((b) => (typeof b === 'object' ? b : { line: b })) });
 	return r.body.breakpoints;
 }
 
@@ -469,13 +480,13 @@ async function runCompare(dc, launchArgs, file, script) {
 	return stops.map((s) => (s === 'end' || s.error ? s : { line: s.line, locals: s.locals }));
 }
 
-async function compareDebugpy(prog, dir) {
+async function compareDebugpy(prog, script, dir) {
 	const copy = debugpyCopy(prog, dir);
 	const nd = ndbgClient();
 	await nd.start();
 	let ours;
 	try {
-		ours = await runCompare(nd, { program: prog.file, call: prog.call, backend: 'real' }, prog.file, prog.compare);
+		ours = await runCompare(nd, { program: prog.file, call: prog.call, backend: 'real' }, prog.file, script);
 	} finally {
 		await nd.stop();
 	}
@@ -483,7 +494,7 @@ async function compareDebugpy(prog, dir) {
 	await dp.start();
 	let theirs;
 	try {
-		theirs = await runCompare(dp, debugpyLaunch(copy), copy, prog.compare);
+		theirs = await runCompare(dp, debugpyLaunch(copy), copy, script);
 	} finally {
 		await dp.stop();
 	}
@@ -562,11 +573,13 @@ async function ndbgChecks() {
 async function debugpyChecks() {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-debugpy-'));
 	for (const prog of programs) {
-		try {
-			const stops = await compareDebugpy(prog, dir);
-			console.log(`ok debugpy agrees on ${path.basename(prog.file)}: ${stops.length} stops`);
-		} catch (err) {
-			fail(`debugpy ${path.basename(prog.file)}`, err);
+		for (const script of [prog.compare, ...(prog.compareMore || [])]) {
+			try {
+				const stops = await compareDebugpy(prog, script, dir);
+				console.log(`ok debugpy agrees on ${path.basename(prog.file)} (${JSON.stringify(script[0].bp)}): ${stops.length} stops`);
+			} catch (err) {
+				fail(`debugpy ${path.basename(prog.file)} (${JSON.stringify(script[0].bp)})`, err);
+			}
 		}
 		for (const d of prog.differs || []) {
 			const what = `the documented difference on ${path.basename(prog.file)} (${JSON.stringify(d.script)})`;
