@@ -228,11 +228,6 @@ func TestRealSessionMatchesAPI(t *testing.T) {
 	}
 	sameStop(t, ref, cur(), v.State.Stop, "until:5")
 
-	// The real backend cannot edit a running program: it says so.
-	r := tool(t, cs, "debug_set", map[string]any{"session": id, "name": "total", "repr": "100"})
-	require.True(t, r.isError)
-	require.Contains(t, r.text, "not supported by this backend")
-
 	// fork: a copy that goes its own way.
 	f := view(t, cs, "debug_fork", map[string]any{"session": id})
 	require.NotEqual(t, id, f.Session)
@@ -240,6 +235,16 @@ func TestRealSessionMatchesAPI(t *testing.T) {
 	fv := view(t, cs, "debug_step", map[string]any{"session": f.Session, "action": "step_return"})
 	require.Equal(t, "return", fv.State.Event)
 	require.Equal(t, "2.5", *fv.State.ReturnValue)
+
+	// The live real backend edits the running program: a second fork, its
+	// total set to 100, returns 100 / 2 (mean of [1, 4] counts 2).
+	g := view(t, cs, "debug_fork", map[string]any{"session": id})
+	gv := view(t, cs, "debug_set", map[string]any{"session": g.Session, "name": "total", "repr": "100"})
+	require.Contains(t, gv.State.Locals, Local{Name: "total", Repr: "100"})
+	gv = view(t, cs, "debug_step", map[string]any{"session": g.Session, "action": "step_return"})
+	require.Equal(t, "50.0", *gv.State.ReturnValue)
+	r := tool(t, cs, "debug_set", map[string]any{"session": g.Session, "name": "total", "repr": "[2"})
+	require.True(t, r.isError, "a repr that is no Python value")
 
 	// The original did not move with the fork. Its history, replayed
 	// action by action on a fresh session of the API, gives the same
