@@ -11,7 +11,7 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/internal/owner"
-	"github.com/ndbg/ndbg/internal/serve"
+	"github.com/ndbg/ndbg/service/serve"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -37,7 +37,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long requests in flight may take to finish (new ones are answered 503; a second signal stops them at once, answered 503)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ndbg serve [--listen HOST:PORT|unix:PATH] [--token-file PATH] [--backends neural,cwm,real] [--model DIR] [--device cpu|cuda|auto] [limits]")
-		fmt.Fprintln(fs.Output(), "(the API: GET /openapi.json; docs in internal/serve/openapi.json)")
+		fmt.Fprintln(fs.Output(), "(the API: GET /openapi.json; docs in service/serve/openapi.json)")
 		fmt.Fprintln(fs.Output(), "It runs the programs clients send with your rights, so it serves only you: over TCP, requests carry the")
 		fmt.Fprintln(fs.Output(), "token it writes to a file only you can read (its path is printed at start); on a unix socket, only")
 		fmt.Fprintln(fs.Output(), "processes of your uid can connect. Anything else is refused (401, or the connection closed). docs/security.md")

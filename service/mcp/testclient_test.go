@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 )
 
 // installHint says how to get what the independent client's test needs.

@@ -23,7 +23,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-// MEAN is the tests' shared program (internal/testmodel.MeanProgram):
+// MEAN is the tests' shared program (internal/testsupport/testmodel.MeanProgram):
 // f([None]) cleans its list to [] and mean divides by its length, 0.
 const MEAN = `def mean(xs):
     total = 0

@@ -19,8 +19,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/otheruser"
 	"github.com/ndbg/ndbg/internal/owner"
+	"github.com/ndbg/ndbg/internal/testsupport/otheruser"
 )
 
 // TestAuth: every route but GET /openapi.json refuses a request without
