@@ -31,8 +31,12 @@ import (
 // line 5 (mean's return) through f's line 9.
 const prog = testmodel.MeanProgram
 
-// sleepy sleeps before it returns: a tool call that takes a while.
+// sleepy sleeps before it returns; sleepyFor(n) calls it with n in its
+// module code, which a real start runs: a debug_start that takes n seconds
+// (the live real backend stops at the entry's call, before f's body).
 const sleepy = "import time\n\ndef f(s):\n    time.sleep(s)\n    return s\n"
+
+func sleepyFor(secs int) string { return sleepy + fmt.Sprintf("\nf(%d)\n", secs) }
 
 // testToken is the HTTP tests' bearer token.
 const testToken = "0123456789abcdef0123456789abcdef-mcp-test"
@@ -547,7 +551,7 @@ func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "debug_start", Arguments: map[string]any{"program": sleepy, "call": "f(50)", "backend": "real"}})
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "debug_start", Arguments: map[string]any{"program": sleepyFor(50), "call": "f(50)", "backend": "real"}})
 		done <- err
 	}()
 	require.Eventually(t, func() bool { return m.InFlight() == 1 }, 30*time.Second, 5*time.Millisecond)
@@ -657,7 +661,7 @@ func TestHTTPShutdown(t *testing.T) {
 			got := make(chan result, 1)
 			go func() {
 				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "debug_start",
-					Arguments: map[string]any{"program": sleepy, "call": fmt.Sprintf("f(%d)", c.secs), "backend": "real"}})
+					Arguments: map[string]any{"program": sleepyFor(c.secs), "call": fmt.Sprintf("f(%d)", c.secs), "backend": "real"}})
 				if err != nil {
 					got <- result{isError: true, text: "protocol error: " + err.Error()}
 					return
