@@ -1,12 +1,14 @@
 package quantize
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -206,9 +208,9 @@ func TestLargeGGUF(t *testing.T) {
 	logits, err := s.Forward(ctx, prompt, true)
 	require.NoError(t, err)
 	t.Logf("prefill of %d tokens: %v; %s", len(prompt), time.Since(t0).Round(time.Millisecond), memStatus())
-	rows := make([][]float32, 0, len(prompt)+4)
+	rows := make([][]float32, 0, len(prompt)+4) // copies: Forward's slice is the session's, valid until its next call
 	for i := range prompt {
-		rows = append(rows, logits[i*V:(i+1)*V])
+		rows = append(rows, slices.Clone(logits[i*V:(i+1)*V]))
 	}
 	tokens := append([]int(nil), prompt...)
 	tok := argmax(rows[len(rows)-1])
@@ -218,7 +220,7 @@ func TestLargeGGUF(t *testing.T) {
 		require.NoError(t, err)
 		t.Logf("decode step: token %d, %v", tok, time.Since(t0).Round(time.Millisecond))
 		tokens = append(tokens, tok)
-		rows = append(rows, l)
+		rows = append(rows, slices.Clone(l))
 		tok = argmax(l)
 	}
 	t.Logf("after decoding: %s", memStatus())
@@ -227,10 +229,23 @@ func TestLargeGGUF(t *testing.T) {
 			require.False(t, math.IsNaN(float64(v)) || math.IsInf(float64(v), 0))
 		}
 	}
+	// The same tokens in one prefill, as llama.cpp takes them: how far the
+	// engine's own two orders of the same arithmetic land apart, the scale
+	// against which llama.cpp's difference is read.
+	t0 = time.Now()
+	one, err := m.NewSession().Forward(ctx, tokens, true)
+	require.NoError(t, err)
+	oneRows := make([][]float32, len(tokens))
+	for i := range oneRows {
+		oneRows[i] = one[i*V : (i+1)*V]
+	}
+	self, selfTop1 := agreement(rows, oneRows)
+	t.Logf("prefill of all %d tokens: %v; against prefill and decode: NMSE %.3g, top-1 agreement %.0f%%", len(tokens), time.Since(t0).Round(time.Millisecond), self, 100*selfTop1)
 	m.Close()
-	lc := oracle.LlamaCppLogits(t, path, tokens, V, 2)
+	kv := cmp.Or(os.Getenv("NDBG_LARGE_KV"), "f16")
+	lc := oracle.LlamaCppLogitsKV(t, path, tokens, V, 2, kv)
 	nmse, top1 := agreement(rows, lc)
-	t.Logf("against llama.cpp on the same file and %d tokens: NMSE %.3g, top-1 agreement %.0f%%", len(tokens), nmse, 100*top1)
+	t.Logf("against llama.cpp (KV cache %s) on the same file and %d tokens: NMSE %.3g, top-1 agreement %.0f%%", kv, len(tokens), nmse, 100*top1)
 	require.Less(t, nmse, 1e-2)
 }
 
@@ -260,4 +275,44 @@ func memStatus() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TestShapesAgainstLlamaCpp: the parts of the 32b preset (CWM's shape)
+// that the smaller presets lack, each in a small F32 model against
+// llama.cpp on the same GGUF file and tokens: llama3 RoPE scaling (which
+// llama.cpp reads as the rope_freqs tensor WriteLlamaGGUF writes) with
+// CWM's theta, grouped-query attention with six query heads per KV head,
+// and both at once. F32 weights agree to float rounding, so the bound is
+// tight: a RoPE or GQA that differs from llama.cpp's is far above it.
+func TestShapesAgainstLlamaCpp(t *testing.T) {
+	oracle.LlamaCppDir(t, "libllama.so")
+	base := weights.Config{HiddenSize: 384, NumHiddenLayers: 4, NumAttentionHeads: 6, NumKeyValueHeads: 6, HeadDim: 64,
+		IntermediateSize: 1024, VocabSize: 2048, RMSNormEps: 1e-5, RopeTheta: 10000, MaxPositionEmbeddings: 2048}
+	llama3 := func(c *weights.Config) {
+		c.RopeTheta = 1e6
+		c.RopeScaling = &weights.RopeScaling{RopeType: "llama3", Factor: 16, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 8192}
+		c.MaxPositionEmbeddings = 131072
+	}
+	gqa := func(c *weights.Config) { c.NumKeyValueHeads = 1 }
+	r := rand.New(rand.NewPCG(7, 8))
+	toks := make([]int, 200) // positions past where llama3's scaling bends the low frequencies apart
+	for i := range toks {
+		toks[i] = r.IntN(base.VocabSize)
+	}
+	for name, edits := range map[string][]func(*weights.Config){
+		"plain": nil, "llama3 rope": {llama3}, "gqa 6:1": {gqa}, "llama3 rope + gqa": {llama3, gqa},
+	} {
+		cfg := base
+		for _, e := range edits {
+			e(&cfg)
+		}
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		require.NoError(t, Random(context.Background(), &cfg, name, "f32", 1, 2, f))
+		require.NoError(t, f.Close())
+		nmse, top1 := agreement(ndbgLogits(t, path, toks), oracle.LlamaCppLogitsKV(t, path, toks, cfg.VocabSize, 2, "f32"))
+		t.Logf("%s: NMSE %.3g, top-1 %.1f%%", name, nmse, 100*top1)
+		require.Less(t, nmse, 1e-5, name)
+	}
 }

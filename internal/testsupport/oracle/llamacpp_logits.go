@@ -14,8 +14,8 @@ import (
 // llamaLogitsC is a small program against llama.cpp's library (libllama):
 // it loads a GGUF model on the CPU, decodes the token ids of its arguments
 // in one batch at positions 0, 1, ..., and writes the logits of every
-// position (vocab float32s each) to a file. llama.cpp's defaults otherwise
-// (its F16 KV cache).
+// position (vocab float32s each) to a file. llama.cpp's defaults otherwise,
+// but for the KV cache's type (f16, llama.cpp's default, or f32).
 const llamaLogitsC = `
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,22 +24,23 @@ const llamaLogitsC = `
 static void quiet(enum ggml_log_level level, const char * text, void * user) { (void) level; (void) text; (void) user; }
 
 int main(int argc, char ** argv) {
-    if (argc < 6) { fprintf(stderr, "usage: logits MODEL OUT THREADS VOCAB TOKEN...\n"); return 1; }
+    if (argc < 7) { fprintf(stderr, "usage: logits MODEL OUT THREADS VOCAB f16|f32 TOKEN...\n"); return 1; }
     llama_log_set(quiet, NULL);
     llama_backend_init();
     struct llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = 0;
     struct llama_model * model = llama_model_load_from_file(argv[1], mp);
     if (!model) { fprintf(stderr, "cannot load %s\n", argv[1]); return 2; }
-    int n = argc - 5, threads = atoi(argv[3]), vocab = atoi(argv[4]);
+    int n = argc - 6, threads = atoi(argv[3]), vocab = atoi(argv[4]);
     struct llama_context_params cp = llama_context_default_params();
+    if (argv[5][1] == '3') { cp.type_k = GGML_TYPE_F32; cp.type_v = GGML_TYPE_F32; }
     cp.n_ctx = n + 16; cp.n_batch = n; cp.n_ubatch = n;
     cp.n_threads = threads; cp.n_threads_batch = threads;
     struct llama_context * ctx = llama_init_from_model(model, cp);
     if (!ctx) { fprintf(stderr, "cannot make a context\n"); return 2; }
     struct llama_batch b = llama_batch_init(n, 0, 1);
     for (int i = 0; i < n; i++) {
-        b.token[i] = atoi(argv[5 + i]); b.pos[i] = i; b.n_seq_id[i] = 1; b.seq_id[i][0] = 0; b.logits[i] = 1;
+        b.token[i] = atoi(argv[6 + i]); b.pos[i] = i; b.n_seq_id[i] = 1; b.seq_id[i][0] = 0; b.logits[i] = 1;
     }
     b.n_tokens = n;
     if (llama_decode(ctx, b) != 0) { fprintf(stderr, "llama_decode failed\n"); return 3; }
@@ -65,11 +66,21 @@ var (
 
 // LlamaCppLogits returns llama.cpp's logits (one row of vocab per token)
 // for tokens decoded in one batch by the GGUF model at path, on threads
-// CPU threads: llamaLogitsC, compiled once per test binary with cc against
-// the build of LlamaCppDir and the headers of its source tree. Without
-// them the test ends as Missing says.
+// CPU threads, with its default F16 KV cache: llamaLogitsC, compiled once
+// per test binary with cc against the build of LlamaCppDir and the headers
+// of its source tree. Without them the test ends as Missing says.
 func LlamaCppLogits(tb testing.TB, path string, tokens []int, vocab, threads int) [][]float32 {
 	tb.Helper()
+	return LlamaCppLogitsKV(tb, path, tokens, vocab, threads, "f16")
+}
+
+// LlamaCppLogitsKV is LlamaCppLogits with a KV cache of type kv: "f16" or
+// "f32" (what ndbg keeps for a quantized or F32 model).
+func LlamaCppLogitsKV(tb testing.TB, path string, tokens []int, vocab, threads int, kv string) [][]float32 {
+	tb.Helper()
+	if kv != "f16" && kv != "f32" {
+		tb.Fatalf("llama.cpp's KV cache: %q, want f16 or f32", kv)
+	}
 	bin := LlamaCppDir(tb, "libllama.so")
 	src := llamaCppSrc(tb)
 	logitsOnce.Do(func() {
@@ -101,7 +112,7 @@ func LlamaCppLogits(tb testing.TB, path string, tokens []int, vocab, threads int
 		Missing(tb, "%s", logitsErr)
 	}
 	out := filepath.Join(tb.TempDir(), "logits.f32")
-	args := []string{path, out, strconv.Itoa(threads), strconv.Itoa(vocab)}
+	args := []string{path, out, strconv.Itoa(threads), strconv.Itoa(vocab), kv}
 	for _, t := range tokens {
 		args = append(args, strconv.Itoa(t))
 	}
