@@ -13,14 +13,14 @@ build:
 
 # Every test that runs without a GPU: the trainer's (Python, unittest), then
 # the Go tests with the assembly kernels and with the
-# pure-Go fallback (noasm). internal/testreport runs them all and prints
+# pure-Go fallback (noasm). internal/testsupport/testreport runs them all and prints
 # each package's line, every skipped test with its reason, the output of
 # failures, and one closing "N passed, N failed, N skipped" over all of
-# them. NDBG_REQUIRE_ORACLES=1 makes a test whose oracle (internal/oracle;
+# them. NDBG_REQUIRE_ORACLES=1 makes a test whose oracle (internal/testsupport/oracle;
 # README's "Two commands" lists them) is missing fail instead of skip; CI
 # sets it.
 test:
-	$(GO) run ./internal/testreport -unittest train -python $(PY) -count=1 -timeout 30m $(PKGS) + -count=1 -timeout 30m -tags noasm ./kernels/... ./model/...
+	$(GO) run ./internal/testsupport/testreport -unittest train -python $(PY) -count=1 -timeout 30m $(PKGS) + -count=1 -timeout 30m -tags noasm ./kernels/... ./model/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x $(PKGS)

@@ -10,8 +10,8 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testmodel"
-	"github.com/ndbg/ndbg/internal/testprog"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testprog"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
 	"github.com/ndbg/ndbg/sample"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )

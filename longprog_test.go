@@ -15,8 +15,8 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testmodel"
-	"github.com/ndbg/ndbg/internal/testprog"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testprog"
 	"github.com/ndbg/ndbg/sample"
 )
 

@@ -403,13 +403,24 @@ func (s *Session) Set(ctx context.Context, name, repr string) error {
 	if err := dsl.CheckRepr(repr); err != nil {
 		return fmt.Errorf("ndbg: set %s: the value must be a Python repr such as 3, 'abc' or [1, 2]: %w", name, err)
 	}
+	// The edit is a new state in place of the current one, never a write
+	// through it: a fork shares its states with the session it came from.
 	edited := *cur
 	edited.Locals = slices.Clone(cur.Locals)
 	edited.Locals[i].Repr = repr
-	old := *cur
-	*cur = edited
+	n := len(s.traj.Steps)
+	old, oldStart := cur, s.traj.Start
+	if n > 0 {
+		s.traj.Steps[n-1].State = &edited
+	} else {
+		s.traj.Start = edited
+	}
 	if err := s.eng.Edited(ctx, &s.traj); err != nil {
-		*cur = old
+		if n > 0 {
+			s.traj.Steps[n-1].State = old
+		} else {
+			s.traj.Start = oldStart
+		}
 		return err
 	}
 	if n := len(s.traj.Steps); n > 0 && n <= len(s.preds) {

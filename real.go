@@ -426,6 +426,9 @@ func (e *realEngine) Edited(ctx context.Context, traj *dsl.Trajectory) error {
 	if cur == nil || e.finished() {
 		return ErrFinished
 	}
+	if err := e.ensure(ctx); err != nil { // a fork runs its own program from here
+		return err
+	}
 	old := map[string]string{}
 	for _, l := range e.stop.Event.Locals {
 		old[l.Name] = l.Repr

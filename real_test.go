@@ -9,7 +9,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -182,4 +182,36 @@ func TestStartErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, []int{2, 3}, st.Line)
 	require.Equal(t, "cpu", s.Interrupted())
+}
+
+// TestSetOnForkLeavesOriginal: an edit of a fork's local is the fork's
+// alone: the session it was forked from keeps its state, its history and
+// its program's values (a fork shared its states with the original, and
+// Set wrote through them, so the original's history showed the edit).
+func TestSetOnForkLeavesOriginal(t *testing.T) {
+	ctx := context.Background()
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), buggy, "f([1, 4])")
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Do(ctx, ndbg.Action{Kind: dsl.Breakpoint, Lines: []int{5}})
+	require.NoError(t, err)
+	before, _ := s.State()
+	require.Contains(t, before.Locals, dsl.Local{Name: "total", Repr: "5"})
+
+	f := s.Fork()
+	defer f.Close()
+	require.NoError(t, f.Set(ctx, "total", "100"))
+	st, _ := f.State()
+	require.Contains(t, st.Locals, dsl.Local{Name: "total", Repr: "100"})
+
+	after, _ := s.State()
+	require.Equal(t, before, after, "the original's state")
+	last := s.Trajectory().Steps
+	require.Equal(t, before, *last[len(last)-1].State, "the original's history")
+	st, err = s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "2.5", st.Value, "the original's program")
+	st, err = f.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "50.0", st.Value, "the fork's program")
 }

@@ -24,7 +24,7 @@
 # --dtypes: bf16, f32, q8_0, q4_0, q4_k_m (llama.cpp's Q4_K_M mix).
 # --build-only: build llama.cpp's tools (llama-bench, llama-quantize,
 #   llama-perplexity and libllama: what the tests that compare with
-#   llama.cpp use, internal/oracle) into WORK/build and stop.
+#   llama.cpp use, internal/testsupport/oracle) into WORK/build and stop.
 #
 # --src: a llama.cpp source tree (default $LLAMACPP_SRC). Measured with the
 #   kainlan/llama.cpp-intel-optimizations mirror of llama.cpp at commit

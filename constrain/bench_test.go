@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 	"github.com/ndbg/ndbg/statetree"
 	"github.com/ndbg/ndbg/tokenizer"
 	"github.com/ndbg/ndbg/trace"

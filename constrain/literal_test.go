@@ -14,7 +14,7 @@ import (
 
 	"github.com/ndbg/ndbg/data/cruxeval"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 	"github.com/ndbg/ndbg/trace"
 )
 

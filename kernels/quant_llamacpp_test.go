@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 )
 
 // ggmlQuantize is a Python script that loads llama.cpp's ggml libraries

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 )
 
 // randomPieces are the building blocks of random oracle inputs: character

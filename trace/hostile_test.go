@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ndbg/ndbg/internal/victim"
+	"github.com/ndbg/ndbg/internal/testsupport/victim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ndbg/ndbg/kernels"
 
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 )
 
 // conformance is testdata/conformance.json, written by PyTorch.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/oracle"
+	"github.com/ndbg/ndbg/internal/testsupport/oracle"
 )
 
 // ggufPyRead reads a GGUF file with llama.cpp's gguf-py and prints, as

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
 )
 
 const sumSource = "def f(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total\n"

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/ndbg/ndbg/internal/cli"
-	"github.com/ndbg/ndbg/internal/dap"
+	"github.com/ndbg/ndbg/service/dap"
 )
 
 // runDap is `ndbg dap`: a Debug Adapter Protocol server for editors, on

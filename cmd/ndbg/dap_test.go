@@ -15,7 +15,7 @@ import (
 	godap "github.com/google/go-dap"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/dap"
+	"github.com/ndbg/ndbg/service/dap"
 )
 
 // frame is one DAP request on the wire.

@@ -16,6 +16,7 @@ import (
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/cli"
+	"github.com/ndbg/ndbg/internal/ctxio"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -167,7 +168,7 @@ func debugWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	fmt.Fprintf(stdout, "ndbg: debugging %s with the %s debugger (h for help)\n", what, b.Name())
 	d.show()
-	in := bufio.NewReader(stdin)
+	in := bufio.NewReader(ctxio.Reader(ctx, stdin)) // SIGTERM and SIGINT end the wait at the prompt
 	for {
 		if len(d.pending) > 0 { // a breakpoint's commands
 			line := d.pending[0]
@@ -184,6 +185,10 @@ func debugWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		}
 		// A line of any length: a long one is the command's to reject.
 		line, err := in.ReadString('\n')
+		if ctx.Err() != nil {
+			fmt.Fprintln(stdout)
+			return context.Cause(ctx)
+		}
 		if err != nil && (err != io.EOF || line == "") {
 			fmt.Fprintln(stdout)
 			if err == io.EOF {

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg"
-	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
 )
 
 // debugProgram is the shared mean program.

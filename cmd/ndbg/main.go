@@ -33,6 +33,7 @@ func commands() []command {
 		{"debug", "an interactive debugger (pdb-like) that predicts states", runDebug},
 		{"dap", "a Debug Adapter Protocol server for editors (stdio, or --listen ADDR)", runDap},
 		{"serve", "the debugger over HTTP/JSON for agents (GET /openapi.json)", runServe},
+		{"mcp", "the debugger as an MCP server for coding agents (stdio, or --listen ADDR)", runMCP},
 	}
 }
 

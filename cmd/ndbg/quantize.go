@@ -31,6 +31,8 @@ func runQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	format := fs.String("format", "gguf", "gguf (a file llama.cpp reads) or safetensors (a Hugging Face checkpoint directory: config.json, tokenizer.json, model.safetensors with the quantized rows as U8, marked in its metadata)")
 	out := fs.String("out", "", "the GGUF file to write, or with --format safetensors the directory (which must not exist)")
 	threads := fs.Int("threads", 0, "threads that quantize (0: one per core)")
+	cli.SetUsage(fs, "ndbg quantize --type TYPE --out PATH [--model DIR|FILE | --random PRESET [--seed N]] [--format gguf|safetensors] [--threads N]",
+		"the model's matrices quantized, written as a GGUF file for llama.cpp (or a safetensors checkpoint directory)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}

@@ -5,19 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
-	"os"
-	"os/signal"
 	"slices"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/internal/owner"
-	"github.com/ndbg/ndbg/internal/serve"
+	"github.com/ndbg/ndbg/service/serve"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -40,10 +34,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&sl.MaxProgramBytes, "max-program", 256<<10, "bytes of a session's program")
 	fs.DurationVar(&sl.RequestTimeout, "request-timeout", time.Minute, "time per request")
 	fs.DurationVar(&sl.IdleTimeout, "idle-timeout", 10*time.Minute, "a session unused this long is closed")
-	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM, how long requests in flight may take to finish")
+	grace := fs.Duration("shutdown-timeout", 30*time.Second, "on SIGTERM or SIGINT, how long requests in flight may take to finish (new ones are answered 503; a second signal stops them at once, answered 503)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: ndbg serve [--listen HOST:PORT|unix:PATH] [--token-file PATH] [--backends neural,cwm,real] [--model DIR] [--device cpu|cuda|auto] [limits]")
-		fmt.Fprintln(fs.Output(), "(the API: GET /openapi.json; docs in internal/serve/openapi.json)")
+		fmt.Fprintln(fs.Output(), "(the API: GET /openapi.json; docs in service/serve/openapi.json)")
 		fmt.Fprintln(fs.Output(), "It runs the programs clients send with your rights, so it serves only you: over TCP, requests carry the")
 		fmt.Fprintln(fs.Output(), "token it writes to a file only you can read (its path is printed at start); on a unix socket, only")
 		fmt.Fprintln(fs.Output(), "processes of your uid can connect. Anything else is refused (401, or the connection closed). docs/security.md")
@@ -71,27 +65,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if owner.IsUnix(*listen) && *tokenFile != "" {
 		return cli.Usagef("--token-file is for TCP: on a unix socket only your own processes can connect, and need no token")
 	}
-	ln, err := owner.Listen(*listen, false)
+	sig := cli.Signals(ctx)
+	defer sig.Stop()
+	ln, access, err := ownerListen("serve", *listen, *tokenFile, stderr)
 	if err != nil {
-		return fmt.Errorf("listening: %w", err)
+		return err
 	}
-	defer ln.Close()
-	cfg := serve.Config{Backends: names, Trace: lim, Limits: sl}
-	access := fmt.Sprintf("only processes of uid %d can connect (no token needed)", os.Geteuid())
-	if !owner.IsUnix(*listen) {
-		tf, err := serveToken(*tokenFile, ln.Addr())
-		if err != nil {
-			return err
-		}
-		defer tf.Remove()
-		cfg.Token = tf.Token
-		access = fmt.Sprintf("token in %s (send it as Authorization: Bearer <token>)", tf.Path)
-		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err != nil || !ap.Addr().Unmap().IsLoopback() {
-			fmt.Fprintf(stderr, "ndbg serve: warning: %s is not a loopback address: the token and the programs travel unencrypted (reach a remote server through ssh -L instead)\n", ln.Addr())
-		}
-	}
+	defer ln.close()
+	cfg := serve.Config{Backends: names, Trace: lim, Limits: sl, Token: ln.token}
 	if slices.Contains(cfg.Backends, serve.Neural) || slices.Contains(cfg.Backends, serve.CWM) {
-		m, err := ndbg.Open(ctx, ndbg.Options{Dir: *modelDir, Threads: comp.Threads, Device: comp.Device})
+		m, err := ndbg.Open(sig.Begin, ndbg.Options{Dir: *modelDir, Threads: comp.Threads, Device: comp.Device})
 		if err != nil {
 			return err
 		}
@@ -103,35 +86,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cli.Usagef("--backends: %v", err)
 	}
 	defer svc.Close()
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	where := "http://" + ln.Addr().String()
-	if owner.IsUnix(*listen) {
-		where = "unix:" + ln.Addr().String()
-	}
-	fmt.Fprintf(stdout, "ndbg serve: listening on %s (backends %s)\nndbg serve: %s\n", where, *backends, access)
-	if err := serve.Serve(ctx, ln, svc.Handler(), *grace, stderr); err != nil {
+	fmt.Fprintf(stdout, "ndbg serve: listening on %s (backends %s)\nndbg serve: %s\n", ln.where, *backends, access)
+	if err := svc.Serve(sig.Begin, ln.ln, *grace, sig.Now, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "ndbg serve: shut down")
 	return nil
-}
-
-// serveToken is the token of a server listening on TCP at addr: the file
-// the user named (owner.OpenTokenFile), or a fresh token in the default
-// directory, in a file named after the address (owner.NewTokenFile).
-func serveToken(path string, addr net.Addr) (*owner.TokenFile, error) {
-	if path != "" {
-		return owner.OpenTokenFile(path)
-	}
-	dir, err := owner.DefaultDir()
-	if err != nil {
-		return nil, err
-	}
-	ap, err := netip.ParseAddrPort(addr.String())
-	if err != nil {
-		return nil, fmt.Errorf("naming the token file after the address %s: %w", addr, err)
-	}
-	name := fmt.Sprintf("serve-%s-%d", strings.ReplaceAll(ap.Addr().String(), ":", "_"), ap.Port())
-	return owner.NewTokenFile(dir, name+".token")
 }

@@ -423,3 +423,51 @@ func CheckSampling(p sample.Params) error {
 	}
 	return nil
 }
+
+// Shutdown is what a server's shutdown listens to: Begin is done at the
+// first SIGTERM or SIGINT (or when the parent context is), and Now at the
+// second, which asks to stop what still runs without waiting out the
+// grace. Stop releases the signals.
+type Shutdown struct {
+	Begin, Now context.Context
+	Stop       func()
+}
+
+// Signals returns the Shutdown of a server started under ctx. Begin
+// derives from ctx; Now does not (Main cancels ctx at the first signal
+// too): only a second signal ends it. Signals are counted as they come
+// here; one that came before Signals was called (ctx already done) counts
+// as the first.
+func Signals(ctx context.Context) Shutdown {
+	begin, cancelBegin := context.WithCancel(ctx)
+	now, cancelNow := context.WithCancel(context.WithoutCancel(ctx))
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		n := 0
+		if ctx.Err() != nil { // Main caught the first signal already
+			n = 1
+		}
+		for {
+			select {
+			case <-sig:
+				n++
+				cancelBegin()
+				if n >= 2 {
+					cancelNow()
+				}
+			case <-ctx.Done(): // Begin ends with it already; signals are counted above
+				ctx = context.Background()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return Shutdown{Begin: begin, Now: now, Stop: func() {
+		signal.Stop(sig)
+		close(done)
+		cancelBegin()
+		cancelNow()
+	}}
+}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ndbg/ndbg/constrain"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testprog"
+	"github.com/ndbg/ndbg/internal/testsupport/testprog"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/otheruser"
+	"github.com/ndbg/ndbg/internal/testsupport/otheruser"
 )
 
 // accept accepts one connection of ln in the background.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/otheruser"
+	"github.com/ndbg/ndbg/internal/testsupport/otheruser"
 )
 
 // stat is path's mode bits and owner, not following a link.

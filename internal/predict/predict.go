@@ -104,7 +104,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return ndbg.StartAt(ctx, b, src, entry, from)
 	}
-	predicted, err := runActions(ctx, start, b, pre, act)
+	predicted, err := Apply(ctx, start, b, pre, act)
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", stateJSON(predicted))
 		return err
 	}
-	real, err := runActions(ctx, start, ndbg.Recorded(bf.Limits), pre, act)
+	real, err := Apply(ctx, start, ndbg.Recorded(bf.Limits), pre, act)
 	if err != nil {
 		// The prediction stands; say why there is nothing to compare it with.
 		if errors.Is(err, ndbg.ErrLimit) {
@@ -128,7 +128,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("the real run for --compare failed: %w", err)
 	}
-	match, err := json.Marshal(ndbg.Compare(predicted.st, real.st))
+	match, err := json.Marshal(ndbg.Compare(predicted.State, real.State))
 	if err != nil {
 		return fmt.Errorf("writing the comparison: %w", err)
 	}
@@ -136,46 +136,48 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// outcome is the state an action reached (nil: the program ran past its
+// Outcome is the state an action reached (nil: the program ran past its
 // end) and, when a model predicted it, how (ndbg.Session.Prediction).
-type outcome struct {
-	st   *ndbg.State
-	pred *ndbg.Prediction
+type Outcome struct {
+	State *ndbg.State
+	Pred  *ndbg.Prediction
 }
 
-// runActions starts a session, applies pre, and returns the state after a,
-// its source the user's line.
-func runActions(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error), b ndbg.Backend, pre []ndbg.Action, a ndbg.Action) (outcome, error) {
+// Apply is the single-shot prediction itself, which `ndbg predict` and
+// `ndbg mcp`'s predict tool share: it starts a session on b (start), applies
+// pre, and returns the state after a, its source the user's line. An error
+// in pre names the action by its place ("actions 2 (step_over)").
+func Apply(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error), b ndbg.Backend, pre []ndbg.Action, a ndbg.Action) (Outcome, error) {
 	s, err := start(b)
 	if err != nil {
-		return outcome{}, err
+		return Outcome{}, err
 	}
 	defer s.Close()
 	for i, p := range pre {
 		// An action may run to the end: the session stays there, and the
 		// next may step back from it.
 		if _, err := s.Do(ctx, p); err != nil && !errors.Is(err, ndbg.ErrFinished) {
-			return outcome{}, fmt.Errorf("--actions %d (%v): %w", i+1, p, err)
+			return Outcome{}, fmt.Errorf("actions %d (%v): %w", i+1, p, err)
 		}
 	}
 	st, err := s.Do(ctx, a)
 	if err != nil && !errors.Is(err, ndbg.ErrFinished) {
-		return outcome{}, err
+		return Outcome{}, err
 	}
-	var o outcome
+	var o Outcome
 	if p, ok := s.Prediction(); ok {
 		if p.Model != nil {
 			p.Model.Source = s.UserLine(p.Model.Line)
 		}
-		o.pred = &p
+		o.Pred = &p
 	}
 	if err == nil {
 		st.Source = s.UserLine(st.Line) // the user's line, not the prepared one
-		o.st = &st
+		o.State = &st
 	}
 	return o, nil
 }
 
 // stateJSON prints a state, or {"event":"end"} for the end of the program,
 // with how it was predicted where it was (ndbg.MarshalOutcome).
-func stateJSON(o outcome) string { return string(ndbg.MarshalOutcome(o.st, o.pred)) }
+func stateJSON(o Outcome) string { return string(ndbg.MarshalOutcome(o.State, o.Pred)) }

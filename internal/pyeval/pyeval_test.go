@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/victim"
+	"github.com/ndbg/ndbg/internal/testsupport/victim"
 	"github.com/ndbg/ndbg/trace"
 )
 

@@ -18,8 +18,8 @@ import (
 	godap "github.com/google/go-dap"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/otheruser"
 	"github.com/ndbg/ndbg/internal/owner"
+	"github.com/ndbg/ndbg/internal/testsupport/otheruser"
 )
 
 // marker stands for a secret in a file: it must never reach a client that

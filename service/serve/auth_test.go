@@ -19,8 +19,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ndbg/ndbg/internal/otheruser"
 	"github.com/ndbg/ndbg/internal/owner"
+	"github.com/ndbg/ndbg/internal/testsupport/otheruser"
 )
 
 // TestAuth: every route but GET /openapi.json refuses a request without
@@ -100,7 +100,7 @@ func serveUnix(t *testing.T, svc *Service, path string, log io.Writer) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, svc.Handler(), 10*time.Second, log) }()
+	go func() { served <- svc.Serve(ctx, ln, 10*time.Second, nil, log) }()
 	t.Cleanup(func() {
 		cancel()
 		require.NoError(t, <-served)
@@ -175,7 +175,7 @@ func httptestServer(t *testing.T, svc *Service) string {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, svc.Handler(), 10*time.Second, nil) }()
+	go func() { served <- svc.Serve(ctx, ln, 10*time.Second, nil, nil) }()
 	t.Cleanup(func() { cancel(); <-served })
 	return "http://" + ln.Addr().String()
 }

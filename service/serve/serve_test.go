@@ -19,8 +19,9 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
 	"github.com/ndbg/ndbg/sample"
+	"github.com/ndbg/ndbg/service/sessions"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -536,12 +537,14 @@ func TestRequestTimeout(t *testing.T) {
 
 	ts, svc := start(t, Config{Limits: Limits{RequestTimeout: 2 * time.Second}})
 	id := create(t, ts, "real", prog, "f([1])")
-	svc.mu.Lock()
-	e := svc.sessions[id]
-	svc.mu.Unlock()
-	require.NoError(t, e.lock(context.Background())) // another request holds it
+	release, held := make(chan struct{}), make(chan error, 1)
+	go func() { // another request holds the session
+		held <- svc.m.Use(context.Background(), id, "", func(context.Context, *sessions.Session) error { <-release; return nil })
+	}()
+	require.Eventually(t, func() bool { return svc.m.InFlight() == 1 }, 10*time.Second, 5*time.Millisecond)
 	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_into"})
-	e.unlock()
+	close(release)
+	require.NoError(t, <-held)
 	require.Equal(t, http.StatusServiceUnavailable, code, "%v", v)
 	require.Contains(t, v["error"], "another request is using it")
 }
@@ -559,31 +562,47 @@ func TestIdleExpiry(t *testing.T) {
 	require.Contains(t, v["error"], "expired after 100ms idle")
 }
 
-// TestShutdownFinishesInFlight: cancelling Serve's context (what SIGTERM
-// does in `ndbg serve`) while a request runs lets it finish, refuses new
-// connections, and leaves no goroutine behind.
-func TestShutdownFinishesInFlight(t *testing.T) {
-	before := runtime.NumGoroutine()
-	svc, err := New(Config{Token: testToken})
+// shutdownServer serves a new service on loopback for a shutdown test;
+// cancel begins the shutdown, now ends its grace, served receives what
+// Serve returned.
+type shutdownServer struct {
+	svc         *Service
+	url         string
+	client      *http.Client
+	transport   *http.Transport
+	cancel, now context.CancelFunc
+	served      chan error
+}
+
+func serveForShutdown(t *testing.T, grace time.Duration) *shutdownServer {
+	t.Helper()
+	svc, err := New(Config{Token: testToken, Trace: trace.Limits{Timeout: time.Minute}})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- Serve(ctx, ln, svc.Handler(), 20*time.Second, nil) }()
+	now, stopNow := context.WithCancel(context.Background())
+	s := &shutdownServer{svc: svc, url: "http://" + ln.Addr().String(), transport: &http.Transport{},
+		cancel: cancel, now: stopNow, served: make(chan error, 1)}
+	s.client = &http.Client{Transport: bearer{testToken, s.transport}}
+	go func() { s.served <- svc.Serve(ctx, ln, grace, now, nil) }()
+	t.Cleanup(func() { cancel(); stopNow(); s.transport.CloseIdleConnections(); svc.Close() })
+	return s
+}
 
-	url := "http://" + ln.Addr().String()
-	type answer struct {
-		code int
-		body string
-		err  error
-	}
+// answer is what a client got.
+type answer struct {
+	code int
+	body string
+	err  error
+}
+
+// post sends a request in the background; its answer comes on the
+// channel.
+func (s *shutdownServer) post(path, body string) chan answer {
 	got := make(chan answer, 1)
-	transport := &http.Transport{}
-	client := &http.Client{Transport: bearer{testToken, transport}}
 	go func() {
-		body := fmt.Sprintf(`{"program": %q, "call": "f(1.0)", "backend": "real"}`, sleepy)
-		resp, err := client.Post(url+"/sessions", "application/json", strings.NewReader(body))
+		resp, err := s.client.Post(s.url+path, "application/json", strings.NewReader(body))
 		if err != nil {
 			got <- answer{err: err}
 			return
@@ -592,24 +611,78 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		resp.Body.Close()
 		got <- answer{resp.StatusCode, string(data), err}
 	}()
-	require.Eventually(t, func() bool { // the request is being served
-		svc.mu.Lock()
-		defer svc.mu.Unlock()
-		return svc.pending == 1
-	}, 10*time.Second, 5*time.Millisecond)
-	cancel()
+	return got
+}
+
+// sleeping starts a session whose program sleeps secs seconds before its
+// call, and waits until the request is being served.
+func (s *shutdownServer) sleeping(t *testing.T, secs float64) chan answer {
+	t.Helper()
+	got := s.post("/sessions", fmt.Sprintf(`{"program": %q, "call": "f(%g)", "backend": "real"}`, sleepy, secs))
+	require.Eventually(t, func() bool { return s.svc.m.InFlight() == 1 }, 10*time.Second, 5*time.Millisecond)
+	return got
+}
+
+// TestShutdownFinishesInFlight: cancelling Serve's context (what SIGTERM
+// does in `ndbg serve`) while a request runs lets it finish, answers new
+// requests 503 meanwhile, closes the listener, and leaves no goroutine
+// behind.
+func TestShutdownFinishesInFlight(t *testing.T) {
+	before := runtime.NumGoroutine()
+	s := serveForShutdown(t, 20*time.Second)
+	got := s.sleeping(t, 1)
+	s.cancel()
+	require.Eventually(t, s.svc.m.Draining, 10*time.Second, 5*time.Millisecond)
+	fresh := &http.Client{Transport: bearer{testToken, &http.Transport{DisableKeepAlives: true}}}
+	resp, err := fresh.Get(s.url + "/health") // a new request while the first one finishes
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "%s", body)
+	require.Contains(t, string(body), "shutting down")
 	a := <-got
 	require.NoError(t, a.err)
 	require.Equal(t, http.StatusCreated, a.code, a.body)
-	require.NoError(t, <-served)
-	_, err = client.Get(url + "/health")
+	require.NoError(t, <-s.served)
+	_, err = s.client.Get(s.url + "/health")
 	require.Error(t, err, "the listener is closed")
-	transport.CloseIdleConnections()
-	svc.Close()
+	s.transport.CloseIdleConnections()
+	s.svc.Close()
 	for i := 0; runtime.NumGoroutine() > before; i++ { // not require.Eventually: it runs a goroutine of its own
 		require.Less(t, i, 500, "goroutines: %d before, %d after", before, runtime.NumGoroutine())
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestShutdownStopsAfterGrace: a request still running when the grace ends
+// is stopped and answered 503 (the server is shutting down), not cut off
+// with its connection (issue 28: the client saw a dropped connection), and
+// Serve says that work was stopped.
+func TestShutdownStopsAfterGrace(t *testing.T) {
+	s := serveForShutdown(t, 200*time.Millisecond)
+	got := s.sleeping(t, 50)
+	s.cancel()
+	a := <-got
+	require.NoError(t, a.err, "the client gets an answer, not a dropped connection")
+	require.Equal(t, http.StatusServiceUnavailable, a.code, a.body)
+	require.Contains(t, a.body, "the server is shutting down")
+	require.ErrorContains(t, <-s.served, "stopped")
+}
+
+// TestShutdownSecondSignal: a second signal (now) during a long grace stops
+// the request in flight at once, answered 503, instead of waiting out the
+// grace (issue 28: shutdown waited the full 30 s even on a second Ctrl-C).
+func TestShutdownSecondSignal(t *testing.T) {
+	s := serveForShutdown(t, time.Hour)
+	got := s.sleeping(t, 50)
+	s.cancel()
+	require.Eventually(t, s.svc.m.Draining, 10*time.Second, 5*time.Millisecond)
+	s.now()
+	a := <-got // within the test's own timeout, not the hour's grace
+	require.NoError(t, a.err)
+	require.Equal(t, http.StatusServiceUnavailable, a.code, a.body)
+	require.Contains(t, a.body, "the server is shutting down")
+	require.Error(t, <-s.served)
 }
 
 // TestConfigErrors: a backend the service cannot offer is refused.

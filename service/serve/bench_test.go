@@ -29,7 +29,7 @@ const loadClients = 64
 // use after a GC before the first round and after each round, which must
 // stay flat (the benchmark fails if it grows by half and 4 MB).
 //
-//	go test -run XXX -bench BenchmarkLoad -benchtime 5x ./internal/serve
+//	go test -run XXX -bench BenchmarkLoad -benchtime 5x ./service/serve
 func BenchmarkLoadReal(b *testing.B) {
 	benchLoad(b, Config{Backends: []string{Real}}, "real", 8, loadClients)
 }
@@ -50,7 +50,7 @@ func BenchmarkLoadNeural(b *testing.B) {
 // and without (ndbg.Options.SerialDecode), each count's two one after the
 // other so that a busy machine's load falls on both alike.
 //
-//	go test -run XXX -bench BenchmarkLoadNeuralBatching -benchtime 2x ./internal/serve
+//	go test -run XXX -bench BenchmarkLoadNeuralBatching -benchtime 2x ./service/serve
 func BenchmarkLoadNeuralBatching(b *testing.B) {
 	for _, clients := range []int{8, 16, 64} {
 		for _, serial := range []bool{false, true} {

@@ -34,7 +34,7 @@ func CWMTokenizerJSON(t testing.TB) []byte { return tokenizerJSON(t, false) }
 // action tokens only with actions.
 func tokenizerJSON(t testing.TB, actions bool) []byte {
 	_, file, _, _ := runtime.Caller(0)
-	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "tokenizer", "testdata", "code-gpt2.tokenizer.json"))
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "..", "tokenizer", "testdata", "code-gpt2.tokenizer.json"))
 	require.NoError(t, err)
 	var j map[string]any
 	require.NoError(t, json.Unmarshal(data, &j))

@@ -1,5 +1,5 @@
 // Package testprog holds programs that tests of several packages share and
-// that need nothing of the root package (which internal/testmodel imports),
+// that need nothing of the root package (which internal/testsupport/testmodel imports),
 // so that the root package's own engines can use them too.
 package testprog
 

@@ -11,7 +11,7 @@ import (
 )
 
 // installHint says how to get what the DAP client tests need.
-const installHint = "install Node.js and npm, then: cd internal/dap/testclient && npm ci (.ci/run does)"
+const installHint = "install Node.js and npm, then: cd service/dap/testclient && npm ci (.ci/run does)"
 
 // TestDebugClient drives a built `ndbg dap` with VS Code's DAP test client
 // (testclient/run.js): scripts of launches, breakpoints, steps,

@@ -18,8 +18,8 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
-	"github.com/ndbg/ndbg/internal/testmodel"
-	"github.com/ndbg/ndbg/internal/victim"
+	"github.com/ndbg/ndbg/internal/testsupport/testmodel"
+	"github.com/ndbg/ndbg/internal/testsupport/victim"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )

@@ -26,6 +26,7 @@ import (
 	godap "github.com/google/go-dap"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/internal/ctxio"
 	"github.com/ndbg/ndbg/trace"
 )
 
@@ -46,12 +47,14 @@ type Config struct {
 }
 
 // Serve answers the DAP requests read from r, writing responses and
-// events to w, until the client disconnects, r ends, or ctx is done. It
-// returns nil after a disconnect or the end of r, and an error when the
+// events to w, until the client disconnects, r ends, or ctx is done (also
+// while waiting for the next request: r is read under ctx, package ctxio,
+// so SIGTERM stops `ndbg dap` on stdio). It returns nil after a disconnect
+// or the end of r, ctx's cause once it is done, and an error when the
 // stream cannot be read as DAP any more (a broken header: the next
 // message's start is unknown) or cannot be written.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
-	s := &server{cfg: cfg, in: bufio.NewReader(r), out: w}
+	s := &server{cfg: cfg, in: bufio.NewReader(ctxio.Reader(ctx, r)), out: w}
 	defer s.closeSession()
 	// Requests are read ahead of the one being answered, so that a pause
 	// reaches the action it interrupts while that action runs.
@@ -63,7 +66,7 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
 		var in readResult
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return context.Cause(ctx)
 		case in = <-reqs:
 		}
 		if errors.Is(in.err, io.EOF) {

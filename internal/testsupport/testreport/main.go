@@ -17,7 +17,7 @@
 //
 // Usage (from the module root; its own flags first):
 //
-//	go run ./internal/testreport [-unittest DIR [-python PY]] [go test flags] [packages] [+ [go test flags] [packages]]...
+//	go run ./internal/testsupport/testreport [-unittest DIR [-python PY]] [go test flags] [packages] [+ [go test flags] [packages]]...
 package main
 
 import (
