@@ -446,6 +446,15 @@ func (d *debugger) interruptible() func() {
 	if d.interrupts == nil {
 		return func() {}
 	}
+	// A Ctrl-C pressed at the prompt, while nothing ran, is not for this
+	// action (and the real backend would stop it at its first event).
+	for drained := false; !drained; {
+		select {
+		case <-d.interrupts:
+		default:
+			drained = true
+		}
+	}
 	done := make(chan struct{})
 	s, real := d.s, d.real
 	go func() {

@@ -261,6 +261,20 @@ func TestDebugMarksCutOutput(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out.String(), "cut here"))
 }
 
+// TestDebugStaleInterrupt: a Ctrl-C pressed at the prompt does not stop
+// the next action at its first event: continue goes on to the breakpoint.
+func TestDebugStaleInterrupt(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(file, []byte("def f(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n"), 0o644))
+	interrupts := make(chan struct{}, 1)
+	interrupts <- struct{}{} // pressed before the first command
+	var out, errb bytes.Buffer
+	in := strings.NewReader("b 4\nc\np i, total\nq\n")
+	require.NoError(t, debugWith(context.Background(), []string{file, "--call", "f(3)", "--backend", "real"}, in, &out, &errb, interrupts), errb.String())
+	require.NotContains(t, out.String(), "Program interrupted")
+	require.Contains(t, out.String(), "(0, 0)")
+}
+
 // TestDebugInterruptAndCommands: Ctrl-C (an interrupt) stops an endless
 // loop where it is, and the session goes on there; a breakpoint's
 // commands run when it stops; an alias expands with its arguments.
