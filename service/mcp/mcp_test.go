@@ -46,7 +46,7 @@ var toolNames = []string{"debug_start", "debug_step", "debug_breakpoints", "debu
 	"debug_fork", "debug_history", "debug_end", "predict"}
 
 // newManager is a session manager for a test (closed at its end).
-func newManager(t *testing.T, cfg sessions.Config) *sessions.Manager {
+func newManager(t testing.TB, cfg sessions.Config) *sessions.Manager {
 	t.Helper()
 	if cfg.Trace.Timeout == 0 {
 		cfg.Trace.Timeout = time.Minute // two busy cores
@@ -565,7 +565,7 @@ func TestCancellation(t *testing.T) {
 
 // serveHTTP serves m's MCP server over streamable HTTP on loopback with
 // testToken; cancel begins its shutdown; wait returns Serve's result.
-func serveHTTP(t *testing.T, m *sessions.Manager, grace time.Duration) (url string, cancel context.CancelFunc, wait func() error) {
+func serveHTTP(t testing.TB, m *sessions.Manager, grace time.Duration) (url string, cancel context.CancelFunc, wait func() error) {
 	t.Helper()
 	srv, err := NewServer(m, "test")
 	require.NoError(t, err)
@@ -610,7 +610,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // httpClient connects the SDK's client over streamable HTTP with token.
-func httpClient(t *testing.T, url, token string) (*sdk.ClientSession, error) {
+func httpClient(t testing.TB, url, token string) (*sdk.ClientSession, error) {
 	t.Helper()
 	tr := &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}, MaxRetries: -1}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), tr, nil)
