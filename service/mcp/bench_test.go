@@ -80,7 +80,9 @@ func BenchmarkLoadHTTP(b *testing.B) {
 			}
 			slices.Sort(starts)
 			slices.Sort(others)
-			pct := func(d []time.Duration, p float64) float64 { return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1e3 }
+			pct := func(d []time.Duration, p float64) float64 {
+				return float64(d[int(p*float64(len(d)-1))].Microseconds()) / 1e3
+			}
 			b.ReportMetric(float64(len(starts)+len(others))/elapsed.Seconds(), "calls/s")
 			b.ReportMetric(pct(others, 0.5), "p50-ms")
 			b.ReportMetric(pct(others, 0.99), "p99-ms")
