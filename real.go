@@ -25,7 +25,20 @@ import (
 // of every event's kind, depth and line says which); a run that takes
 // another path the second time is ErrNotReproducible. It is the ground
 // truth the neural debugger is graded against.
-func Real(lim trace.Limits) Backend { return realBackend{lim} }
+//
+// The program's standard input is empty (input() raises EOFError); see
+// RealWithInput for one that reads the user's.
+func Real(lim trace.Limits) Backend { return realBackend{lim: lim} }
+
+// RealWithInput is Real with the program's standard input read from in
+// when the program reads it (input(), sys.stdin), as pdb lets the program
+// read the terminal. Each session keeps what in gave, in order, and feeds
+// it back when it runs the program again (a step back), so a replay reads
+// the same input at the same reads and in is asked only for input no run
+// of the session has read yet.
+func RealWithInput(lim trace.Limits, in trace.Input) Backend {
+	return realBackend{lim: lim, in: in}
+}
 
 // ErrLimit: the real run passed one of its trace.Limits (time, events or
 // the trace's size) and has no outcome to answer from; the error says which.
@@ -37,14 +50,57 @@ var ErrLimit = errors.New("ndbg: the real run passed its limits")
 // shown; the session stays where it was.
 var ErrNotReproducible = errors.New("ndbg: the program does not run the same way again")
 
-type realBackend struct{ lim trace.Limits }
+type realBackend struct {
+	lim trace.Limits
+	in  trace.Input
+}
+
+// inputLog is what a session's program read from its standard input, in
+// order (ok false: the end), shared by its runs: a run reads it from the
+// start, and asks the user's source past its end.
+type inputLog struct {
+	mu    sync.Mutex
+	parts []inputPart
+	src   trace.Input
+}
+
+type inputPart struct {
+	text string
+	ok   bool
+}
+
+// reader is one run's standard input: the log's parts in order, then the
+// source's (logged as they come).
+func (g *inputLog) reader() trace.Input {
+	next := 0
+	return func(ctx context.Context) (string, bool, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if next < len(g.parts) {
+			p := g.parts[next]
+			next++
+			return p.text, p.ok, nil
+		}
+		if g.src == nil {
+			return "", false, nil
+		}
+		text, ok, err := g.src(ctx)
+		if err != nil {
+			return "", false, err
+		}
+		g.parts = append(g.parts, inputPart{text, ok})
+		next++
+		return text, ok, nil
+	}
+}
 
 func (realBackend) Name() string { return "real" }
 
 func (realBackend) script() {}
 
 func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
-	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}, closing: &sync.WaitGroup{}, spares: &spares{}}
+	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}, closing: &sync.WaitGroup{}, spares: &spares{},
+		input: &inputLog{src: b.in}}
 	// A script starts at its module's first line, where pdb first stops,
 	// not at the module frame's call event.
 	first := 0
@@ -90,6 +146,7 @@ type realEngine struct {
 	// (Close waits for them).
 	closing *sync.WaitGroup
 	spares  *spares // an interpreter started ahead for the next run
+	input   *inputLog
 }
 
 // spares keeps one interpreter started ahead (trace.LiveInterpreter), so
@@ -198,9 +255,9 @@ func (e *realEngine) start(ctx context.Context, c trace.Criteria) (*trace.Live, 
 	var st *trace.Stop
 	var err error
 	if li := e.spares.take(); li != nil {
-		l, st, err = li.Start(ctx, e.prog, e.call, c)
+		l, st, err = li.Start(ctx, e.prog, e.call, c, e.input.reader())
 	} else {
-		l, st, err = trace.StartLive(ctx, e.prog, e.call, e.lim, c)
+		l, st, err = trace.StartLive(ctx, e.prog, e.call, e.lim, c, e.input.reader())
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("ndbg: running %s: %w", what, err)
@@ -256,7 +313,7 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 	if !reached || (digest != "" && !st.End && st.Digest != digest) {
 		l.Close()
 		return fmt.Errorf("%w: run again to step back to its event %d, it took another path (it depends on the clock, "+
-			"an unseeded random number, a thread's timing or the like); the session stays where it was", ErrNotReproducible, at)
+			"an unseeded random number, a thread's timing or the like; input is fed back as it was read); the session stays where it was", ErrNotReproducible, at)
 	}
 	if !st.End && len(keep) > 0 && keep[len(keep)-1].at == st.Index { // made here: the frame as they left it
 		fs, err := l.Frames(ctx)
@@ -297,7 +354,7 @@ func (e *realEngine) ensure(ctx context.Context) error {
 }
 
 func (e *realEngine) Apply(ctx context.Context, _ *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
-	return e.apply(ctx, a, breakpoints, nil)
+	return e.apply(ctx, a, breakpoints, nil, nil)
 }
 
 // criteria are a forward action's own stops from the current state
@@ -330,7 +387,11 @@ func meets(c trace.Criteria, i int, ev trace.Event) bool {
 
 // apply takes a with breakpoints kept set; keep, when not nil, is asked at
 // each stop that only a breakpoint made whether to take it (DoIf).
-func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
+//
+// pdb, when not nil, is pdb's own next or return (a.Kind StepOver or
+// StepReturn) from the frame pdb.Level up from the stop, by bdb's rules
+// (trace.Criteria.Pdb), instead of the state tree's.
+func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool, pdb *trace.Criteria) (*dsl.State, error) {
 	if err := e.ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -345,6 +406,9 @@ func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int,
 		own.Lines = slices.DeleteFunc(slices.Clone(a.Lines), func(l int) bool { return slices.Contains(breakpoints, l) })
 	}
 	mine := e.criteria(own)
+	if pdb != nil {
+		mine = *pdb
+	}
 	c := mine
 	c.Lines = append(slices.Clone(c.Lines), breakpoints...)
 	for {
@@ -358,7 +422,8 @@ func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int,
 			return nil, nil
 		}
 		s := e.state()
-		if keep == nil || st.Why != "stop" || meets(mine, st.Index, st.Event) || keep(s) {
+		own := st.Why == "stop" && (pdb != nil || meets(mine, st.Index, st.Event))
+		if keep == nil || (st.Why != "stop" && st.Why != "break") || own || keep(s) {
 			return &s, nil
 		}
 	}
@@ -622,7 +687,7 @@ func (e *realEngine) runCPU() time.Duration {
 }
 
 func (e *realEngine) why() string {
-	if e.stop == nil || e.stop.End || e.stop.Why == "stop" {
+	if e.stop == nil || e.stop.End || e.stop.Why == "stop" || e.stop.Why == "break" {
 		return ""
 	}
 	return e.stop.Why

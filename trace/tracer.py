@@ -991,13 +991,18 @@ def run_one(req):
 #                  statement in a frame (level 0: the current one);
 #                 {"cmd": "frames"}; {"cmd": "back", ...}: an inverse
 #                  action's target; {"cmd": "interrupt"}: stop at the next
-#                  event (read while the program runs); {"cmd": "quit"}.
+#                  event (read while the program runs); {"cmd": "quit"};
+#                 {"cmd": "input", "data": TEXT or null}: the answer to an
+#                  input request.
 #   tracer -> Go: {"t": "stop", ...}, {"t": "end", ...}, {"t": "eval", ...},
-#                 {"t": "frames", ...}, {"t": "back", ...}, {"t": "error", ...}.
+#                 {"t": "frames", ...}, {"t": "back", ...}, {"t": "error", ...};
+#                 {"t": "input", output...}: while a resume runs, the program
+#                  reads its stdin past what it has (LiveStdin).
 # CRITERIA is {"any", "index", "le", "ret", "lt", "lines", "digest"}: stop at
 # any event, at event number index, at depth <= le, at a return at depth
 # ret, at depth < lt, or at a line event on one of lines: the first event
-# that meets any of them.
+# that meets any of them; or {"pdb": "next" or "return", "level", "lines"}:
+# pdb's next or return by bdb's rules (pdb_check).
 LOG_CAP = 50_000_000  # events whose kind, depth and line are kept (8 bytes each)
 EVAL_SECONDS = 10.0  # wall-clock budget of one expression at a stop (pyeval.Timeout)
 VALUE_CAP = 1 << 20  # characters of an expression's value sent back
@@ -1033,6 +1038,49 @@ def error_line(e):
         return traceback.format_exception_only(type(e), e)[-1].strip()
     except BaseException:
         return type(e).__name__
+
+
+class LiveStdin(io.TextIOBase):
+    """A live program's sys.stdin: each line it reads is asked for (ask()
+    returns a string of whole lines, or None at the end), so input()
+    reads what the debugger's user types, as under pdb."""
+
+    def __init__(self, ask):
+        self._ask = ask
+        self._buf = ""
+        self._eof = False
+
+    def readable(self):
+        return True
+
+    def _fill(self, need_line, size):
+        while not self._eof and (size < 0 or len(self._buf) < size) and not (need_line and "\n" in self._buf):
+            data = self._ask()
+            if data is None:
+                self._eof = True
+            else:
+                self._buf += data
+
+    def _take(self, n):
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def readline(self, size=-1):
+        size = -1 if size is None else int(size)
+        self._fill(True, size)
+        j = self._buf.find("\n")
+        n = len(self._buf) if j < 0 else j + 1
+        if size >= 0:
+            n = min(n, size)
+        return self._take(n)
+
+    def read(self, size=-1):
+        size = -1 if size is None else int(size)
+        self._fill(False, size)
+        return self._take(len(self._buf) if size < 0 else size)
+
+    def isatty(self):
+        return False
 
 
 def live(inp, chan, sign, cpu_hard):
@@ -1128,8 +1176,24 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     errsink = Sink(int(req["max_stdout"]))
     err = io.TextIOWrapper(errsink, encoding="utf-8", errors="backslashreplace", write_through=True)
     sys.stdout, sys.stderr = out, err
-    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
     _setrecursionlimit(1000)
+
+    def ask_input():
+        """The next line of the program's standard input, from Go (the
+        debugger's user, or what an earlier run of the session was given,
+        fed back); None at its end."""
+        msg = {"t": "input"}
+        msg.update(output())
+        send(msg)
+        while True:
+            c = cmdq.get()
+            if c is None:
+                _os_exit(0)  # the debugger is gone
+            if type(c) is dict and c.get("cmd") == "input":
+                d = c.get("data")
+                return d if type(d) is str and d else None
+
+    sys.stdin = LiveStdin(ask_input)
 
     logk = array("i")  # depth * 4 + kind - 1 of each event
     logl = array("i")  # its line
@@ -1143,6 +1207,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     sent = [0, 0]  # stdout and stderr bytes sent so far
     check = [None]  # the stop test of the current resume: fn(i, kind, depth, line)
     want_digest = [False]
+    cur_kind = [0]  # the kind of the event stopped at
 
     def digest(k):
         """SHA-256 of the log's first k events: a replay that took the same
@@ -1161,11 +1226,13 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         sent[0], sent[1] = len(sink.buf), len(errsink.buf)
         return o
 
-    def make_check(c):
+    def make_check(c, fs):
         # The test runs at every event: the common criteria get tests of
         # their own, without the others' comparisons.
+        if c.get("pdb"):
+            return pdb_check(c, fs)
         if c.get("any"):
-            return lambda i, k, d, l: True
+            return lambda i, k, d, l, info=None, arg=None: True
         idx = int(c.get("index", -1))
         le = int(c.get("le", -1))
         ret = int(c.get("ret", -1))
@@ -1173,17 +1240,69 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         lines = frozenset(int(x) for x in c.get("lines") or ())
         if le < 0 and ret < 0 and lt < 0:
             if not lines:
-                return lambda i, k, d, l: i == idx
+                return lambda i, k, d, l, info=None, arg=None: i == idx
             if idx < 0:
-                return lambda i, k, d, l: k == EV_LINE and l in lines
+                return lambda i, k, d, l, info=None, arg=None: k == EV_LINE and l in lines
 
-        def test(i, k, d, l):
+        def test(i, k, d, l, info=None, arg=None):
             return (i == idx or d <= le or (k == EV_RETURN and d == ret) or d < lt
                     or (k == EV_LINE and l in lines))
         return test
 
-    def set_stop(c):
-        check[0] = make_check(c)
+    def pdb_check(c, fs):
+        """pdb's next (c["pdb"] == "next") or return ("return") from the
+        current stop, by bdb's rules (CPython 3.11 Lib/bdb.py): set_next
+        and set_return set stopframe, returnframe and stoplineno, and
+        dispatch_* stop where stop_here says, except that with a stopframe
+        set a generator's call and return events are ignored (so next at a
+        yield goes on to the generator's next resumption) and a
+        StopIteration or GeneratorExit in another frame stops when the
+        stopframe is a generator. Breakpoint lines stop too (break_here);
+        such a stop that pdb's own rule did not make answers why "break".
+        The test gets the event's frame info and, for an exception, its
+        (type, value, traceback)."""
+        lines = frozenset(int(x) for x in c.get("lines") or ())
+        mode = c["pdb"]
+        if not fs:
+            return lambda i, k, d, l, info=None, arg=None: "stop"
+        level = min(max(int(c.get("level", 0)), 0), len(fs) - 1)  # pdb's curframe: up/down move it
+        f0 = fs[level][0]
+        if mode == "next" and level == 0 and cur_kind[0] == EV_RETURN:
+            # set_next at a return stop: dispatch_return then clears the
+            # stop info (stopframe is the returning frame), a step.
+            return lambda i, k, d, l, info=None, arg=None: "stop"
+        if mode == "next":
+            sf, rf, sl = f0, None, 0
+        elif f0.f_code.co_flags & GENERATOR_FLAGS:
+            sf, rf, sl = f0, None, -1
+        else:
+            sf, rf, sl = f0.f_back, f0, 0
+        sfinfo = frames.get(sf) if sf is not None else None
+        rfinfo = frames.get(rf) if rf is not None else None
+        sfgen = sf is not None and bool(sf.f_code.co_flags & GENERATOR_FLAGS)
+        here = sfinfo is not None and sl != -1  # stop_here(stopframe)
+
+        def test(i, k, d, l, info=None, arg=None):
+            if k == EV_LINE:
+                if here and info is sfinfo:
+                    return "stop"
+                return "break" if l in lines else None
+            if k == EV_RETURN:
+                if info is not None and ((here and info is sfinfo and not sfgen) or info is rfinfo):
+                    return "stop"
+                return None
+            if k == EV_EXCEPTION:
+                if here and info is sfinfo:
+                    if not (sfgen and arg is not None and arg[0] is StopIteration and arg[2] is None):
+                        return "stop"
+                    return None
+                if info is not sfinfo and sfgen and arg is not None and arg[0] in (StopIteration, GeneratorExit):
+                    return "stop"
+            return None
+        return test
+
+    def set_stop(c, fs=()):
+        check[0] = make_check(c, fs)
         want_digest[0] = bool(c.get("digest"))
         renew_cpu()
 
@@ -1378,7 +1497,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                     send({"t": "error", "msg": "the program has finished"})
                     continue
                 run_no[0] += 1
-                set_stop(c.get("stop") or {})
+                set_stop(c.get("stop") or {}, fs)
                 return
             if cmd == "eval":
                 send(evaluate(c, fs, locs))
@@ -1392,6 +1511,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                 send({"t": "error", "msg": "unknown request %r" % (cmd,)})
 
     def stop(frame, info, kind, value, i, why):
+        cur_kind[0] = kind
         code = frame.f_code
         loc = frame.f_locals
         ev = {"t": "stop", "i": i, "e": kind, "l": frame.f_lineno or code.co_firstlineno, "d": info[1],
@@ -1425,9 +1545,11 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             elif why != "cpu":
                 why = None  # sent during an earlier resume
         if why is None:
-            if not check[0](i, kind, d, line):
+            why = check[0](i, kind, d, line, info, arg)
+            if not why:
                 return
-            why = "stop"
+            if why is True:
+                why = "stop"
         value = None
         if kind == EV_RETURN:
             value = vrepr(arg)
@@ -1459,7 +1581,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             if i < LOG_CAP:
                 kappend(d * 4 + 1)
                 lappend(line)
-            if intr[0] is not None or check[0](i, EV_LINE, d, line):
+            if intr[0] is not None or check[0](i, EV_LINE, d, line, info):
                 maybe_stop(frame, info, EV_LINE, arg, i, d, line)
         elif ev == "return":
             event(frame, info, EV_RETURN, arg)
