@@ -1195,17 +1195,25 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
 
     sys.stdin = LiveStdin(ask_input)
 
-    logk = array("i")  # depth * 4 + kind - 1 of each event
-    logl = array("i")  # its line
-    kappend, lappend = logk.append, logl.append
+    # The log: one 64-bit entry per event, (depth * 4 + kind - 1) << 32 |
+    # line, appended by one C call (what a replay spends most of its time
+    # on, with the trace call itself).
+    log = array("q")
+    logapp = log.append
     frames = {}  # live program frame -> [invocation id, depth, stack depth, last reprs, call line]
     next_id = [0]
-    count = [0]  # events so far: the next event's number
+    count = 0  # events so far: the next event's number
+    # The current resume's criteria as the line events' filter tests them
+    # inline (set_stop): a line event goes on to maybe_stop, whose check is
+    # exact, when its number is stop_i, its depth <= stop_le or its line in
+    # stop_lines (a superset of the line events that check accepts).
+    stop_i, stop_le, stop_lines = -1, -1, frozenset()
+    target_i = -1  # the criteria's own index (stop_i is LOG_CAP until the log is full)
     run_no = [1]  # the resume in progress (the start is the first)
     top = 1 if script else 2
     modcode = [None]
     sent = [0, 0]  # stdout and stderr bytes sent so far
-    check = [None]  # the stop test of the current resume: fn(i, kind, depth, line)
+    check = [None]  # the stop test of the current resume: fn(i, kind, depth, line, info, arg)
     want_digest = [False]
     cur_kind = [0]  # the kind of the event stopped at
 
@@ -1214,8 +1222,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         path has the same."""
         import hashlib
         h = hashlib.sha256()
-        h.update(memoryview(logk)[:k].cast("B"))
-        h.update(memoryview(logl)[:k].cast("B"))
+        h.update(memoryview(log)[:k].cast("B"))
         return h.hexdigest()
 
     def output():
@@ -1302,7 +1309,16 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         return test
 
     def set_stop(c, fs=()):
+        nonlocal stop_i, stop_le, stop_lines, target_i
         check[0] = make_check(c, fs)
+        target_i = stop_i = int(c.get("index", -1))
+        if logapp is not nolog and (stop_i < 0 or stop_i > LOG_CAP):
+            stop_i = LOG_CAP  # where maybe_stop turns the full log off, then sets target_i
+        stop_lines = frozenset(int(x) for x in c.get("lines") or ())
+        if c.get("any") or c.get("pdb"):
+            stop_le = 1 << 30  # every line event: check decides
+        else:
+            stop_le = max(int(c.get("le", -1)), int(c.get("lt", -1)) - 1)  # d < lt: d <= lt - 1
         want_digest[0] = bool(c.get("digest"))
         renew_cpu()
 
@@ -1429,14 +1445,18 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     def back(c):
         """The target of an inverse action from position pos (the number of
         events, End, once finished), by statetree's rules, from the log."""
-        n = len(logk)
-        if n < count[0]:
+        n = min(len(log), LOG_CAP)
+        if n < count:
             return {"t": "error", "msg": "the run is past the %d events whose history is kept: it cannot step back" % LOG_CAP}
         pos = int(c["pos"])
         kind = c["kind"]
         lines = frozenset(int(x) for x in c.get("lines") or ())
         bps = frozenset(int(x) for x in c.get("bps") or ())
-        end = count[0] if st.done else -1
+        end = count if st.done else -1
+        # the log's kinds and depths, and lines, as two int views
+        ints = memoryview(log).cast("B").cast("i")
+        lo, hi = (0, 1) if sys.byteorder == "little" else (1, 0)
+        logl, logk = ints[lo::2], ints[hi::2]
         if pos <= 0 or pos > n or (pos == n and pos != end):
             return {"t": "error", "msg": "position %d out of range" % pos}
 
@@ -1527,16 +1547,24 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         serve(program_frames(frame), loc)
 
     def event(frame, info, kind, arg):
-        i = count[0]
-        count[0] = i + 1
+        nonlocal count
+        i = count
+        count = i + 1
         d = info[1]
         line = frame.f_lineno or frame.f_code.co_firstlineno
-        if i < LOG_CAP:
-            kappend(d * 4 + kind - 1)
-            lappend(line)
+        logapp((d * 4 + kind - 1) << 32 | line)
         maybe_stop(frame, info, kind, arg, i, d, line)
 
+    def nolog(x):
+        pass
+
     def maybe_stop(frame, info, kind, arg, i, d, line):
+        nonlocal logapp, stop_i
+        if i == LOG_CAP and logapp is not nolog:
+            # The log is full: events are counted on, not logged.
+            logapp = nolog
+            del log[LOG_CAP:]
+            stop_i = target_i
         why = None
         if intr[0] is not None:
             why, intr[0] = intr[0], None
@@ -1565,32 +1593,35 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             raise RecursionError("maximum recursion depth exceeded")
         return None
 
-    def localfn(frame, ev, arg):
-        if st.done:
-            return None
-        info = frames.get(frame)
-        if info is None:
-            return None
-        if ev == "line":
-            # event(), inlined for the commonest event: what a long run
-            # and a replay spend their time on.
-            i = count[0]
-            count[0] = i + 1
-            d = info[1]
-            line = frame.f_lineno
-            if i < LOG_CAP:
-                kappend(d * 4 + 1)
-                lappend(line)
-            if intr[0] is not None or check[0](i, EV_LINE, d, line, info):
-                maybe_stop(frame, info, EV_LINE, arg, i, d, line)
-        elif ev == "return":
-            event(frame, info, EV_RETURN, arg)
-            if not frame.f_code.co_flags & GENERATOR_FLAGS:
-                del frames[frame]
-                if info[1] == 0:
-                    st.done = True
-        elif ev == "exception":
-            event(frame, info, EV_EXCEPTION, arg)
+    def local_for(info):
+        """The local trace function of one activation of a frame (info its
+        entry in frames, d its depth): a closure, so that a line event, what
+        a long run and a replay spend their time on, costs no lookup, one
+        log append and the inline filter of the criteria (set_stop)."""
+        d = info[1]
+        kd = (d * 4 + 1) << 32
+
+        def localfn(frame, ev, arg):
+            nonlocal count
+            if ev == "line":
+                i = count
+                count = i + 1
+                line = frame.f_lineno
+                logapp(kd | line)
+                if i == stop_i or d <= stop_le or line in stop_lines or intr[0] is not None:
+                    maybe_stop(frame, info, EV_LINE, arg, i, d, line)
+                return localfn
+            if st.done or frames.get(frame) is not info:
+                return None
+            if ev == "return":
+                event(frame, info, EV_RETURN, arg)
+                if not frame.f_code.co_flags & GENERATOR_FLAGS:
+                    del frames[frame]
+                    if d == 0:
+                        st.done = True
+            elif ev == "exception":
+                event(frame, info, EV_EXCEPTION, arg)
+            return localfn
         return localfn
 
     def tracefn(frame, ev, arg):
@@ -1630,12 +1661,12 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         else:
             info[1], info[2], info[4] = depth, sdepth, line
         event(frame, info, EV_CALL, arg)
-        return localfn
+        return local_for(info)
 
     def finish(status, extra, tb=None):
         """The program ended: say so, then answer requests (post-mortem:
         eval in the frames an escaping exception passed through)."""
-        res = {"t": "end", "status": status, "n": count[0]}
+        res = {"t": "end", "status": status, "n": count}
         res.update(extra)
         res.update(output())
         fs = []
@@ -1697,7 +1728,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         return finish("returned", {"ret": bound(saferepr(value), 1 << 20, (1 << 20) - 32)})
     if isinstance(value, MemoryError):
         return finish("memory", {"msg": "MemoryError"})
-    if count[0] == 0 and not script:
+    if count == 0 and not script:
         # Raised before the entry's first event: binding the arguments to
         # its parameters failed (f(1, 2) for def f(x)), in Python's own
         # words, as run_one says it.
