@@ -21,9 +21,10 @@ import (
 // resume has lim.Timeout of CPU time, past which the program stops where it
 // is (Session.Interrupted says "cpu"), and Session.Interrupt stops it at
 // once. Expressions run in its live frames (Session.Eval). A step backwards
-// runs the program again, from the start, to the earlier event (the history
-// of every event's kind, depth and line says which); a run that takes
-// another path the second time is ErrNotReproducible. It is the ground
+// runs the program again to the earlier event (the history of every
+// event's kind, depth and line says which), from the start or from a run
+// parked ahead just before the current stop (realpark.go); a run that
+// takes another path the second time is ErrNotReproducible. It is the ground
 // truth the neural debugger is graded against.
 //
 // The program's standard input is empty (input() raises EOFError); see
@@ -94,6 +95,23 @@ func (g *inputLog) reader() trace.Input {
 	}
 }
 
+// replayReader is a run's standard input that is only the log: past it,
+// the end (a run started ahead, which must not ask the user; one that
+// reads past the log took another path, which its digest shows).
+func (g *inputLog) replayReader() trace.Input {
+	next := 0
+	return func(context.Context) (string, bool, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if next < len(g.parts) {
+			p := g.parts[next]
+			next++
+			return p.text, p.ok, nil
+		}
+		return "", false, nil
+	}
+}
+
 func (realBackend) Name() string { return "real" }
 
 func (realBackend) script() {}
@@ -147,6 +165,8 @@ type realEngine struct {
 	closing *sync.WaitGroup
 	spares  *spares // an interpreter started ahead for the next run
 	input   *inputLog
+	park    *parked // a run started ahead to the event before pos (realpark.go)
+	parkHit int     // replays that resumed a parked run
 }
 
 // spares keeps one interpreter started ahead (trace.LiveInterpreter), so
@@ -283,8 +303,21 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 	if len(keep) > 0 {
 		next = keep[0].at
 	}
-	l, st, err := e.start(ctx, target(next))
-	if err != nil {
+	var l *trace.Live
+	var st *trace.Stop
+	var err error
+	if len(keep) == 0 {
+		l, st = e.takeParked(ctx, at)
+	}
+	if l != nil {
+		e.parkHit++
+		if st.Index < at { // on from the checkpoint, the path checked to the target
+			if st, err = l.Resume(ctx, target(at)); err != nil {
+				l.Close()
+				return fmt.Errorf("ndbg: running the program again: %w", err)
+			}
+		}
+	} else if l, st, err = e.start(ctx, target(next)); err != nil {
 		return err
 	}
 	for i := 0; i < len(keep); {
@@ -392,6 +425,7 @@ func meets(c trace.Criteria, i int, ev trace.Event) bool {
 // StepReturn) from the frame pdb.Level up from the stop, by bdb's rules
 // (trace.Criteria.Pdb), instead of the state tree's.
 func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool, pdb *trace.Criteria) (*dsl.State, error) {
+	defer e.repark() // a checkpoint for the next step back, while the user looks
 	if err := e.ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -522,7 +556,7 @@ func (e *realEngine) exec(ctx context.Context, level int, code string) (trace.Ev
 // to it when first used.
 func (e *realEngine) Fork() engine.Engine {
 	f := *e
-	f.live, f.fs, f.intr, f.closing, f.spares = nil, nil, &interrupter{}, &sync.WaitGroup{}, &spares{}
+	f.live, f.fs, f.intr, f.closing, f.spares, f.park = nil, nil, &interrupter{}, &sync.WaitGroup{}, &spares{}, nil
 	f.edits = slices.Clone(e.edits)
 	st := *e.stop
 	f.stop = &st
@@ -577,6 +611,7 @@ func (e *realEngine) Close() {
 	if e.live != nil {
 		e.live.Close()
 	}
+	e.unpark()
 	e.spares.close()
 	e.closing.Wait()
 }

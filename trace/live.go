@@ -254,7 +254,6 @@ func NewLiveInterpreter(ctx context.Context, lim Limits) (*LiveInterpreter, erro
 	if err != nil {
 		return nil, err
 	}
-	p.maxLine = liveLineCap
 	return &LiveInterpreter{p: p, lim: lim}, nil
 }
 
