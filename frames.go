@@ -250,7 +250,54 @@ func (s *Session) skipRefused(ctx context.Context, a Action, keep func(State) bo
 // applyIf takes the action, asking keep at each stop that only a
 // breakpoint made, in order, until it takes one.
 func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
-	return e.apply(ctx, a, breakpoints, keep)
+	return e.apply(ctx, a, breakpoints, keep, nil)
+}
+
+// pdbStepper is an engine that runs the program, so it can take pdb's own
+// next and return, which follow a frame object (DoLikePdb).
+type pdbStepper interface {
+	applyPdb(ctx context.Context, a dsl.Action, level int, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error)
+}
+
+// DoLikePdb is DoIf for pdb's next (a.Kind StepOver) and return
+// (StepReturn) taken in the frame level up from the stop (pdb's current
+// frame, which its up and down move), stopping where pdb stops, by bdb's
+// rules, on a backend that runs the program (Real). They differ from the
+// state tree's step_over and step_return (statetree, "Differences from
+// pdb" 3 and 4), which Do takes and the neural debugger learns, only in
+// generators, where pdb follows the frame object across resumes: a next
+// at a generator's yield line stops at its next line when it is resumed
+// (not at the yield's return and then in the consumer); a return in a
+// generator runs on to a StopIteration or GeneratorExit raised in another
+// frame, a breakpoint or the end; and a next or return whose stop would be
+// a generator's yield goes on likewise. Every other action, and every
+// action on another backend, is DoIf.
+func (s *Session) DoLikePdb(ctx context.Context, a Action, level int, keep func(State) bool) (State, error) {
+	p, ok := s.eng.(pdbStepper)
+	if !ok || (a.Kind != dsl.StepOver && a.Kind != dsl.StepReturn) {
+		return s.DoIf(ctx, a, keep)
+	}
+	if err := s.check(a); err != nil {
+		return State{}, err
+	}
+	next, err := p.applyPdb(ctx, a, level, s.breakpoints, keep)
+	if err != nil {
+		return State{}, err
+	}
+	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
+	if next == nil {
+		return State{}, ErrFinished
+	}
+	return *next, nil
+}
+
+func (e *realEngine) applyPdb(ctx context.Context, a dsl.Action, level int, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
+	c := trace.NoCriteria()
+	c.Pdb, c.Level = "next", level
+	if a.Kind == dsl.StepReturn {
+		c.Pdb = "return"
+	}
+	return e.apply(ctx, a, breakpoints, keep, &c)
 }
 
 // FunctionLine returns the def line of the top-level function called name

@@ -206,3 +206,76 @@ func TestRealEvalEveryStop(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "0", res.Value)
 }
+
+// TestRealParked: past parkMin events, a run is parked ahead just before
+// the session's position, and the step backs it serves (into, over a line,
+// to a breakpoint just before) stop exactly where the state tree says, as
+// do those it cannot serve (a step back over the loop, a return).
+func TestRealParked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs of 60,000 events in the sandbox")
+	}
+	ctx := context.Background()
+	const src = `def sq(x):
+    return x * x
+
+def f(n):
+    s = 0
+    for i in range(n):
+        s += i
+    t = sq(s % 7)
+    return s + t
+`
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), src, "f(15000)")
+	require.NoError(t, err)
+	defer s.Close()
+	res, err := trace.Run(ctx, s.Program(), "f(15000)", trace.Limits{})
+	require.NoError(t, err)
+	tree, err := statetree.Build(s.Program(), res.Events)
+	require.NoError(t, err)
+	require.Greater(t, tree.End(), 30_000)
+
+	pos := 0
+	do := func(a ndbg.Action, parked bool) {
+		want, err := tree.Apply(pos, a)
+		require.NoError(t, err)
+		hits, pk := ndbg.ParkHits(s), ndbg.Parked(s)
+		if parked { // just before, or at most an eighth of the run before
+			require.True(t, pk <= pos-1 && pos-1-pk <= (pos-1)/8, "a run parked at %d before %s from %d", pk, a, pos)
+		}
+		got, err := s.Do(ctx, a)
+		if a.Kind.Inverse() {
+			// served by the parked run when its target is at or after it
+			require.Equal(t, hits+b2i(parked && want >= pk), ndbg.ParkHits(s), "%s from %d to %d, parked at %d", a, pos, want, pk)
+		}
+		require.NoError(t, err, "%s from %d", a, pos)
+		st := tree.State(want)
+		if st.Event == dsl.Return || st.Event == dsl.Exception {
+			st.Locals, st.LocalsKnown = tree.Event(want).Locals, true
+		}
+		require.ElementsMatch(t, st.Locals, got.Locals, "%s from %d", a, pos)
+		st.Locals, got.Locals = nil, nil
+		require.Equal(t, st, got, "%s from %d to %d", a, pos, want)
+		pos = want
+	}
+	do(ndbg.Action{Kind: dsl.Breakpoint, Lines: []int{8}}, false)
+	do(ndbg.Action{Kind: dsl.InvStepInto}, true)
+	do(ndbg.Action{Kind: dsl.StepInto}, false)
+	do(ndbg.Action{Kind: dsl.StepInto}, false) // sq's call
+	do(ndbg.Action{Kind: dsl.StepOver}, false)
+	do(ndbg.Action{Kind: dsl.InvStepOver}, true)
+	do(ndbg.Action{Kind: dsl.InvStepReturn}, true) // back past the checkpoint: from the start
+	do(ndbg.Action{Kind: dsl.Breakpoint, Lines: []int{9}}, false)
+	do(ndbg.Action{Kind: dsl.StepOver}, false)
+	do(ndbg.Action{Kind: dsl.InvStepOver}, true)
+	do(ndbg.Action{Kind: dsl.InvStepOver}, true) // over sq: before the checkpoint
+	do(ndbg.Action{Kind: dsl.InvBreakpoint, Lines: []int{7}}, true)
+	do(ndbg.Action{Kind: dsl.InvStepInto}, true)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

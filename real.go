@@ -21,11 +21,25 @@ import (
 // resume has lim.Timeout of CPU time, past which the program stops where it
 // is (Session.Interrupted says "cpu"), and Session.Interrupt stops it at
 // once. Expressions run in its live frames (Session.Eval). A step backwards
-// runs the program again, from the start, to the earlier event (the history
-// of every event's kind, depth and line says which); a run that takes
-// another path the second time is ErrNotReproducible. It is the ground
+// runs the program again to the earlier event (the history of every
+// event's kind, depth and line says which), from the start or from a run
+// parked ahead just before the current stop (realpark.go); a run that
+// takes another path the second time is ErrNotReproducible. It is the ground
 // truth the neural debugger is graded against.
-func Real(lim trace.Limits) Backend { return realBackend{lim} }
+//
+// The program's standard input is empty (input() raises EOFError); see
+// RealWithInput for one that reads the user's.
+func Real(lim trace.Limits) Backend { return realBackend{lim: lim} }
+
+// RealWithInput is Real with the program's standard input read from in
+// when the program reads it (input(), sys.stdin), as pdb lets the program
+// read the terminal. Each session keeps what in gave, in order, and feeds
+// it back when it runs the program again (a step back), so a replay reads
+// the same input at the same reads and in is asked only for input no run
+// of the session has read yet.
+func RealWithInput(lim trace.Limits, in trace.Input) Backend {
+	return realBackend{lim: lim, in: in}
+}
 
 // ErrLimit: the real run passed one of its trace.Limits (time, events or
 // the trace's size) and has no outcome to answer from; the error says which.
@@ -37,14 +51,74 @@ var ErrLimit = errors.New("ndbg: the real run passed its limits")
 // shown; the session stays where it was.
 var ErrNotReproducible = errors.New("ndbg: the program does not run the same way again")
 
-type realBackend struct{ lim trace.Limits }
+type realBackend struct {
+	lim trace.Limits
+	in  trace.Input
+}
+
+// inputLog is what a session's program read from its standard input, in
+// order (ok false: the end), shared by its runs: a run reads it from the
+// start, and asks the user's source past its end.
+type inputLog struct {
+	mu    sync.Mutex
+	parts []inputPart
+	src   trace.Input
+}
+
+type inputPart struct {
+	text string
+	ok   bool
+}
+
+// reader is one run's standard input: the log's parts in order, then the
+// source's (logged as they come).
+func (g *inputLog) reader() trace.Input {
+	next := 0
+	return func(ctx context.Context) (string, bool, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if next < len(g.parts) {
+			p := g.parts[next]
+			next++
+			return p.text, p.ok, nil
+		}
+		if g.src == nil {
+			return "", false, nil
+		}
+		text, ok, err := g.src(ctx)
+		if err != nil {
+			return "", false, err
+		}
+		g.parts = append(g.parts, inputPart{text, ok})
+		next++
+		return text, ok, nil
+	}
+}
+
+// replayReader is a run's standard input that is only the log: past it,
+// the end (a run started ahead, which must not ask the user; one that
+// reads past the log took another path, which its digest shows).
+func (g *inputLog) replayReader() trace.Input {
+	next := 0
+	return func(context.Context) (string, bool, error) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if next < len(g.parts) {
+			p := g.parts[next]
+			next++
+			return p.text, p.ok, nil
+		}
+		return "", false, nil
+	}
+}
 
 func (realBackend) Name() string { return "real" }
 
 func (realBackend) script() {}
 
 func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
-	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}, closing: &sync.WaitGroup{}, spares: &spares{}}
+	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}, closing: &sync.WaitGroup{}, spares: &spares{},
+		input: &inputLog{src: b.in}}
 	if e.lim.Python == "" {
 		// Once for the session's runs: a step back starts the program
 		// again, and asking a shim such as pyenv's (a shell script) each
@@ -101,6 +175,9 @@ type realEngine struct {
 	// (Close waits for them).
 	closing *sync.WaitGroup
 	spares  *spares // an interpreter started ahead for the next run
+	input   *inputLog
+	park    *parked // a run started ahead to the event before pos (realpark.go)
+	parkHit int     // replays that resumed a parked run
 }
 
 // spares keeps one interpreter started ahead (trace.LiveInterpreter), so
@@ -218,9 +295,9 @@ func (e *realEngine) start(ctx context.Context, c trace.Criteria) (*trace.Live, 
 	var st *trace.Stop
 	var err error
 	if li := e.spares.take(); li != nil {
-		l, st, err = li.Start(ctx, e.prog, e.call, c)
+		l, st, err = li.Start(ctx, e.prog, e.call, c, e.input.reader())
 	} else {
-		l, st, err = trace.StartLive(ctx, e.prog, e.call, e.lim, c)
+		l, st, err = trace.StartLive(ctx, e.prog, e.call, e.lim, c, e.input.reader())
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("ndbg: running %s: %w", what, err)
@@ -246,8 +323,21 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 	if len(keep) > 0 {
 		next = keep[0].at
 	}
-	l, st, err := e.start(ctx, target(next))
-	if err != nil {
+	var l *trace.Live
+	var st *trace.Stop
+	var err error
+	if len(keep) == 0 {
+		l, st = e.takeParked(ctx, at)
+	}
+	if l != nil {
+		e.parkHit++
+		if st.Index < at { // on from the checkpoint, the path checked to the target
+			if st, err = l.Resume(ctx, target(at)); err != nil {
+				l.Close()
+				return fmt.Errorf("ndbg: running the program again: %w", err)
+			}
+		}
+	} else if l, st, err = e.start(ctx, target(next)); err != nil {
 		return err
 	}
 	for i := 0; i < len(keep); {
@@ -276,7 +366,7 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 	if !reached || (digest != "" && !st.End && st.Digest != digest) {
 		l.Close()
 		return fmt.Errorf("%w: run again to step back to its event %d, it took another path (it depends on the clock, "+
-			"an unseeded random number, a thread's timing or the like); the session stays where it was", ErrNotReproducible, at)
+			"an unseeded random number, a thread's timing or the like; input is fed back as it was read); the session stays where it was", ErrNotReproducible, at)
 	}
 	if !st.End && len(keep) > 0 && keep[len(keep)-1].at == st.Index { // made here: the frame as they left it
 		fs, err := l.Frames(ctx)
@@ -317,7 +407,7 @@ func (e *realEngine) ensure(ctx context.Context) error {
 }
 
 func (e *realEngine) Apply(ctx context.Context, _ *dsl.Trajectory, a dsl.Action, breakpoints []int) (*dsl.State, error) {
-	return e.apply(ctx, a, breakpoints, nil)
+	return e.apply(ctx, a, breakpoints, nil, nil)
 }
 
 // criteria are a forward action's own stops from the current state
@@ -350,7 +440,12 @@ func meets(c trace.Criteria, i int, ev trace.Event) bool {
 
 // apply takes a with breakpoints kept set; keep, when not nil, is asked at
 // each stop that only a breakpoint made whether to take it (DoIf).
-func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
+//
+// pdb, when not nil, is pdb's own next or return (a.Kind StepOver or
+// StepReturn) from the frame pdb.Level up from the stop, by bdb's rules
+// (trace.Criteria.Pdb), instead of the state tree's.
+func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool, pdb *trace.Criteria) (*dsl.State, error) {
+	defer e.repark() // a checkpoint for the next step back, while the user looks
 	defer e.intr.clear() // an interrupt no resume of this action used is not for the next one
 	if err := e.ensure(ctx); err != nil {
 		return nil, err
@@ -366,6 +461,9 @@ func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int,
 		own.Lines = slices.DeleteFunc(slices.Clone(a.Lines), func(l int) bool { return slices.Contains(breakpoints, l) })
 	}
 	mine := e.criteria(own)
+	if pdb != nil {
+		mine = *pdb
+	}
 	c := mine
 	c.Lines = append(slices.Clone(c.Lines), breakpoints...)
 	for {
@@ -379,7 +477,8 @@ func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int,
 			return nil, nil
 		}
 		s := e.state()
-		if keep == nil || st.Why != "stop" || meets(mine, st.Index, st.Event) || keep(s) {
+		own := st.Why == "stop" && (pdb != nil || meets(mine, st.Index, st.Event))
+		if keep == nil || (st.Why != "stop" && st.Why != "break") || own || keep(s) {
 			return &s, nil
 		}
 	}
@@ -481,7 +580,7 @@ func (e *realEngine) exec(ctx context.Context, level int, code string) (trace.Ev
 // to it when first used.
 func (e *realEngine) Fork() engine.Engine {
 	f := *e
-	f.live, f.fs, f.intr, f.closing, f.spares = nil, nil, &interrupter{}, &sync.WaitGroup{}, &spares{}
+	f.live, f.fs, f.intr, f.closing, f.spares, f.park = nil, nil, &interrupter{}, &sync.WaitGroup{}, &spares{}, nil
 	f.edits = slices.Clone(e.edits)
 	st := *e.stop
 	f.stop = &st
@@ -536,6 +635,7 @@ func (e *realEngine) Close() {
 	if e.live != nil {
 		e.live.Close()
 	}
+	e.unpark()
 	e.spares.close()
 	e.closing.Wait()
 }
@@ -649,7 +749,7 @@ func (e *realEngine) runCPU() time.Duration {
 }
 
 func (e *realEngine) why() string {
-	if e.stop == nil || e.stop.End || e.stop.Why == "stop" {
+	if e.stop == nil || e.stop.End || e.stop.Why == "stop" || e.stop.Why == "break" {
 		return ""
 	}
 	return e.stop.Why

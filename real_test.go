@@ -215,3 +215,84 @@ func TestSetOnForkLeavesOriginal(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "50.0", st.Value, "the fork's program")
 }
+
+// TestRealInput: RealWithInput gives the program the lines its source
+// gives, as it reads them; a step back runs the program again and feeds
+// it the same lines at the same reads without asking the source again,
+// and a step forward past them asks it for more; the source's end is
+// EOFError, also on a replay; with Real, stdin is empty.
+func TestRealInput(t *testing.T) {
+	ctx := context.Background()
+	const src = `def f():
+    a = input("a? ")
+    b = input()
+    try:
+        c = input()
+    except EOFError:
+        c = "eof"
+    return a + b + c
+`
+	lines := []string{"x1\n", "y2\n"}
+	asked := 0
+	in := func(context.Context) (string, bool, error) {
+		asked++
+		if len(lines) == 0 {
+			return "", false, nil
+		}
+		l := lines[0]
+		lines = lines[1:]
+		return l, true, nil
+	}
+	s, err := ndbg.Start(ctx, ndbg.RealWithInput(trace.Limits{}, in), src, "f()")
+	require.NoError(t, err)
+	defer s.Close()
+	local := func(st ndbg.State, name string) string {
+		for _, l := range st.Locals {
+			if l.Name == name {
+				return l.Repr
+			}
+		}
+		return ""
+	}
+	st, err := s.StepInto(ctx) // line 2
+	require.NoError(t, err)
+	st, err = s.StepOver(ctx) // line 3: a read
+	require.NoError(t, err)
+	require.Equal(t, 3, st.Line)
+	require.Equal(t, "'x1'", local(st, "a"))
+	require.Equal(t, 1, asked)
+	st, err = s.StepOver(ctx) // line 4
+	require.NoError(t, err)
+	require.Equal(t, "'y2'", local(st, "b"))
+	require.Equal(t, 2, asked)
+
+	st, err = s.StepBackOver(ctx) // run again to line 3: fed x1 again
+	require.NoError(t, err)
+	require.Equal(t, 3, st.Line)
+	require.Equal(t, "'x1'", local(st, "a"))
+	st, err = s.StepOver(ctx) // fed y2 again
+	require.NoError(t, err)
+	require.Equal(t, "'y2'", local(st, "b"))
+	require.Equal(t, 2, asked, "a replay asks the source for nothing it gave")
+
+	st, err = s.StepReturn(ctx) // the third read: the source's end
+	require.NoError(t, err)
+	require.Equal(t, "'x1y2eof'", st.Value)
+	require.Equal(t, 3, asked)
+	st, err = s.StepBackInto(ctx)
+	require.NoError(t, err)
+	st, err = s.StepInto(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "'x1y2eof'", st.Value)
+	require.Equal(t, 3, asked, "the end is fed back too")
+
+	plain, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{}), src, "f()")
+	require.NoError(t, err)
+	defer plain.Close()
+	_, err = plain.StepInto(ctx)
+	require.NoError(t, err)
+	st, err = plain.StepOver(ctx) // input() at an empty stdin
+	require.NoError(t, err)
+	require.Equal(t, dsl.Exception, st.Event)
+	require.Contains(t, st.Value, "EOFError")
+}

@@ -142,6 +142,9 @@
 //
 // The tree treats every activation alike so that a model can learn one
 // rule; pdb's generator behaviour follows its frame object across resumes.
+// The live real backend takes pdb's own rule for ndbg debug and ndbg dap
+// (ndbg.Session.DoLikePdb, checked against python3 -m pdb by
+// TestDebugLikePdb in cmd/ndbg), and the tree's for Session.Do.
 // Frames outside the program (library code, a lambda passed in the call's
 // arguments) are not in the trace, as with pdb's skip option.
 //

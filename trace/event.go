@@ -33,7 +33,7 @@
 //     interpreter's real limit is kept higher so the tracer never loses
 //     control, and the error is raised by a one-shot profile hook, so every
 //     frame's exception and return events are recorded.
-//   - stdin is empty (input() raises EOFError); stdout and stderr are
+//   - stdin is empty (input() raises EOFError; a live program, StartLive, reads what its Input gives); stdout and stderr are
 //     captured as bytes, written through as they are written (line
 //     buffering and encoding errors as a plain python3's on a pipe), so
 //     every event knows how much output came before it (Event.Stdout).

@@ -39,8 +39,9 @@ const CallModule = "program"
 // A Live is safe for one goroutine, except Interrupt, which any goroutine
 // may call while a Resume runs.
 type Live struct {
-	p   *proc
-	lim Limits
+	p     *proc
+	lim   Limits
+	input Input
 
 	mu       sync.Mutex // serializes writes to the request pipe (Interrupt) and guards the two below
 	resuming bool       // a resume's request is written and its stop not yet read
@@ -64,6 +65,17 @@ type Criteria struct {
 	// Digest asks for the stop's Digest: a hash of the kind, depth and
 	// line of every event up to it, which a replay compares.
 	Digest bool
+	// Pdb, "next" or "return", is pdb's next or return from the current
+	// stop in the frame Level up from it (pdb's current frame, which up
+	// and down move), by bdb's rules (CPython's Lib/bdb.py), instead of
+	// the fields above but Lines: they follow the frame object, so in a
+	// generator a next at a yield goes on to the generator's next line at
+	// its next resumption (bdb ignores a generator's call and return
+	// events while stepping over it), and a return there runs to a
+	// StopIteration or GeneratorExit in another frame, a breakpoint or the
+	// end. A stop that only a breakpoint made answers Why "break".
+	Pdb   string
+	Level int
 }
 
 // NoCriteria is a Criteria that stops nowhere, to set fields on.
@@ -83,8 +95,9 @@ type Stop struct {
 	// CallLine is the line of the frame's latest call event (its def line;
 	// for a generator, the line it was last resumed at).
 	CallLine int
-	// Why is "stop" (the criteria), "interrupt" (Interrupt) or "cpu" (the
-	// resume's CPU time, Limits.Timeout, ran out).
+	// Why is "stop" (the criteria), "break" (only a breakpoint line of a
+	// Criteria.Pdb resume), "interrupt" (Interrupt) or "cpu" (the resume's
+	// CPU time, Limits.Timeout, ran out).
 	Why string
 	// Digest is the hash Criteria.Digest asked for.
 	Digest string
@@ -198,17 +211,28 @@ func pairs(a []string) ([]dsl.Local, error) {
 	return ls, nil
 }
 
+// Input gives a live program the next part of its standard input when it
+// reads past what it was given (input(), sys.stdin.readline()): text (whole
+// lines, as a user types them; at most MaxInputLine bytes), or ok false at
+// its end (input() then raises EOFError). It runs while the program waits
+// in its read; an error kills the program, and the resume returns it.
+type Input func(ctx context.Context) (text string, ok bool, err error)
+
+// MaxInputLine is the most bytes one Input answer may give.
+const MaxInputLine = 1 << 20
+
 // StartLive starts prog in a fresh sandboxed interpreter under the live
 // tracer and runs it to the first event that first meets (an empty call:
-// the whole script, as __main__, as Run). Setup failures are *Error values
-// as Run's (ErrSyntax, ErrSetup, ...); a program that ends before the
-// first stop answers a Stop with End set. Close ends it.
-func StartLive(ctx context.Context, prog *dsl.Program, call string, lim Limits, first Criteria) (*Live, *Stop, error) {
+// the whole script, as __main__, as Run). in is its standard input (nil:
+// an empty one, as Run's). Setup failures are *Error values as Run's
+// (ErrSyntax, ErrSetup, ...); a program that ends before the first stop
+// answers a Stop with End set. Close ends it.
+func StartLive(ctx context.Context, prog *dsl.Program, call string, lim Limits, first Criteria, in Input) (*Live, *Stop, error) {
 	li, err := NewLiveInterpreter(ctx, lim)
 	if err != nil {
 		return nil, nil, err
 	}
-	return li.Start(ctx, prog, call, first)
+	return li.Start(ctx, prog, call, first, in)
 }
 
 // LiveInterpreter is a sandboxed interpreter started for one live program
@@ -232,7 +256,6 @@ func NewLiveInterpreter(ctx context.Context, lim Limits) (*LiveInterpreter, erro
 	if err != nil {
 		return nil, err
 	}
-	p.maxLine = liveLineCap
 	return &LiveInterpreter{p: p, lim: lim}, nil
 }
 
@@ -241,13 +264,13 @@ func (li *LiveInterpreter) Close() { li.p.kill() }
 
 // Start is StartLive on this interpreter; it takes it (Close is then the
 // Live's).
-func (li *LiveInterpreter) Start(ctx context.Context, prog *dsl.Program, call string, first Criteria) (*Live, *Stop, error) {
+func (li *LiveInterpreter) Start(ctx context.Context, prog *dsl.Program, call string, first Criteria, in Input) (*Live, *Stop, error) {
 	if prog == nil {
 		li.Close()
 		return nil, nil, &Error{Kind: ErrSetup, Msg: "nil program"}
 	}
 	lim := li.lim
-	l := &Live{p: li.p, lim: lim}
+	l := &Live{p: li.p, lim: lim, input: in}
 	cpu := int(math.Ceil(lim.Timeout.Seconds()))
 	req := map[string]any{"cmd": "start", "source": prog.Source, "entry": prog.Entry, "call": call,
 		"max_stdout": lim.MaxStdout, "cpu": cpu, "stop": first.wire()}
@@ -266,6 +289,9 @@ func (c Criteria) wire() map[string]any {
 	}
 	if c.Digest {
 		m["digest"] = true
+	}
+	if c.Pdb != "" {
+		m["pdb"], m["level"] = c.Pdb, c.Level
 	}
 	return m
 }
@@ -463,14 +489,23 @@ func (l *Live) resume(ctx context.Context, req map[string]any) (*Stop, error) {
 	if err := l.sendResume(req); err != nil {
 		return nil, err
 	}
-	w, err := l.reply(ctx, far)
-	if err != nil {
-		return nil, err
+	var w *liveReply
+	for {
+		var err error
+		if w, err = l.reply(ctx, far); err != nil {
+			return nil, err
+		}
+		l.stdout = appendCapped(l.stdout, w.So, l.lim.MaxStdout)
+		l.stderr = appendCapped(l.stderr, w.Se, l.lim.MaxStdout)
+		l.outCut = l.outCut || w.Ot
+		l.errCut = l.errCut || w.Xt
+		if w.T != "input" {
+			break
+		}
+		if err := l.feed(ctx); err != nil {
+			return nil, err
+		}
 	}
-	l.stdout = appendCapped(l.stdout, w.So, l.lim.MaxStdout)
-	l.stderr = appendCapped(l.stderr, w.Se, l.lim.MaxStdout)
-	l.outCut = l.outCut || w.Ot
-	l.errCut = l.errCut || w.Xt
 	switch w.T {
 	case "stop":
 		return l.stop(w)
@@ -480,6 +515,28 @@ func (l *Live) resume(ctx context.Context, req map[string]any) (*Stop, error) {
 		return nil, &Error{Kind: ErrSetup, Msg: w.Msg}
 	}
 	return nil, l.protocol("reply %q to a resume", w.T)
+}
+
+// feed answers the program's read of its standard input with the next
+// part from l.input.
+func (l *Live) feed(ctx context.Context) error {
+	text, ok := "", false
+	if l.input != nil {
+		var err error
+		if text, ok, err = l.input(ctx); err != nil {
+			l.p.kill()
+			return fmt.Errorf("trace: the program's input: %w", err)
+		}
+		if len(text) > MaxInputLine {
+			l.p.kill()
+			return &Error{Kind: ErrSetup, Msg: fmt.Sprintf("an input of %d bytes is over the limit of %d", len(text), MaxInputLine)}
+		}
+	}
+	req := map[string]any{"cmd": "input", "data": nil}
+	if ok && text != "" {
+		req["data"] = text
+	}
+	return l.send(req)
 }
 
 func appendCapped(b, more []byte, limit int) []byte {

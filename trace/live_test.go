@@ -66,7 +66,7 @@ func TestLiveMatchesRun(t *testing.T) {
 		require.NoError(t, err)
 		any := NoCriteria()
 		any.Any = true
-		l, st, err := StartLive(ctx, prog, c.call, Limits{}, any)
+		l, st, err := StartLive(ctx, prog, c.call, Limits{}, any, nil)
 		require.NoError(t, err)
 		for i, want := range res.Events {
 			require.False(t, st.End, "event %d", i)
@@ -98,7 +98,7 @@ func startAt(t *testing.T, lim Limits, src, call string, line int) (*Live, *Stop
 	require.NoError(t, err)
 	c := NoCriteria()
 	c.Lines = []int{line}
-	l, st, err := StartLive(context.Background(), prog, call, lim, c)
+	l, st, err := StartLive(context.Background(), prog, call, lim, c, nil)
 	require.NoError(t, err)
 	t.Cleanup(l.Close)
 	require.False(t, st.End)
@@ -213,7 +213,7 @@ func TestLiveHostile(t *testing.T) {
 	require.NoError(t, err)
 	c := NoCriteria()
 	c.Lines = []int{3}
-	_, _, err = StartLive(ctx, prog, "", Limits{}, c)
+	_, _, err = StartLive(ctx, prog, "", Limits{}, c, nil)
 	require.ErrorIs(t, err, ErrSetup)
 	require.Contains(t, err.Error(), "over the limit")
 }

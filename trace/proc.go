@@ -181,6 +181,9 @@ func startProc(ctx context.Context, lim Limits, mode string) (p *proc, err error
 		// makes a byte at most 6 (a character at most 12); stdout is base64.
 		maxLine: 16*lim.MaxOutputBytes + 2*lim.MaxStdout + 1<<20,
 	}
+	if mode == "live" {
+		p.maxLine = liveLineCap // set before the reader starts, which reads it
+	}
 	err = cmd.Start()
 	for _, f := range cmd.ExtraFiles {
 		f.Close() // the child's ends (and the seccomp filter's pipe)

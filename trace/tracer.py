@@ -991,13 +991,18 @@ def run_one(req):
 #                  statement in a frame (level 0: the current one);
 #                 {"cmd": "frames"}; {"cmd": "back", ...}: an inverse
 #                  action's target; {"cmd": "interrupt"}: stop at the next
-#                  event (read while the program runs); {"cmd": "quit"}.
+#                  event (read while the program runs); {"cmd": "quit"};
+#                 {"cmd": "input", "data": TEXT or null}: the answer to an
+#                  input request.
 #   tracer -> Go: {"t": "stop", ...}, {"t": "end", ...}, {"t": "eval", ...},
-#                 {"t": "frames", ...}, {"t": "back", ...}, {"t": "error", ...}.
+#                 {"t": "frames", ...}, {"t": "back", ...}, {"t": "error", ...};
+#                 {"t": "input", output...}: while a resume runs, the program
+#                  reads its stdin past what it has (LiveStdin).
 # CRITERIA is {"any", "index", "le", "ret", "lt", "lines", "digest"}: stop at
 # any event, at event number index, at depth <= le, at a return at depth
 # ret, at depth < lt, or at a line event on one of lines: the first event
-# that meets any of them.
+# that meets any of them; or {"pdb": "next" or "return", "level", "lines"}:
+# pdb's next or return by bdb's rules (pdb_check).
 LOG_CAP = 50_000_000  # events whose kind, depth and line are kept (8 bytes each)
 EVAL_SECONDS = 10.0  # wall-clock budget of one expression at a stop (pyeval.Timeout)
 VALUE_CAP = 1 << 20  # characters of an expression's value sent back
@@ -1033,6 +1038,49 @@ def error_line(e):
         return traceback.format_exception_only(type(e), e)[-1].strip()
     except BaseException:
         return type(e).__name__
+
+
+class LiveStdin(io.TextIOBase):
+    """A live program's sys.stdin: each line it reads is asked for (ask()
+    returns a string of whole lines, or None at the end), so input()
+    reads what the debugger's user types, as under pdb."""
+
+    def __init__(self, ask):
+        self._ask = ask
+        self._buf = ""
+        self._eof = False
+
+    def readable(self):
+        return True
+
+    def _fill(self, need_line, size):
+        while not self._eof and (size < 0 or len(self._buf) < size) and not (need_line and "\n" in self._buf):
+            data = self._ask()
+            if data is None:
+                self._eof = True
+            else:
+                self._buf += data
+
+    def _take(self, n):
+        out, self._buf = self._buf[:n], self._buf[n:]
+        return out
+
+    def readline(self, size=-1):
+        size = -1 if size is None else int(size)
+        self._fill(True, size)
+        j = self._buf.find("\n")
+        n = len(self._buf) if j < 0 else j + 1
+        if size >= 0:
+            n = min(n, size)
+        return self._take(n)
+
+    def read(self, size=-1):
+        size = -1 if size is None else int(size)
+        self._fill(False, size)
+        return self._take(len(self._buf) if size < 0 else size)
+
+    def isatty(self):
+        return False
 
 
 def live(inp, chan, sign, cpu_hard):
@@ -1128,29 +1176,53 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     errsink = Sink(int(req["max_stdout"]))
     err = io.TextIOWrapper(errsink, encoding="utf-8", errors="backslashreplace", write_through=True)
     sys.stdout, sys.stderr = out, err
-    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
     _setrecursionlimit(1000)
 
-    logk = array("i")  # depth * 4 + kind - 1 of each event
-    logl = array("i")  # its line
-    kappend, lappend = logk.append, logl.append
+    def ask_input():
+        """The next line of the program's standard input, from Go (the
+        debugger's user, or what an earlier run of the session was given,
+        fed back); None at its end."""
+        msg = {"t": "input"}
+        msg.update(output())
+        send(msg)
+        while True:
+            c = cmdq.get()
+            if c is None:
+                _os_exit(0)  # the debugger is gone
+            if type(c) is dict and c.get("cmd") == "input":
+                d = c.get("data")
+                return d if type(d) is str and d else None
+
+    sys.stdin = LiveStdin(ask_input)
+
+    # The log: one 64-bit entry per event, (depth * 4 + kind - 1) << 32 |
+    # line, appended by one C call (what a replay spends most of its time
+    # on, with the trace call itself).
+    log = array("q")
+    logapp = log.append
     frames = {}  # live program frame -> [invocation id, depth, stack depth, last reprs, call line]
     next_id = [0]
-    count = [0]  # events so far: the next event's number
+    count = 0  # events so far: the next event's number
+    # The current resume's criteria as the line events' filter tests them
+    # inline (set_stop): a line event goes on to maybe_stop, whose check is
+    # exact, when its number is stop_i, its depth <= stop_le or its line in
+    # stop_lines (a superset of the line events that check accepts).
+    stop_i, stop_le, stop_lines = -1, -1, frozenset()
+    target_i = -1  # the criteria's own index (stop_i is LOG_CAP until the log is full)
     run_no = [1]  # the resume in progress (the start is the first)
     top = 1 if script else 2
     modcode = [None]
     sent = [0, 0]  # stdout and stderr bytes sent so far
-    check = [None]  # the stop test of the current resume: fn(i, kind, depth, line)
+    check = [None]  # the stop test of the current resume: fn(i, kind, depth, line, info, arg)
     want_digest = [False]
+    cur_kind = [0]  # the kind of the event stopped at
 
     def digest(k):
         """SHA-256 of the log's first k events: a replay that took the same
         path has the same."""
         import hashlib
         h = hashlib.sha256()
-        h.update(memoryview(logk)[:k].cast("B"))
-        h.update(memoryview(logl)[:k].cast("B"))
+        h.update(memoryview(log)[:k].cast("B"))
         return h.hexdigest()
 
     def output():
@@ -1161,11 +1233,13 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         sent[0], sent[1] = len(sink.buf), len(errsink.buf)
         return o
 
-    def make_check(c):
+    def make_check(c, fs):
         # The test runs at every event: the common criteria get tests of
         # their own, without the others' comparisons.
+        if c.get("pdb"):
+            return pdb_check(c, fs)
         if c.get("any"):
-            return lambda i, k, d, l: True
+            return lambda i, k, d, l, info=None, arg=None: True
         idx = int(c.get("index", -1))
         le = int(c.get("le", -1))
         ret = int(c.get("ret", -1))
@@ -1173,17 +1247,78 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         lines = frozenset(int(x) for x in c.get("lines") or ())
         if le < 0 and ret < 0 and lt < 0:
             if not lines:
-                return lambda i, k, d, l: i == idx
+                return lambda i, k, d, l, info=None, arg=None: i == idx
             if idx < 0:
-                return lambda i, k, d, l: k == EV_LINE and l in lines
+                return lambda i, k, d, l, info=None, arg=None: k == EV_LINE and l in lines
 
-        def test(i, k, d, l):
+        def test(i, k, d, l, info=None, arg=None):
             return (i == idx or d <= le or (k == EV_RETURN and d == ret) or d < lt
                     or (k == EV_LINE and l in lines))
         return test
 
-    def set_stop(c):
-        check[0] = make_check(c)
+    def pdb_check(c, fs):
+        """pdb's next (c["pdb"] == "next") or return ("return") from the
+        current stop, by bdb's rules (CPython 3.11 Lib/bdb.py): set_next
+        and set_return set stopframe, returnframe and stoplineno, and
+        dispatch_* stop where stop_here says, except that with a stopframe
+        set a generator's call and return events are ignored (so next at a
+        yield goes on to the generator's next resumption) and a
+        StopIteration or GeneratorExit in another frame stops when the
+        stopframe is a generator. Breakpoint lines stop too (break_here);
+        such a stop that pdb's own rule did not make answers why "break".
+        The test gets the event's frame info and, for an exception, its
+        (type, value, traceback)."""
+        lines = frozenset(int(x) for x in c.get("lines") or ())
+        mode = c["pdb"]
+        if not fs:
+            return lambda i, k, d, l, info=None, arg=None: "stop"
+        level = min(max(int(c.get("level", 0)), 0), len(fs) - 1)  # pdb's curframe: up/down move it
+        f0 = fs[level][0]
+        if mode == "next" and level == 0 and cur_kind[0] == EV_RETURN:
+            # set_next at a return stop: dispatch_return then clears the
+            # stop info (stopframe is the returning frame), a step.
+            return lambda i, k, d, l, info=None, arg=None: "stop"
+        if mode == "next":
+            sf, rf, sl = f0, None, 0
+        elif f0.f_code.co_flags & GENERATOR_FLAGS:
+            sf, rf, sl = f0, None, -1
+        else:
+            sf, rf, sl = f0.f_back, f0, 0
+        sfinfo = frames.get(sf) if sf is not None else None
+        rfinfo = frames.get(rf) if rf is not None else None
+        sfgen = sf is not None and bool(sf.f_code.co_flags & GENERATOR_FLAGS)
+        here = sfinfo is not None and sl != -1  # stop_here(stopframe)
+
+        def test(i, k, d, l, info=None, arg=None):
+            if k == EV_LINE:
+                if here and info is sfinfo:
+                    return "stop"
+                return "break" if l in lines else None
+            if k == EV_RETURN:
+                if info is not None and ((here and info is sfinfo and not sfgen) or info is rfinfo):
+                    return "stop"
+                return None
+            if k == EV_EXCEPTION:
+                if here and info is sfinfo:
+                    if not (sfgen and arg is not None and arg[0] is StopIteration and arg[2] is None):
+                        return "stop"
+                    return None
+                if info is not sfinfo and sfgen and arg is not None and arg[0] in (StopIteration, GeneratorExit):
+                    return "stop"
+            return None
+        return test
+
+    def set_stop(c, fs=()):
+        nonlocal stop_i, stop_le, stop_lines, target_i
+        check[0] = make_check(c, fs)
+        target_i = stop_i = int(c.get("index", -1))
+        if logapp is not nolog and (stop_i < 0 or stop_i > LOG_CAP):
+            stop_i = LOG_CAP  # where maybe_stop turns the full log off, then sets target_i
+        stop_lines = frozenset(int(x) for x in c.get("lines") or ())
+        if c.get("any") or c.get("pdb"):
+            stop_le = 1 << 30  # every line event: check decides
+        else:
+            stop_le = max(int(c.get("le", -1)), int(c.get("lt", -1)) - 1)  # d < lt: d <= lt - 1
         want_digest[0] = bool(c.get("digest"))
         renew_cpu()
 
@@ -1310,14 +1445,18 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
     def back(c):
         """The target of an inverse action from position pos (the number of
         events, End, once finished), by statetree's rules, from the log."""
-        n = len(logk)
-        if n < count[0]:
+        n = min(len(log), LOG_CAP)
+        if n < count:
             return {"t": "error", "msg": "the run is past the %d events whose history is kept: it cannot step back" % LOG_CAP}
         pos = int(c["pos"])
         kind = c["kind"]
         lines = frozenset(int(x) for x in c.get("lines") or ())
         bps = frozenset(int(x) for x in c.get("bps") or ())
-        end = count[0] if st.done else -1
+        end = count if st.done else -1
+        # the log's kinds and depths, and lines, as two int views
+        ints = memoryview(log).cast("B").cast("i")
+        lo, hi = (0, 1) if sys.byteorder == "little" else (1, 0)
+        logl, logk = ints[lo::2], ints[hi::2]
         if pos <= 0 or pos > n or (pos == n and pos != end):
             return {"t": "error", "msg": "position %d out of range" % pos}
 
@@ -1378,7 +1517,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                     send({"t": "error", "msg": "the program has finished"})
                     continue
                 run_no[0] += 1
-                set_stop(c.get("stop") or {})
+                set_stop(c.get("stop") or {}, fs)
                 return
             if cmd == "eval":
                 send(evaluate(c, fs, locs))
@@ -1392,6 +1531,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                 send({"t": "error", "msg": "unknown request %r" % (cmd,)})
 
     def stop(frame, info, kind, value, i, why):
+        cur_kind[0] = kind
         code = frame.f_code
         loc = frame.f_locals
         ev = {"t": "stop", "i": i, "e": kind, "l": frame.f_lineno or code.co_firstlineno, "d": info[1],
@@ -1407,16 +1547,24 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         serve(program_frames(frame), loc)
 
     def event(frame, info, kind, arg):
-        i = count[0]
-        count[0] = i + 1
+        nonlocal count
+        i = count
+        count = i + 1
         d = info[1]
         line = frame.f_lineno or frame.f_code.co_firstlineno
-        if i < LOG_CAP:
-            kappend(d * 4 + kind - 1)
-            lappend(line)
+        logapp((d * 4 + kind - 1) << 32 | line)
         maybe_stop(frame, info, kind, arg, i, d, line)
 
+    def nolog(x):
+        pass
+
     def maybe_stop(frame, info, kind, arg, i, d, line):
+        nonlocal logapp, stop_i
+        if i == LOG_CAP and logapp is not nolog:
+            # The log is full: events are counted on, not logged.
+            logapp = nolog
+            del log[LOG_CAP:]
+            stop_i = target_i
         why = None
         if intr[0] is not None:
             why, intr[0] = intr[0], None
@@ -1425,9 +1573,11 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             elif why != "cpu":
                 why = None  # sent during an earlier resume
         if why is None:
-            if not check[0](i, kind, d, line):
+            why = check[0](i, kind, d, line, info, arg)
+            if not why:
                 return
-            why = "stop"
+            if why is True:
+                why = "stop"
         value = None
         if kind == EV_RETURN:
             value = vrepr(arg)
@@ -1443,32 +1593,35 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             raise RecursionError("maximum recursion depth exceeded")
         return None
 
-    def localfn(frame, ev, arg):
-        if st.done:
-            return None
-        info = frames.get(frame)
-        if info is None:
-            return None
-        if ev == "line":
-            # event(), inlined for the commonest event: what a long run
-            # and a replay spend their time on.
-            i = count[0]
-            count[0] = i + 1
-            d = info[1]
-            line = frame.f_lineno
-            if i < LOG_CAP:
-                kappend(d * 4 + 1)
-                lappend(line)
-            if intr[0] is not None or check[0](i, EV_LINE, d, line):
-                maybe_stop(frame, info, EV_LINE, arg, i, d, line)
-        elif ev == "return":
-            event(frame, info, EV_RETURN, arg)
-            if not frame.f_code.co_flags & GENERATOR_FLAGS:
-                del frames[frame]
-                if info[1] == 0:
-                    st.done = True
-        elif ev == "exception":
-            event(frame, info, EV_EXCEPTION, arg)
+    def local_for(info):
+        """The local trace function of one activation of a frame (info its
+        entry in frames, d its depth): a closure, so that a line event, what
+        a long run and a replay spend their time on, costs no lookup, one
+        log append and the inline filter of the criteria (set_stop)."""
+        d = info[1]
+        kd = (d * 4 + 1) << 32
+
+        def localfn(frame, ev, arg):
+            nonlocal count
+            if ev == "line":
+                i = count
+                count = i + 1
+                line = frame.f_lineno
+                logapp(kd | line)
+                if i == stop_i or d <= stop_le or line in stop_lines or intr[0] is not None:
+                    maybe_stop(frame, info, EV_LINE, arg, i, d, line)
+                return localfn
+            if st.done or frames.get(frame) is not info:
+                return None
+            if ev == "return":
+                event(frame, info, EV_RETURN, arg)
+                if not frame.f_code.co_flags & GENERATOR_FLAGS:
+                    del frames[frame]
+                    if d == 0:
+                        st.done = True
+            elif ev == "exception":
+                event(frame, info, EV_EXCEPTION, arg)
+            return localfn
         return localfn
 
     def tracefn(frame, ev, arg):
@@ -1508,12 +1661,12 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         else:
             info[1], info[2], info[4] = depth, sdepth, line
         event(frame, info, EV_CALL, arg)
-        return localfn
+        return local_for(info)
 
     def finish(status, extra, tb=None):
         """The program ended: say so, then answer requests (post-mortem:
         eval in the frames an escaping exception passed through)."""
-        res = {"t": "end", "status": status, "n": count[0]}
+        res = {"t": "end", "status": status, "n": count}
         res.update(extra)
         res.update(output())
         fs = []
@@ -1575,7 +1728,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         return finish("returned", {"ret": bound(saferepr(value), 1 << 20, (1 << 20) - 32)})
     if isinstance(value, MemoryError):
         return finish("memory", {"msg": "MemoryError"})
-    if count[0] == 0 and not script:
+    if count == 0 and not script:
         # Raised before the entry's first event: binding the arguments to
         # its parameters failed (f(1, 2) for def f(x)), in Python's own
         # words, as run_one says it.

@@ -150,6 +150,21 @@ func debugWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if !*raw { // the program's output and its objects' reprs are its own text, not the terminal's commands
 		stdout, stderr = cli.TerminalSafe(stdout), cli.TerminalSafe(stderr)
 	}
+	in := bufio.NewReader(ctxio.Reader(ctx, stdin)) // SIGTERM and SIGINT end the wait at the prompt (and the program's input)
+	if bf.Name == cli.Real {
+		// The program reads the terminal, as under pdb: the next lines
+		// typed, while it runs; a step back feeds it the same again.
+		b = ndbg.RealWithInput(bf.Limits, func(context.Context) (string, bool, error) {
+			line, err := in.ReadString('\n')
+			switch {
+			case err == io.EOF:
+				return line, line != "", nil
+			case err != nil:
+				return "", false, fmt.Errorf("reading the program's input: %w", err)
+			}
+			return line, true, nil
+		})
+	}
 	d := &debugger{lim: bf.Limits, out: stdout, errOut: stderr, file: abs, src: string(src), call: *call, backend: b,
 		aliases: map[string]string{}, interrupts: interrupts}
 	if *compare && bf.Name != cli.Real {
@@ -168,7 +183,6 @@ func debugWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	fmt.Fprintf(stdout, "ndbg: debugging %s with the %s debugger (h for help)\n", what, b.Name())
 	d.show()
-	in := bufio.NewReader(ctxio.Reader(ctx, stdin)) // SIGTERM and SIGINT end the wait at the prompt
 	for {
 		if len(d.pending) > 0 { // a breakpoint's commands
 			line := d.pending[0]
@@ -431,7 +445,7 @@ func (d *debugger) act(ctx context.Context, a ndbg.Action) {
 	n := len(d.s.Trajectory().Steps)
 	d.hit = nil
 	stop := d.interruptible()
-	_, err := d.s.DoIf(ctx, a, func(st ndbg.State) bool { return d.fires(ctx, st) })
+	_, err := d.s.DoLikePdb(ctx, a, d.up, func(st ndbg.State) bool { return d.fires(ctx, st) })
 	stop()
 	if d.real != nil && len(d.s.Trajectory().Steps) > n {
 		d.follow(ctx, a)

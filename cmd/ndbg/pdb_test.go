@@ -199,6 +199,126 @@ print("out:", box.v)
 	)
 }
 
+// pdbGenProgram has generators consumed every way: by a for loop, by
+// next(), by send(), through yield from, as a generator expression, and one
+// left unfinished.
+const pdbGenProgram = `def squares(n):
+    for i in range(n):
+        sq = i * i
+        yield sq
+    done = True
+
+def echo():
+    total = 0
+    while True:
+        got = yield total
+        if got is None:
+            return total
+        total += got
+
+def inner(k):
+    yield k
+    yield k + 1
+    return k * 10
+
+def outer(k):
+    r = yield from inner(k)
+    yield r
+
+def f(n):
+    acc = 0
+    for v in squares(n):
+        acc += v
+    e = echo()
+    next(e)
+    e.send(3)
+    e.send(4)
+    try:
+        e.send(None)
+    except StopIteration as stop:
+        acc += stop.value
+    o = list(outer(2))
+    g = sum(x + 1 for x in range(3))
+    half = squares(5)
+    first = next(half)
+    return acc + g + first + len(o)
+`
+
+func init() {
+	pdbCases = append(pdbCases,
+		pdbCase{"generators: next at a yield in a for loop's generator, next at its last line, return in a generator", pdbGenProgram, "f(3)", []string{
+			"n", "n", "s", "s", "n", "n", "p i, sq", "n", "p i, sq", "n", "n", "p i", "n", "n", "n", "n", "p acc", "n", "s", "s", "n", "n",
+		}},
+		pdbCase{"generators: send, a return in a generator that ends by a StopIteration in its consumer", pdbGenProgram, "f(3)", []string{
+			"b 30", "c", "s", "s", "n", "n", "p total", "n", "n", "n", "p got, total", "n", "n", "n", "n", "p got, total", "r", "p acc",
+			"n", "n", "n", "n", "n", "n", "n", "n", "p acc",
+		}},
+		pdbCase{"generators: yield from, a generator expression, next() on a generator left unfinished", pdbGenProgram, "f(3)", []string{
+			"b 21", "c", "s", "p k", "n", "n", "n", "n", "p k", "n", "s", "s", "cl 1", "b 37", "c", "s", "s", "n", "p x", "n", "p x",
+			"cl 2", "b 39", "c", "s", "s", "n", "p i", "n", "s", "s", "p first", "n",
+		}},
+		pdbCase{"generators: breakpoints in a generator, next from a breakpoint, return from a helper a generator called", `def helper(x):
+    y = x + 1
+    return y
+
+def gen(n):
+    for i in range(n):
+        v = helper(i)
+        yield v
+        w = v * 2
+
+def f(n):
+    out = []
+    for a in gen(n):
+        out.append(a)
+    it = gen(2)
+    b = next(it)
+    c = next(it)
+    return out, b, c
+`, "f(3)", []string{
+			"b 7", "c", "s", "n", "r", "n", "p v", "n", "n", "p i, v", "n", "p w", "cl 1", "n", "n", "n", "n", "n", "n", "n", "p out",
+			"b gen", "c", "n", "n", "r", "p b", "b 9", "n", "p b", "c", "p w", "c",
+		}},
+		pdbCase{"generators: next and return in a frame chosen by up, in a generator and its consumer", `def helper(x):
+    y = x + 1
+    return y
+
+def gen(n):
+    for i in range(n):
+        v = helper(i)
+        yield v
+        w = v * 2
+
+def f(n):
+    out = []
+    for a in gen(n):
+        out.append(a)
+    return out
+`, "f(3)", []string{"b 2", "c", "u", "n", "p v", "u", "n", "cl 1", "n", "p a", "s", "s", "s", "s", "u", "r", "p out", "n"}},
+	)
+}
+
+func init() {
+	pdbCases = append(pdbCases,
+		pdbCase{"input(): the program reads the lines typed while it runs", `def ask(k):
+    name = input("name? ")
+    n = int(input("n? "))
+    return name * n + str(k)
+
+def f(k):
+    x = ask(k)
+    print("out:", x)
+    y = ask(k + 1)
+    print("out:", y)
+    try:
+        z = input()
+    except EOFError as e:
+        z = repr(e)
+    return x + y + z
+`, "f(1)", []string{"n", "<bob", "<3", "p x", "n", "s", "n", "n", "<al", "p name", "n", "<2", "p n", "p name * n", "r", "n", "n", "p y", "n", "n", "<zed", "p z", "n"}},
+	)
+}
+
 // TestDebugLikePdb types the same commands into CPython's pdb and into
 // ndbg debug --backend real and compares, command by command, where each
 // stops and what it prints: p, pp, retval and display values, where's
@@ -223,14 +343,24 @@ func TestDebugLikePdb(t *testing.T) {
 				args, first = []string{file, "--backend", "real"}, "" // both start at the module's first line
 			}
 			cmd.Dir, cmd.Env = dir, append(os.Environ(), "HOME="+dir, "PYTHONDONTWRITEBYTECODE=1")
-			cmd.Stdin = strings.NewReader(strings.Join(c.cmds, "\n") + "\n")
+			// A line "<text" is the program's input (input() reads
+			// "text"), typed where it stands; it has no answer of its own.
+			var typed, cmds []string
+			for _, l := range c.cmds {
+				if text, ok := strings.CutPrefix(l, "<"); ok {
+					typed = append(typed, text)
+					continue
+				}
+				typed, cmds = append(typed, l), append(cmds, l)
+			}
+			cmd.Stdin = strings.NewReader(strings.Join(typed, "\n") + "\n")
 			var pout, perr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &pout, &perr
 			_ = cmd.Run() // an escaping exception exits 1
 			pdbAns := strings.Split(pout.String(), "(Pdb) ")
 
 			var nout, nerr bytes.Buffer
-			in := strings.NewReader(first + strings.Join(c.cmds, "\n") + "\n")
+			in := strings.NewReader(first + strings.Join(typed, "\n") + "\n")
 			require.NoError(t, debugSession(context.Background(), args, in, &nout, &nerr), nerr.String())
 			ndbgAns := answers(nout.String())
 			if c.call != "" {
@@ -238,9 +368,9 @@ func TestDebugLikePdb(t *testing.T) {
 			}
 
 			require.Equal(t, pdbStop(pdbAns[0], file), ndbgStop(ndbgAns[0]), "the first stop:\npdb:  %s\nndbg: %s", pdbAns[0], ndbgAns[0])
-			ended := len(c.cmds)
+			ended := len(cmds)
 		commands:
-			for i, command := range c.cmds {
+			for i, command := range cmds {
 				n := ndbgAns[i+1]
 				if i+1 >= len(pdbAns) { // pdb ended: so did ndbg
 					require.Contains(t, n, "finished", "command %d %q after the end", i, command)
@@ -301,7 +431,7 @@ func sameObjects(ans string) string {
 // pdbStop is the line of the stop pdb printed in its answer ("> FILE(LINE)"),
 // 0 if none.
 func pdbStop(ans, file string) int {
-	m := regexp.MustCompile(`(?m)^> ` + regexp.QuoteMeta(file) + `\((\d+)\)`).FindStringSubmatch(ans)
+	m := regexp.MustCompile(`(?m)^(?:.*[?:] )?> ` + regexp.QuoteMeta(file) + `\((\d+)\)`).FindStringSubmatch(ans) // after an input's prompt
 	if m == nil {
 		return 0
 	}
@@ -312,7 +442,7 @@ func pdbStop(ans, file string) int {
 // ndbgStop is the line of the stop ndbg printed ("> EVENT line LINE:"), 0
 // if none.
 func ndbgStop(ans string) int {
-	m := regexp.MustCompile(`(?m)^> \w+ +line (\d+):`).FindStringSubmatch(ans)
+	m := regexp.MustCompile(`(?m)^(?:.*[?:] )?> \w+ +line (\d+):`).FindStringSubmatch(ans)
 	if m == nil {
 		return 0
 	}

@@ -314,9 +314,11 @@ func (d *debugger) until(ctx context.Context, arg string) {
 		target = n
 	}
 	depth, id := d.depthAndID()
+	level := d.up // pdb's current frame, then the frame stopped in
 	for {
 		n := len(d.s.Trajectory().Steps)
-		next, err := d.s.DoIf(ctx, ndbg.Action{Kind: dsl.StepOver}, func(s ndbg.State) bool { return d.fires(ctx, s) })
+		next, err := d.s.DoLikePdb(ctx, ndbg.Action{Kind: dsl.StepOver}, level, func(s ndbg.State) bool { return d.fires(ctx, s) })
+		level = 0
 		if d.real != nil && len(d.s.Trajectory().Steps) > n {
 			d.follow(ctx, ndbg.Action{Kind: dsl.StepOver})
 		}
@@ -325,7 +327,7 @@ func (d *debugger) until(ctx context.Context, arg string) {
 			return
 		}
 		nd, nid := d.depthAndID()
-		same := nd == depth && nd > 0 && (id < 0 || nid == id)
+		same := nd > 0 && (id >= 0 && nid == id || id < 0 && nd == depth) // the frame object: a generator may resume deeper
 		if !same || next.Event != dsl.Line || next.Line >= target || d.fires(ctx, next) {
 			d.report(ctx, nil)
 			return

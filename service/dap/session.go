@@ -345,14 +345,16 @@ func (ss *session) syncBreakpoints() {
 }
 
 // do applies a to the session (a stop that only breakpoints made is taken
-// where one of them fires: its hit condition and condition hold) and, for
+// where one of them fires: its hit condition and condition hold; next and
+// stepOut stop where pdb and debugpy do, also in generators, on the real
+// backend: Session.DoLikePdb) and, for
 // compare, to the real run when the session took it, so both histories
 // stay step for step. The note says why the real run stopped following, if
 // it did.
 func (ss *session) do(ctx context.Context, a ndbg.Action) (note string, err error) {
 	n := len(ss.s.Trajectory().Steps)
 	ss.hit = nil
-	_, err = ss.s.DoIf(ctx, a, func(st ndbg.State) bool {
+	_, err = ss.s.DoLikePdb(ctx, a, 0, func(st ndbg.State) bool {
 		ss.hit = ss.fires(ctx, ss.s, st, true)
 		return ss.hit != nil
 	})

@@ -12,6 +12,8 @@
 //     backend.
 //
 // Usage: node run.js --ndbg PATH [--debugpy ADAPTER_DIR] [--python PYTHON] [--only ndbg|debugpy]
+//        node run.js --ndbg PATH --only extra --name NAME [--debugpy ...]: one program's real
+//        script (and its debugpy comparison), or one named check ("pause", ...)
 // Exit status 0 when every check passed; failures are printed.
 'use strict';
 
@@ -162,6 +164,27 @@ const programs = [
 			ndbg: { line: 4, event: 'exception' },
 			debugpy: 'end',
 		}],
+	},
+	{
+		// A generator consumed by a for loop: next at its yield goes on to
+		// its next line when it is resumed, as pdb and debugpy do (bdb's
+		// stopframe rules), not to the yield's return event.
+		file: path.join(here, 'programs', 'gen.py'),
+		call: 'total(3)',
+		stopOnEntry: false,
+		steps: [
+			[{ bp: [3] }],
+			['entry', [3, 'line', { n: '3', i: '0' }]],
+			['next', [4, 'line', { n: '3', i: '0', sq: '0' }]],
+			['next', [2, 'line', { n: '3', i: '0', sq: '0' }]],
+			['next', [3, 'line', { n: '3', i: '1', sq: '0' }]],
+			[{ bp: [] }],
+			['next', [4, 'line', { n: '3', i: '1', sq: '1' }]],
+			['stepIn', [4, 'return', { n: '3', i: '1', sq: '1', __return__: '1' }]],
+			['next', [11, 'line', { n: '3', acc: '0', v: '1' }]],
+			['continue', 'end'],
+		],
+		compare: [{ bp: [3] }, 'next', 'next', 'next', 'next', 'next', 'next', 'next'],
 	},
 ];
 
@@ -445,6 +468,95 @@ async function editorConfigs() {
 	}
 }
 
+// functionBreakpoints: a function breakpoint (setFunctionBreakpoints in
+// the configuration sequence) stops at the function's first body line at
+// every call, as pdb's break FUNCTION; cleared, the program runs on.
+async function functionBreakpoints() {
+	const dc = ndbgClient();
+	await dc.start();
+	try {
+		const file = path.join(here, 'programs', 'fact.py');
+		dc.defaultTimeout = TIMEOUT;
+		const first = nextStop(dc);
+		first.catch(() => {});
+		let bps;
+		await Promise.all([
+			dc.waitForEvent('initialized', TIMEOUT)
+				.then(() => dc.setFunctionBreakpointsRequest({ breakpoints: [{ name: 'fact' }, { name: 'nosuch' }] }))
+				.then((r) => { bps = r.body.breakpoints; })
+				.then(() => dc.configurationDoneRequest()),
+			dc.launch({ program: file, call: 'fact(3)', backend: 'real', stopOnEntry: false }),
+		]);
+		assert.deepStrictEqual(bps.map((b) => b.verified), [true, false], 'fact is a function of the program, nosuch is not');
+		checkStop('function breakpoint, first stop', await record(dc, await first), [2, 'line', { n: '3' }]);
+		checkStop('function breakpoint, the recursive call', await act(dc, 'continue'), [2, 'line', { n: '2' }]);
+		checkStop('function breakpoint, its next line', await act(dc, 'next'), [4, 'line', { n: '2' }]);
+		checkStop('function breakpoint, stepped back to', await act(dc, 'stepBack'), [2, 'line', { n: '2' }]);
+		await dc.setFunctionBreakpointsRequest({ breakpoints: [] });
+		checkStop('function breakpoint cleared', await act(dc, 'continue'), 'end');
+	} finally {
+		await dc.stop();
+	}
+}
+
+// pauseLoop: pause stops an endless loop where it is running (reason
+// "pause"), its locals readable there; the session goes on from there.
+async function pauseLoop() {
+	const dc = ndbgClient();
+	await dc.start();
+	try {
+		const file = path.join(here, 'programs', 'spin.py');
+		dc.defaultTimeout = TIMEOUT;
+		await Promise.all([
+			dc.waitForEvent('initialized', TIMEOUT).then(() => dc.configurationDoneRequest()),
+			dc.launch({ program: file, call: 'spin()', backend: 'real', stopOnEntry: false }),
+		]);
+		await new Promise((r) => setTimeout(r, 500)); // it runs
+		const stop = nextStop(dc);
+		stop.catch(() => {});
+		await dc.pauseRequest({ threadId: 1 });
+		const got = await record(dc, await stop);
+		assert.strictEqual(got.reason, 'pause', `paused: ${JSON.stringify(got)}`);
+		assert.ok([3, 4].includes(got.line), `paused in the loop: ${JSON.stringify(got)}`);
+		const i = Number(got.locals.i);
+		assert.ok(i > 0, `the loop ran: i = ${got.locals.i}`);
+		const r = await dc.evaluateRequest({ expression: 'i * 2', context: 'repl' });
+		assert.strictEqual(r.body.result, String(i * 2), 'an expression in the paused frame');
+		const next = await act(dc, 'next');
+		assert.ok([3, 4].includes(next.line), `a step from the pause: ${JSON.stringify(next)}`);
+	} finally {
+		await dc.stop();
+	}
+}
+
+// endStop: the program's end is a stop (reason "end"), not the session's
+// end: a step back from it reaches the entry's return, and a continue
+// from the end ends the session (terminated).
+async function endStop() {
+	const dc = ndbgClient();
+	await dc.start();
+	try {
+		const file = path.join(repo, 'examples', 'mean.py');
+		dc.defaultTimeout = TIMEOUT;
+		const first = nextStop(dc);
+		first.catch(() => {});
+		await Promise.all([
+			dc.waitForEvent('initialized', TIMEOUT).then(() => dc.configurationDoneRequest()),
+			dc.launch({ program: file, call: 'f([3, None, 4])', backend: 'real', stopOnEntry: false }),
+		]);
+		const ev = await first;
+		assert.strictEqual(ev.event, 'stopped', `no breakpoint: the program stops at its end, not terminated: ${JSON.stringify(ev)}`);
+		assert.strictEqual(ev.body.reason, 'end', `the end: ${JSON.stringify(ev.body)}`);
+		checkStop('a step back from the end', await act(dc, 'stepBack'), [11, 'return', { data: '[3, None, 4]', clean: '[3, 4]', m: '3.5', __return__: '3.5' }]);
+		assert.strictEqual(await act(dc, 'continue'), 'end', 'continue runs to the end again');
+		const done = dc.waitForEvent('terminated', TIMEOUT);
+		await dc.continueRequest({ threadId: 1 });
+		await done;
+	} finally {
+		await dc.stop();
+	}
+}
+
 // debugpyCopy writes prog with its call appended as module code, for
 // debugpy, which runs whole scripts: the program's lines keep their numbers.
 // A whole script (no call) is copied as it is.
@@ -536,10 +648,50 @@ function assertLast(who, stops, want) {
 }
 
 async function main() {
-	if (args.only !== 'debugpy') await ndbgChecks();
-	if (args.only !== 'ndbg' && args.debugpy) await debugpyChecks();
+	if (args.only === 'extra') { // the checks of one program or function, by name (--name)
+		await extraChecks();
+	} else {
+		if (args.only !== 'debugpy') await ndbgChecks();
+		if (args.only !== 'ndbg' && args.debugpy) await debugpyChecks();
+	}
 	console.log(failures === 0 ? 'PASS' : `${failures} failed`);
 	process.exit(failures === 0 ? 0 : 1);
+}
+
+// extraChecks runs a part, for development: the real backend's script of
+// the program named by --name (a file name in programs/ or examples/), its
+// debugpy comparison with --debugpy, or the check named by --name.
+async function extraChecks() {
+	const checks = { 'function breakpoints': functionBreakpoints, pause: pauseLoop, 'the end stop': endStop };
+	if (checks[args.name]) {
+		try {
+			await checks[args.name]();
+			console.log(`ok ${args.name}`);
+		} catch (err) {
+			fail(args.name, err);
+		}
+		return;
+	}
+	const prog = programs.find((p) => path.basename(p.file) === args.name);
+	if (!prog) throw new Error(`no program or check named ${args.name}`);
+	const dc = ndbgClient();
+	try {
+		await dc.start();
+		console.log(`ok ${await runScript(dc, prog, 'real')}`);
+	} catch (err) {
+		fail(`${args.name} real`, err);
+	} finally {
+		await dc.stop().catch(() => {});
+	}
+	if (!args.debugpy) return;
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ndbg-debugpy-'));
+	try {
+		const stops = await compareDebugpy(prog, prog.compare, dir);
+		console.log(`ok debugpy agrees on ${args.name}: ${stops.length} stops`);
+	} catch (err) {
+		fail(`debugpy ${args.name}`, err);
+	}
+	fs.rmSync(dir, { recursive: true, force: true });
 }
 
 // ndbgChecks runs every program's script on each backend, the edit on the
@@ -558,7 +710,8 @@ async function ndbgChecks() {
 			}
 		}
 	}
-	for (const [name, fn] of [['neural setVariable', neuralEdit], ['tcp', overTCP], ['docs/editors', editorConfigs]]) {
+	for (const [name, fn] of [['neural setVariable', neuralEdit], ['tcp', overTCP], ['docs/editors', editorConfigs],
+		['function breakpoints', functionBreakpoints], ['pause', pauseLoop], ['the end stop', endStop]]) {
 		try {
 			await fn();
 			console.log(`ok ${name}`);

@@ -1,0 +1,4 @@
+def spin():
+    i = 0
+    while True:
+        i += 1
