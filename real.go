@@ -445,7 +445,7 @@ func meets(c trace.Criteria, i int, ev trace.Event) bool {
 // StepReturn) from the frame pdb.Level up from the stop, by bdb's rules
 // (trace.Criteria.Pdb), instead of the state tree's.
 func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool, pdb *trace.Criteria) (*dsl.State, error) {
-	defer e.repark() // a checkpoint for the next step back, while the user looks
+	defer e.repark()     // a checkpoint for the next step back, while the user looks
 	defer e.intr.clear() // an interrupt no resume of this action used is not for the next one
 	if err := e.ensure(ctx); err != nil {
 		return nil, err
