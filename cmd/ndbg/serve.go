@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ndbg/ndbg"
@@ -80,13 +81,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer m.Close()
 		cfg.Model = m
+		if m.ActionTokens() && !flagSet(fs, "backends") {
+			// The default offers cwm where the model is a CWM checkpoint.
+			cfg.Backends = slices.DeleteFunc(cfg.Backends, func(b string) bool { return b == serve.CWM })
+		}
 	}
 	svc, err := serve.New(cfg)
 	if err != nil {
 		return cli.Usagef("--backends: %v", err)
 	}
 	defer svc.Close()
-	fmt.Fprintf(stdout, "ndbg serve: listening on %s (backends %s)\nndbg serve: %s\n", ln.where, *backends, access)
+	fmt.Fprintf(stdout, "ndbg serve: listening on %s (backends %s)\nndbg serve: %s\n", ln.where, strings.Join(cfg.Backends, ","), access)
 	if err := svc.Serve(sig.Begin, ln.ln, *grace, sig.Now, stderr); err != nil {
 		return err
 	}

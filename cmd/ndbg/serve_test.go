@@ -130,6 +130,29 @@ func TestServe(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrNotExist, "the token file is removed at exit")
 }
 
+// TestServeDefaultBackends: `ndbg serve` as the README gives it, with the
+// embedded default model (trained on the DSL, not a CWM checkpoint),
+// offers neural and real; cwm, which needs a CWM checkpoint, is left out
+// of the default instead of refusing to start.
+func TestServeDefaultBackends(t *testing.T) {
+	privateRuntimeDir(t)
+	url, access, out, errOut, done := startServe(t, "--listen", "127.0.0.1:0")
+	token, _ := tokenOf(t, access)
+	req, err := http.NewRequest("GET", url+"/health", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	require.JSONEq(t, `{"status":"ok","sessions":0,"max_sessions":256,"backends":["neural","real"],"model":"embedded default"}`, string(body))
+	require.Contains(t, out.String(), "(backends neural,real)")
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+	require.Equal(t, 0, <-done, errOut.String())
+}
+
 // TestServeUnix: on a unix socket the socket is 0600, the user's own
 // requests need no token, and the socket is gone after shutdown.
 func TestServeUnix(t *testing.T) {
