@@ -33,7 +33,7 @@ func mcpServe(ctx context.Context, args []string, stdin io.ReadCloser, stdout, s
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "serve MCP's streamable HTTP transport on this TCP address (e.g. 127.0.0.1:8322; requests carry the token) or unix:PATH (mode 0600; only your own processes, no token) instead of stdin/stdout")
 	tokenFile := fs.String("token-file", "", "with --listen on TCP: the token's file. If it exists it holds your token (mode 0600, yours; kept); if not, a fresh one is written there (removed at exit). Default: a fresh token in $XDG_RUNTIME_DIR/ndbg/mcp-HOST-PORT.token (else ~/.cache/ndbg/tokens/), removed at exit")
-	backends := fs.String("backends", "neural,real,compare,cwm", "backends offered, comma-separated; the first is the default (real alone opens no model)")
+	backends := fs.String("backends", "neural,real,compare,cwm", "backends offered, comma-separated; the first is the default (real alone opens no model; the default leaves cwm out unless the model is a CWM checkpoint)")
 	modelDir := fs.String("model", "", "model directory (default: the model embedded in the binary)")
 	var comp cli.Compute
 	comp.Register(fs)

@@ -23,7 +23,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8321", "TCP address to listen on, or unix:PATH for a unix socket (mode 0600; only this user's processes are served, without a token). Over TCP every request but GET /openapi.json needs the token (Authorization: Bearer TOKEN); keep it on loopback: the token travels unencrypted")
 	tokenFile := fs.String("token-file", "", "TCP only: the token's file. If it exists it holds your token (mode 0600, yours; kept); if not, a fresh one is written there (removed at exit). Default: a fresh token in $XDG_RUNTIME_DIR/ndbg/serve-HOST-PORT.token (else ~/.cache/ndbg/tokens/), directory 0700, file 0600, removed at exit")
-	backends := fs.String("backends", "neural,cwm,real", "backends offered, comma-separated; the first is the default (real alone opens no model)")
+	backends := fs.String("backends", "neural,cwm,real", "backends offered, comma-separated; the first is the default (real alone opens no model; the default leaves cwm out unless the model is a CWM checkpoint)")
 	modelDir := fs.String("model", "", "model directory (default: the model embedded in the binary)")
 	var comp cli.Compute
 	comp.Register(fs)
