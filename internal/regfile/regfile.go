@@ -8,11 +8,13 @@
 package regfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"unicode/utf8"
 )
 
 // Open opens the regular file at path for reading (symbolic links
@@ -129,4 +131,24 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// NotText says where data stops being source text (UTF-8 without NUL
+// bytes), without quoting it: "line L, column C (byte B) holds a NUL byte"
+// (or "a byte that is not UTF-8"); ok is false when all of data is text.
+func NotText(data []byte) (where string, ok bool) {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == 0 || r == utf8.RuneError && n == 1 {
+			what := "a byte that is not UTF-8"
+			if r == 0 {
+				what = "a NUL byte"
+			}
+			line := bytes.Count(data[:i], []byte("\n")) + 1
+			col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
+			return fmt.Sprintf("line %d, column %d (byte %d) holds %s", line, col, i+1, what), true
+		}
+		i += n
+	}
+	return "", false
 }

@@ -77,3 +77,21 @@ func TestSizeLimit(t *testing.T) {
 	_, err = Read(filepath.Join(t.TempDir(), "nosuch"), 4)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// TestNotText: where source text stops, by line, column and byte, never
+// quoting the data; text (multi-byte UTF-8 included) is fine.
+func TestNotText(t *testing.T) {
+	for _, c := range []struct {
+		data, where string
+	}{
+		{"x = 1\ny = '€'\n", ""},
+		{"x = 1\nab\x00c\n", "line 2, column 3 (byte 9) holds a NUL byte"},
+		{"\xff", "line 1, column 1 (byte 1) holds a byte that is not UTF-8"},
+		{"é\n\xe2\x82", "line 2, column 1 (byte 4) holds a byte that is not UTF-8"},
+	} {
+		where, bad := NotText([]byte(c.data))
+		if where != c.where || bad != (c.where != "") {
+			t.Errorf("NotText(%q) = %q, %v; want %q", c.data, where, bad, c.where)
+		}
+	}
+}

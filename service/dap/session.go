@@ -1,7 +1,6 @@
 package dap
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -13,12 +12,12 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/device"
 	"github.com/ndbg/ndbg/internal/pyeval"
+	"github.com/ndbg/ndbg/internal/regfile"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -261,29 +260,10 @@ func readProgram(path string) (string, error) {
 	if len(data) > maxProgramFile {
 		return "", fmt.Errorf("program %s is larger than %d bytes: not a program ndbg can debug", path, maxProgramFile)
 	}
-	if i := invalidText(data); i >= 0 {
-		what := "a byte that is not UTF-8"
-		if data[i] == 0 {
-			what = "a NUL byte"
-		}
-		line := bytes.Count(data[:i], []byte("\n")) + 1
-		col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
-		return "", fmt.Errorf("program %s is not a Python source file: line %d, column %d (byte %d) holds %s (ndbg reads UTF-8 sources; the file's text is not quoted)", path, line, col, i+1, what)
+	if where, bad := regfile.NotText(data); bad {
+		return "", fmt.Errorf("program %s is not a Python source file: %s (ndbg reads UTF-8 sources; the file's text is not quoted)", path, where)
 	}
 	return string(data), nil
-}
-
-// invalidText is the offset of the first byte of data that is not UTF-8
-// text or is NUL, or -1.
-func invalidText(data []byte) int {
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == 0 || r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
 
 // unquoteSyntax replaces a syntax error from the program at path, whose

@@ -1,12 +1,12 @@
 package sessions
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
-	"unicode/utf8"
+
+	"github.com/ndbg/ndbg/internal/regfile"
 )
 
 // ReadProgram reads a program a client names by path, with the server's
@@ -55,27 +55,8 @@ func ReadProgram(path string, max int) (string, error) {
 	if len(data) > max {
 		return "", errorf(TooLarge, "program %s is larger than the limit of %d bytes (--max-program)", abs, max)
 	}
-	if i := invalidText(data); i >= 0 {
-		what := "a byte that is not UTF-8"
-		if data[i] == 0 {
-			what = "a NUL byte"
-		}
-		line := bytes.Count(data[:i], []byte("\n")) + 1
-		col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
-		return "", errorf(Invalid, "program %s is not a Python source file: line %d, column %d (byte %d) holds %s (ndbg reads UTF-8 sources)", abs, line, col, i+1, what)
+	if where, bad := regfile.NotText(data); bad {
+		return "", errorf(Invalid, "program %s is not a Python source file: %s (ndbg reads UTF-8 sources)", abs, where)
 	}
 	return string(data), nil
-}
-
-// invalidText is the offset of the first byte of data that is not UTF-8
-// text or is NUL, or -1.
-func invalidText(data []byte) int {
-	for i := 0; i < len(data); {
-		r, n := utf8.DecodeRune(data[i:])
-		if r == 0 || r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
