@@ -119,17 +119,12 @@ func (realBackend) script() {}
 func (b realBackend) start(ctx context.Context, prog *dsl.Program, call string) (engine.Engine, dsl.State, error) {
 	e := &realEngine{prog: prog, call: call, lim: b.lim, end: -1, intr: &interrupter{}, closing: &sync.WaitGroup{}, spares: &spares{},
 		input: &inputLog{src: b.in}}
-	if e.lim.Python == "" {
-		// Once for the session's runs: a step back starts the program
-		// again, and asking a shim such as pyenv's (a shell script) each
-		// time costs a second on a loaded machine, or the step when the
-		// shim does not answer in time.
-		py, err := trace.FindPython(ctx)
-		if err != nil {
-			return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
-		}
-		e.lim.Python = py
+	// Once for the session's runs: a step back starts the program again.
+	lim, err := e.lim.WithPython(ctx)
+	if err != nil {
+		return nil, dsl.State{}, fmt.Errorf("ndbg: %w", err)
 	}
+	e.lim = lim
 	// A script starts at its module's first line, where pdb first stops,
 	// not at the module frame's call event.
 	first := 0

@@ -83,13 +83,11 @@ func (b *Batch) RunAll(ctx context.Context, jobs []Job, fn func(i int, res *Resu
 	if b.closed {
 		return ErrClosed
 	}
-	if b.lim.Python == "" {
-		py, err := FindPython(ctx)
-		if err != nil {
-			return err
-		}
-		b.lim.Python = py
+	lim, err := b.lim.WithPython(ctx)
+	if err != nil {
+		return err
 	}
+	b.lim = lim
 	type flight struct {
 		job, id, size int
 		sent          time.Time

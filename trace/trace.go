@@ -73,7 +73,14 @@ func (l Limits) WithDefaults() Limits { return l.withDefaults() }
 // resolved is l with its defaults and its interpreter: python3 on PATH
 // (FindPython) where l names none.
 func (l Limits) resolved(ctx context.Context) (Limits, error) {
-	l = l.withDefaults()
+	return l.withDefaults().WithPython(ctx)
+}
+
+// WithPython is l with its interpreter found (FindPython) where l names
+// none: for a caller that starts many runs, so that python3 on PATH (a
+// shim such as pyenv's is a shell script, slow to ask on a loaded
+// machine) is asked once rather than at every run.
+func (l Limits) WithPython(ctx context.Context) (Limits, error) {
 	if l.Python == "" {
 		py, err := FindPython(ctx)
 		if err != nil {

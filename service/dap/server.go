@@ -54,13 +54,10 @@ type Config struct {
 // stream cannot be read as DAP any more (a broken header: the next
 // message's start is unknown) or cannot be written.
 func Serve(ctx context.Context, r io.Reader, w io.Writer, cfg Config) error {
-	if cfg.Limits.Python == "" {
-		// Once for the connection's sessions and their runs (a shim such
-		// as pyenv's is a shell script, slow to ask on a loaded machine);
-		// a failure is each run's to report.
-		if py, err := trace.FindPython(ctx); err == nil {
-			cfg.Limits.Python = py
-		}
+	// python3 once for the connection's sessions and their runs; a failure
+	// is each run's to report.
+	if lim, err := cfg.Limits.WithPython(ctx); err == nil {
+		cfg.Limits = lim
 	}
 	s := &server{cfg: cfg, in: bufio.NewReader(ctxio.Reader(ctx, r)), out: w}
 	defer s.closeSession()

@@ -147,13 +147,10 @@ func New(cfg Config) (*Manager, error) {
 			}
 		}
 	}
-	if cfg.Trace.Python == "" {
-		// Looked up once for every session's runs (a shim such as pyenv's
-		// is a shell script, slow to ask on a loaded machine); a failure
-		// is each run's to report.
-		if py, err := trace.FindPython(context.Background()); err == nil {
-			cfg.Trace.Python = py
-		}
+	// python3 once for every session's runs; a failure is each run's to
+	// report.
+	if lim, err := cfg.Trace.WithPython(context.Background()); err == nil {
+		cfg.Trace = lim
 	}
 	m := &Manager{cfg: cfg, lim: lim, backends: backends, sessions: map[string]*Session{},
 		drained: make(chan struct{}), done: make(chan struct{})}
