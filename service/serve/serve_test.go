@@ -618,7 +618,9 @@ func (s *shutdownServer) post(path, body string) chan answer {
 // call, and waits until the request is being served.
 func (s *shutdownServer) sleeping(t *testing.T, secs float64) chan answer {
 	t.Helper()
-	got := s.post("/sessions", fmt.Sprintf(`{"program": %q, "call": "f(%g)", "backend": "real"}`, sleepy, secs))
+	// The sleep is in the module code, which a start runs: the live real
+	// backend stops at the entry's call, before f's body.
+	got := s.post("/sessions", fmt.Sprintf(`{"program": %q, "call": "f(0)", "backend": "real"}`, sleepy+fmt.Sprintf("\nf(%g)\n", secs)))
 	require.Eventually(t, func() bool { return s.svc.m.InFlight() == 1 }, 10*time.Second, 5*time.Millisecond)
 	return got
 }
