@@ -205,6 +205,7 @@ func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 		if rep == 0 || d < bestDecode {
 			bestDecode = d
 		}
+		s.Close() // its cache's blocks go to the next repetition's session, as a serving process reuses them
 	}
 	if threads, ok := deviceThreads(m); ok { // a CPU backend
 		r.CPUShare = (cputime.Process() - cpu0).Seconds() / time.Since(wall0).Seconds() / float64(threads)

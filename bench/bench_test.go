@@ -125,3 +125,44 @@ func TestRunSessionsTable(t *testing.T) {
 	_, err = RunSessions(context.Background(), o, nil)
 	require.Error(t, err)
 }
+
+// BenchmarkDecodeGGUF reports decode tokens/s of the quantized presets'
+// GGUF files (q8_0, q4_k_m; written by quantize.Random into
+// NDBG_BENCH_GGUF, or the temporary folder) as bench/llamacpp.sh measures
+// them: tokens 128 … 159 after a 128-token prompt, over and over.
+//
+//	NDBG_BENCH_GGUF=~/.cache/ndbg/llamacpp/gguf go test -run '^$' -bench DecodeGGUF -cpuprofile /tmp/cpu.prof ./bench/
+func BenchmarkDecodeGGUF(b *testing.B) {
+	const prompt, decode = 128, 32
+	o := Options{GGUFDir: os.Getenv("NDBG_BENCH_GGUF")}
+	for _, name := range benchModels() {
+		for _, dt := range []string{"q8_0", "q4_k_m"} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/%s/t%d", name, dt, threads), func(b *testing.B) {
+					ctx := context.Background()
+					cfg, err := model.Preset(name)
+					require.NoError(b, err)
+					m, err := o.load(ctx, name, cfg, dt, model.Options{Threads: threads, Context: prompt + decode})
+					require.NoError(b, err)
+					b.Cleanup(func() { m.Close() })
+					s := m.NewSession()
+					toks := make([]int, prompt)
+					for i := range toks {
+						toks[i] = (i*7 + 1) % cfg.VocabSize
+					}
+					_, err = s.Forward(ctx, toks, false)
+					require.NoError(b, err)
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						if s.Len() == prompt+decode {
+							require.NoError(b, s.Truncate(prompt))
+						}
+						_, err := s.Forward(ctx, []int{i % cfg.VocabSize}, false)
+						require.NoError(b, err)
+					}
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
+				})
+			}
+		}
+	}
+}

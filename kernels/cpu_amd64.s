@@ -25,3 +25,20 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 TEXT ·spinPause(SB), NOSPLIT, $0-0
 	PAUSE
 	RET
+
+// func prefetchRange(p *byte, n int)
+// PREFETCHT0 of every 64-byte line of p[0:n].
+TEXT ·prefetchRange(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	ADDQ SI, CX
+
+prefetch_loop:
+	CMPQ       SI, CX
+	JGE        prefetch_done
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	JMP        prefetch_loop
+
+prefetch_done:
+	RET

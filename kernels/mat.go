@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // DType is the element type of a weight matrix.
@@ -261,6 +262,18 @@ func F32ToBF16(f float32) uint16 {
 	}
 	b += 0x7fff + (b>>16)&1
 	return uint16(b >> 16)
+}
+
+// Prefetch asks the CPU to bring s's memory into its caches and returns at
+// once, for memory that a computation will read soon and that is likely
+// cold: decode attention's keys and values, which the weights read since
+// the previous token have pushed out, laid out in runs of a few KiB that
+// the hardware prefetchers do not follow across.
+func Prefetch[E uint16 | float32](s []E) {
+	if len(s) == 0 {
+		return
+	}
+	prefetchRange((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
 // BF16ToF32Slice sets dst[i] = BF16ToF32(src[i]) for i < min(len(dst), len(src)).

@@ -240,7 +240,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			// Prefill: a chunk is read n/qTile times, from L2.
 			grain = max(4, (256<<10)/max(1, rb)/max(1, min(n, 16))&^3)
 		}
-		if n > 1 && pt.pk != nil { // whole groups of 16 for the packed kernel
+		if decodePacked(pt, n) { // whole groups of 16 for the packed kernel
 			grain = max(16, grain&^15)
 		}
 		for lo := 0; lo < pt.Rows; lo += grain {
@@ -262,7 +262,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			for i := 0; i < n; i += qTile {
 				nx := min(qTile, n-i)
 				lo := t.lo
-				if n > 1 { // decode keeps the row kernels on the original: as fast, and mapped
+				if decodePacked(t.pt, n) {
 					lo = b.qdotPacked(t.pt, dst[i*R+t.r0+t.lo:], R, t.lo, t.hi, a, K, i, nx)
 				}
 				if lo < t.hi {
@@ -271,6 +271,18 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			}
 		}
 	})
+}
+
+// decodePacked reports whether a product of n rows of x with part pt
+// reads pt's packed copy (when it has one): always for several rows; for
+// one (decode) only for Q8_0 and Q5_0, whose packed copy is 576/544 of the
+// blocks' bytes and whose kernel does the float work once per 16 rows
+// (decode tokens/s, BenchmarkDecodeGGUF, 1 thread, 2-core AMD EPYC Zen 5,
+// medians of six alternating runs: 34m Q8_0 598 → 700, 134m 178 → 185),
+// not for Q4_K, whose packed copy is 4/3 of the blocks' bytes and whose
+// decode is a read of them (134m Q4_K_M 269 → 249).
+func decodePacked(pt *Mat, n int) bool {
+	return pt.pk != nil && (n > 1 || pt.DType != Q4_K)
 }
 
 // sums32 fills a.fs (see qact) for rows [lo, hi) of n.

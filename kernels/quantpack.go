@@ -10,10 +10,8 @@ import "math"
 // plus 128: unsigned) and then their 16 scales as float32, 576 bytes a
 // block. Products then read the packed copy (the original is left to the
 // page cache when mapped) and, per block, do the float work once for 16
-// rows (llama.cpp repacks its Q8_0 weights likewise on this CPU). Products
-// of several rows of x (prefill, batched decode) take it; one row
-// (decode) stays on the row kernels and the original weights, as fast
-// there. A matrix's last Rows mod 16 rows stay on the row kernels. The
+// rows (llama.cpp repacks its Q8_0 weights likewise on this CPU), decode
+// included (decodePacked). A matrix's last Rows mod 16 rows stay on the row kernels. The
 // packed copy takes 576/544 of the weights' memory beside them; call
 // PackQ8_0 before the matrix is shared (it sets an unexported field).
 func PackQ8_0(m *Mat) { packQ32(m, Q8_0) }
@@ -75,7 +73,8 @@ func packQ32(m *Mat, dt DType) {
 // super-block, per sub-block of 32 values, four 64-byte vectors whose lane
 // r holds row r's values 4v…4v+3 in its low nibbles and 4(v+4)…4(v+4)+3
 // in its high ones, then the rows' d·sc and dmin·m as float32: 384 bytes a
-// sub-block, 4/3 of the weights' memory, beside them.
+// sub-block, 4/3 of the weights' memory, beside them. Decode (one row of
+// x) stays on the row kernels and the original blocks (decodePacked).
 func PackQ4_K(m *Mat) {
 	if m == nil || !hasPackedQ8_0() {
 		return

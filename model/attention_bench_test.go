@@ -33,7 +33,7 @@ func BenchmarkAttentionDecode(b *testing.B) {
 
 func benchAttentionDecode(b *testing.B, r *rand.Rand, name string, layers, heads, kvHeads, hd, positions int, dt kernels.DType) {
 	kvDim := kvHeads * hd
-	c := newCache(layers, kvDim, hd, dt)
+	c := newCache(layers, kvDim, hd, dt, nil)
 	c.grow(positions)
 	for l := range layers {
 		fillCache(r, c, l, positions, 1)

@@ -41,7 +41,7 @@ func testAttentionAgainstNaive(t *testing.T, dt kernels.DType) {
 	r := rand.New(rand.NewPCG(1, 1))
 	const heads, kvHeads, hd, positions = 6, 2, 16, 150
 	kvDim := kvHeads * hd
-	c := newCache(2, kvDim, hd, dt)
+	c := newCache(2, kvDim, hd, dt, nil)
 	c.grow(positions - 10)
 	c = c.Fork()
 	c.grow(10)
@@ -79,7 +79,7 @@ func testDecodeAttentionChunks(t *testing.T, dt kernels.DType) {
 	r := rand.New(rand.NewPCG(2, 3))
 	const heads, kvHeads, hd, positions = 8, 2, 32, 800
 	kvDim := kvHeads * hd
-	c := newCache(2, kvDim, hd, dt)
+	c := newCache(2, kvDim, hd, dt, nil)
 	c.grow(positions)
 	keys, vals := fillCache(r, c, 0, positions, 3) // wide scores: chunk maxima differ
 	for _, threads := range []int{1, 2, 3} {

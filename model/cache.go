@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ndbg/ndbg/kernels"
@@ -31,8 +32,9 @@ type kvBlock struct {
 // the key and value rows (KVHeads × HeadDim, after RoPE for keys) of the
 // tokens seen so far.
 //
-// A model with BF16 weights keeps its keys and values in BF16 (each row
-// rounded to nearest even as it is written), an F32 model in F32: decode
+// A model with BF16 or quantized weights keeps its keys and values in BF16
+// (each row rounded to nearest even as it is written; KVCacheDType), an
+// F32 model in F32: decode
 // attention streams the whole cache for every token, and for many sessions
 // at long contexts that read, not the weights, bounds the step; BF16 halves
 // it. This is what PyTorch does for a BF16 model (K and V in the model's
@@ -53,16 +55,72 @@ type Cache struct {
 	dtype         kernels.DType // F32 or BF16
 	blocks        []*kvBlock
 	n             int // positions filled
+	// pool, when not nil, is where private blocks go when Truncate drops
+	// them or release frees them, and where new blocks come from (see
+	// blockPool).
+	pool *blockPool
 }
+
+// blockPool keeps the KV-cache blocks that the caches of one model have
+// dropped (Truncate) or freed (Session.Close), up to maxBytes of them, for
+// the next block any of those caches needs. Memory touched for the first
+// time costs a page fault per 4 KiB, and page faults are slow in virtual
+// machines and sandboxes: 19 µs each on the machines these benchmarks run
+// on, so a fresh 134m block (1.2 MB) costs 5.7 ms, more than a decode
+// step. A decoder that rolls back after every frame and decodes the next
+// (the neural debugger does), or a new session of the same model, then
+// writes into memory it has touched before. Safe for concurrent use.
+type blockPool struct {
+	mu       sync.Mutex
+	free     []*kvBlock
+	bytes    int64 // of free
+	maxBytes int64
+}
+
+// poolBytes is the most a model's blockPool keeps.
+const poolBytes = 256 << 20
+
+func (p *blockPool) get() *kvBlock {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.free)
+	if n == 0 {
+		return nil
+	}
+	b := p.free[n-1]
+	p.free[n-1] = nil
+	p.free = p.free[:n-1]
+	p.bytes -= b.bytes()
+	return b
+}
+
+// put keeps b, a private block nothing else refers to, unless the pool is
+// full.
+func (p *blockPool) put(b *kvBlock) {
+	if p == nil || b.frozen.Load() {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+b.bytes() > p.maxBytes {
+		return
+	}
+	p.free = append(p.free, b)
+	p.bytes += b.bytes()
+}
+
+func (b *kvBlock) bytes() int64 { return int64(len(b.f32))*4 + int64(len(b.bf16))*2 }
 
 // newCache returns an empty cache of rows of kvDim elements (KV heads of
 // headDim) of dtype dt (F32 or BF16) for layers layers.
-func newCache(layers, kvDim, headDim int, dt kernels.DType) *Cache {
-	return &Cache{layers: layers, kvDim: kvDim, headDim: headDim, dtype: dt}
+func newCache(layers, kvDim, headDim int, dt kernels.DType, pool *blockPool) *Cache {
+	return &Cache{layers: layers, kvDim: kvDim, headDim: headDim, dtype: dt, pool: pool}
 }
 
-// DType returns the element type of the cached rows: BF16 for a model with
-// BF16 weights, F32 otherwise.
+// DType returns the element type of the cached rows (KVCacheDType).
 func (c *Cache) DType() kernels.DType { return c.dtype }
 
 // Len returns the number of cached positions.
@@ -74,7 +132,17 @@ func (c *Cache) Fork() *Cache {
 	for _, b := range c.blocks {
 		b.frozen.Store(true)
 	}
-	return &Cache{layers: c.layers, kvDim: c.kvDim, headDim: c.headDim, dtype: c.dtype, blocks: append([]*kvBlock(nil), c.blocks...), n: c.n}
+	return &Cache{layers: c.layers, kvDim: c.kvDim, headDim: c.headDim, dtype: c.dtype, blocks: append([]*kvBlock(nil), c.blocks...), n: c.n, pool: c.pool}
+}
+
+// release gives c's private blocks to its pool and empties c, which must
+// not be used again.
+func (c *Cache) release() {
+	for i, b := range c.blocks {
+		c.pool.put(b)
+		c.blocks[i] = nil
+	}
+	c.blocks, c.n = nil, 0
 }
 
 // Truncate drops every position ≥ n, so the next token is written at n.
@@ -84,6 +152,7 @@ func (c *Cache) Truncate(n int) error {
 	}
 	nb := (n + blockLen - 1) / blockLen
 	for i := nb; i < len(c.blocks); i++ {
+		c.pool.put(c.blocks[i])
 		c.blocks[i] = nil
 	}
 	c.blocks = c.blocks[:nb]
@@ -93,14 +162,19 @@ func (c *Cache) Truncate(n int) error {
 
 func (c *Cache) blockSize() int { return c.layers * 2 * blockLen * c.kvDim }
 
-// newBlock returns a zeroed private block, a copy of from's data when from
-// is not nil.
+// newBlock returns a private block, a copy of from's data when from is
+// not nil: one from c's pool when it has one (its rows are stale, but rows
+// past c.n are never read: attention reads only positions written before
+// the query's), else a new zeroed one.
 func (c *Cache) newBlock(from *kvBlock) *kvBlock {
-	b := &kvBlock{}
-	if c.dtype == kernels.BF16 {
-		b.bf16 = make([]uint16, c.blockSize())
-	} else {
-		b.f32 = make([]float32, c.blockSize())
+	b := c.pool.get()
+	if b == nil || b.bytes() != int64(c.blockSize()*c.dtype.Size()) {
+		b = &kvBlock{}
+		if c.dtype == kernels.BF16 {
+			b.bf16 = make([]uint16, c.blockSize())
+		} else {
+			b.f32 = make([]float32, c.blockSize())
+		}
 	}
 	if from != nil {
 		copy(b.f32, from.f32)
@@ -187,6 +261,39 @@ func (c *Cache) dotKeys(k kernels.Impl, dst, q []float32, l, g, p int) {
 		return
 	}
 	k.DotRows(dst, q, b.f32[o:end], c.headDim)
+}
+
+// prefetchHead asks for the key (kv = 0) or value rows of KV head g of
+// layer l at positions [p0, p1) to be brought into the cache
+// (kernels.Prefetch): decode attention's rows are cold, pushed out by the
+// weights read since the last token, and each head's rows of a block are
+// a run of a few KiB that the hardware prefetchers do not follow into the
+// next one.
+func (c *Cache) prefetchHead(l, kv, g, p0, p1 int) {
+	for p := p0; p < p1; {
+		b := c.blocks[p/blockLen]
+		o, end := c.headRows(l, kv, g, p)
+		n := min(p1-p, (end-o)/c.headDim) * c.headDim
+		if b.bf16 != nil {
+			kernels.Prefetch(b.bf16[o : o+n])
+		} else {
+			kernels.Prefetch(b.f32[o : o+n])
+		}
+		p += n / c.headDim
+	}
+}
+
+// prefetchBlock is prefetchHead for the key (kv = 0) or value rows of every
+// KV head of layer l in block b, one run of memory.
+func (c *Cache) prefetchBlock(l, kv, b int) {
+	blk := c.blocks[b]
+	o, _ := c.headRows(l, kv, 0, b*blockLen)
+	n := blockLen * c.kvDim
+	if blk.bf16 != nil {
+		kernels.Prefetch(blk.bf16[o : o+n])
+	} else {
+		kernels.Prefetch(blk.f32[o : o+n])
+	}
 }
 
 // axpyValues adds Σ_j a[j] · V[p+j] to dst for the rows of KV head g of

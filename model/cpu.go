@@ -44,7 +44,7 @@ func (c *CPU) Threads() int { return c.pool.Threads() }
 
 // Load implements Device: the weights stay where they are.
 func (c *CPU) Load(cfg Config, w *Weights) (Resident, error) {
-	return &cpuResident{c: c, cfg: cfg, w: w}, nil
+	return &cpuResident{c: c, cfg: cfg, w: w, pool: &blockPool{maxBytes: poolBytes}}, nil
 }
 
 // Close stops the worker threads.
@@ -54,19 +54,35 @@ func (c *CPU) Close() error {
 }
 
 type cpuResident struct {
-	c   *CPU
-	cfg Config
-	w   *Weights
+	c    *CPU
+	cfg  Config
+	w    *Weights
+	pool *blockPool // the KV-cache blocks its sequences have given back
 }
 
 func (r *cpuResident) NewSeq() Seq {
-	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim(), r.cfg.HeadDim, r.kvDType())}
+	return &cpuSeq{cpuRows: cpuRows{r: r}, cache: newCache(r.cfg.NumHiddenLayers, r.cfg.KVDim(), r.cfg.HeadDim, r.kvDType(), r.pool)}
 }
 
-// kvDType is the element type of the model's KV caches: BF16 when the
-// attention projections are BF16, else F32 (see Cache).
+// kvDType is the element type of the model's KV caches (KVCacheDType of
+// its attention projections' type).
 func (r *cpuResident) kvDType() kernels.DType {
-	if len(r.w.Layers) > 0 && r.w.Layers[0].QKV.DType == kernels.BF16 {
+	if len(r.w.Layers) == 0 {
+		return kernels.F32
+	}
+	return KVCacheDType(r.w.Layers[0].QKV.DType)
+}
+
+// KVCacheDType is the element type of the KV cache of a model whose
+// attention projections are of type qkv: F32 for F32 projections (and F16
+// ones, widened to F32 at load), whose products keep every bit; BF16 for
+// BF16 and quantized ones, whose keys and values already carry a rounding
+// of that size (llama.cpp keeps an F16 cache by default for the same
+// reason). Half the bytes: decode's attention reads the whole cache for
+// every token, as much as the weights of a small model at a few hundred
+// positions.
+func KVCacheDType(qkv kernels.DType) kernels.DType {
+	if qkv == kernels.BF16 || qkv.Quantized() {
 		return kernels.BF16
 	}
 	return kernels.F32
@@ -270,7 +286,11 @@ func (s *cpuSeq) Truncate(n int) error {
 
 func (s *cpuSeq) Fork() Seq { return &cpuSeq{cpuRows: cpuRows{r: s.r}, cache: s.cache.Fork()} }
 
-func (s *cpuSeq) Close() error { return nil }
+// Close gives the sequence's KV-cache blocks back to the model (blockPool).
+func (s *cpuSeq) Close() error {
+	s.cache.release()
+	return nil
+}
 
 // cpuBatch is a Batch on the CPU: row i is the last reserved position of
 // seqs[i], whose KV cache RoPE writes and Attention reads.
@@ -369,6 +389,14 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 			}
 			span := pos + 1 - first
 			qrow := q[t*a.Heads*hd:]
+			if a.N <= decodeAttentionRows {
+				// Decode: this head's values, wanted after its keys, and
+				// the next head's keys are cold (see prefetchHead).
+				kv.prefetchHead(a.Layer, 1, g, first, pos+1)
+				if g+1 < a.KVHeads {
+					kv.prefetchHead(a.Layer, 0, g+1, first, pos+1)
+				}
+			}
 			for p := first; p <= pos; {
 				end := min(pos+1, (p/blockLen+1)*blockLen)
 				for k := 0; k < group; k++ {
@@ -489,6 +517,9 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			qrow := q[t*qDim : (t+1)*qDim]
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
+				if end < p1 { // the next block's keys are cold (see prefetchHead)
+					kv.prefetchBlock(a.Layer, 0, end/blockLen)
+				}
 				for h := range a.Heads {
 					kv.dotKeys(c.k, scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], a.Layer, h/group, p)
 				}
@@ -516,6 +547,9 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			}
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
+				if end < p1 {
+					kv.prefetchBlock(a.Layer, 1, end/blockLen)
+				}
 				for h := range a.Heads {
 					kv.axpyValues(c.k, out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], a.Layer, h/group, p)
 				}

@@ -32,19 +32,15 @@ type Footprint struct {
 // Total is the sum of the parts (saturated at math.MaxInt64).
 func (f Footprint) Total() int64 { return addSat(addSat(f.Rope, f.Weights), f.Session) }
 
-// FootprintOf returns the footprint of a model of shape cfg whose matrices
-// are of element type dt (BF16 weights stay BF16, others are F32 on the
-// CPU), computing on threads threads (≤ 0: one per core), when it copies
+// FootprintOf returns the footprint of a model of shape cfg whose attention
+// projections are of element type dt (its KV cache KVCacheDType(dt)), computing on threads threads (≤ 0: one per core), when it copies
 // copied bytes of weights at load.
 func FootprintOf(cfg *Config, dt kernels.DType, copied int64, threads int) Footprint {
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
 	pos, layers := int64(cfg.MaxPositionEmbeddings), int64(cfg.NumHiddenLayers)
-	kvElem := int64(4)
-	if dt == kernels.BF16 {
-		kvElem = 2
-	}
+	kvElem := int64(KVCacheDType(dt).Size())
 	var actWidth int64
 	for a := range NumActs {
 		actWidth = addSat(actWidth, int64(a.Width(cfg)))

@@ -184,8 +184,8 @@ func (b *binder) copied(cfg *Config) (int64, kernels.DType) {
 		case t.DType.Quantized() && (name != weights.EmbedTokens || cfg.TieWordEmbeddings):
 			quantized = addSat(quantized, int64(len(t.Data)))
 		}
-		if strings.HasSuffix(name, weights.QProj) && t.DType != weights.BF16 {
-			qkvDType = kernels.F32
+		if strings.HasSuffix(name, weights.QProj) && (t.DType == weights.F32 || t.DType == weights.F16) {
+			qkvDType = kernels.F32 // else BF16 or quantized: the same KV cache (KVCacheDType)
 		}
 	}
 	if quantized <= packBudget {

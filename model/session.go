@@ -36,8 +36,11 @@ func (m *Model) NewSession() *Session {
 }
 
 // Close releases the session's device memory now (a GPU's KV cache)
-// rather than when the session is garbage collected. It is optional: a
-// session on the CPU holds only Go memory.
+// rather than when the session is garbage collected. It is optional. On
+// the CPU it gives the KV cache's blocks back to the model, for its next
+// sessions to write into memory already touched (cheaper than fresh
+// memory: see blockPool); the session is then empty. Forks made before
+// keep what they share with it.
 func (s *Session) Close() error { return s.seq.Close() }
 
 // Len returns the number of tokens in the session's cache.

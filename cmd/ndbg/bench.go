@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +39,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved; --prefill is each session's shared prompt")
 	busy := fs.Bool("busy", false, "instead, measure decode tokens/s on the machine as it is and beside a child process that keeps one core busy (a shell loop pinned to the last CPU), interleaved, and their ratio")
 	machineOnly := fs.Bool("machine", false, "measure only the machine (read bandwidth, F32 FMA peak) at each thread count")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it): where the time of a row goes")
 	cli.SetUsage(fs, "ndbg bench [--models M,...] [--dtypes f32,bf16] [--threads N,...] [--sessions N,... | --busy | --machine | --shapes] [flags]")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -73,6 +76,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		o.Threads = append(o.Threads, n)
 	}
 	o.Progress = stderr
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if *busy {
 		if *asJSON || *sessions != "" {
 			return cli.Usagef("--busy goes with neither --json nor --sessions")
