@@ -14,7 +14,10 @@ const gemvMaxN = 3
 
 // useGemvBatch reports whether gemvBatch computes this product (one read
 // of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
-// n = 5…8 take the blocked product); n = 2…8 with AVX2, where the blocked
+// n = 5…8 take the blocked product for F32 weights and the AVX2 kernels
+// below for BF16: 8 sessions' DecodeBatch on Zen 5, 34m BF16, 565 → 663
+// tokens per CPU-second, ndbg bench --sessions 8 on 134m BF16 200 → 258);
+// n = 2…8 with AVX2, where the blocked
 // product's half panel of 8 rows is bound by weight broadcasts, as long as
 // x is small enough. The AVX2 kernels read x from L1 or L2, once per FMA
 // (F32 at n ≥ 4: once per three, three weight rows at a time): measured on
@@ -33,8 +36,10 @@ func (b Impl) useGemvBatch(n int, w *Mat) bool {
 	switch {
 	case n < 2:
 		return false
-	case b.isa >= isaAVX512:
-		return n <= 4
+	case b.isa >= isaAVX512 && n <= 4:
+		return true
+	case b.isa >= isaAVX512 && w.DType != BF16:
+		return false // F32 at n = 5…8: the blocked product, as fast there
 	case n > 8:
 		return false
 	case w.DType == BF16 && n >= gemvRows3MinN:
@@ -183,7 +188,7 @@ func (b Impl) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
 func (b Impl) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	kn, width, rowStep := n, 8, 1 // rows of x and W the kernel takes, vector width
-	if b.isa >= isaAVX512 {
+	if b.isa >= isaAVX512 && n <= 4 {
 		kn, width, rowStep = 4, 16, 4
 	}
 	kv := K &^ (width - 1)
@@ -238,7 +243,7 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 		}
 		return
 	}
-	if b.isa >= isaAVX512 {
+	if b.isa >= isaAVX512 && kn == 4 {
 		if w.DType == BF16 {
 			gemv4BF16AVX512(&d[0], ldd, &x[0], K, &w.BF16[r0*K], rows, kv, K)
 		} else {
