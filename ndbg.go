@@ -246,6 +246,17 @@ func (s *Session) Stack() []int {
 	return slices.Clone(s.eng.Stack())
 }
 
+// InFunction reports whether the current frame runs the function named
+// name, as pdb's break FUNCTION checks the frame's code before it stops: a
+// lambda or comprehension on the function's first body line runs in a
+// frame of its own, where that breakpoint does not stop, and a generator
+// resumed is still its function. True when the frame's function is not
+// known (Frames).
+func (s *Session) InFunction(name string) bool {
+	fs := s.Frames()
+	return len(fs) == 0 || fs[len(fs)-1].Func == "" || fs[len(fs)-1].Func == name
+}
+
 // Finished reports whether the program has run past its end.
 func (s *Session) Finished() bool { return s.current() == nil }
 

@@ -476,6 +476,7 @@ func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int,
 		if keep == nil || (st.Why != "stop" && st.Why != "break") || own || keep(s) {
 			return &s, nil
 		}
+		c.Again = true // pdb's rule still from where the action started
 	}
 }
 

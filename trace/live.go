@@ -76,6 +76,12 @@ type Criteria struct {
 	// end. A stop that only a breakpoint made answers Why "break".
 	Pdb   string
 	Level int
+	// Again, with Pdb, resumes with the previous resume's pdb rule (its
+	// stop frame, as bdb keeps it) after a stop the caller did not take (a
+	// breakpoint whose condition is false, or one in another function's
+	// frame): computed again from that stop, the rule would be a next in
+	// the frame where the breakpoint was, and stop at its next line.
+	Again bool
 }
 
 // NoCriteria is a Criteria that stops nowhere, to set fields on.
@@ -292,6 +298,9 @@ func (c Criteria) wire() map[string]any {
 	}
 	if c.Pdb != "" {
 		m["pdb"], m["level"] = c.Pdb, c.Level
+		if c.Again {
+			m["again"] = true
+		}
 	}
 	return m
 }

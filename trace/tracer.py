@@ -1310,7 +1310,8 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
 
     def set_stop(c, fs=()):
         nonlocal stop_i, stop_le, stop_lines, target_i
-        check[0] = make_check(c, fs)
+        if not (c.get("pdb") and c.get("again")):  # again: the previous pdb rule, its stop frame kept
+            check[0] = make_check(c, fs)
         target_i = stop_i = int(c.get("index", -1))
         if logapp is not nolog and (stop_i < 0 or stop_i > LOG_CAP):
             stop_i = LOG_CAP  # where maybe_stop turns the full log off, then sets target_i

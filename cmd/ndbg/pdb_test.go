@@ -61,6 +61,28 @@ def f(n):
 		"tbreak g", "b", "c", "unt 1", "unt x", "unt 4", "p i", "unt 5", "p acc", "b g", "b", "display i", "n", "n", "c", "display i",
 		"n", "n", "n", "n", "unt", "unt", "p acc", "pp acc", "r", "retval", "b", "cl 2", "b 5, total > 100", "b 9", "c", "p total", "n", "w", "retval", "c",
 	}},
+	{"break FUNCTION with a comprehension and a lambda on its first line: stops in the function's frame only", `def g(xs):
+    ys = [x * 2 for x in xs]; key = (lambda v: -v)
+    return sorted(ys, key=key)
+
+def f(n):
+    a = g(list(range(n)))
+    b = g([n, n + 1])
+    return a + b
+`, "f(3)", []string{
+		"b g", "c", "p xs", "n", "p ys", "c", "p xs", "c",
+	}},
+	{"next over calls with a breakpoint whose condition is false: pdb's rule stays the caller's", `def h(x):
+    y = x * 2
+    return y
+
+def f(n):
+    a = h(n)
+    b = h(n + 1)
+    return a + b
+`, "f(3)", []string{
+		"b 2, x > 3", "n", "n", "p x", "n", "n", "n", "r", "c",
+	}},
 	{"recursion: where, up into the same function, conditions on its locals", `def fact(n):
     if n <= 1:
         return 1

@@ -15,8 +15,9 @@ import (
 // lines of the enabled ones; the debugger holds the rest (number,
 // condition, temporary, enabled, hits).
 type breakpoint struct {
-	num, line int // line: where it stops
-	at        int // the line pdb names: line, or the def line of break FUNCTION
+	num, line int    // line: where it stops
+	at        int    // the line pdb names: line, or the def line of break FUNCTION
+	fn        string // break FUNCTION's function; "" for a line
 	cond      string
 	temp      bool
 	enabled   bool
@@ -57,8 +58,9 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 		where = where[i+1:] // one file: its name adds nothing
 	}
 	line, err := strconv.Atoi(where)
-	at := line
+	at, fn := line, ""
 	if err != nil {
+		fn = where
 		var ok bool
 		if at, line, ok = d.s.FunctionLine(where); !ok {
 			fmt.Fprintf(d.out, "*** The specified object %q is not a function of the program (break takes LINE, FUNCTION, then optionally , CONDITION)\n", where)
@@ -70,7 +72,7 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 		return
 	}
 	d.nextBP++
-	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, cond: cond, temp: temp, enabled: true})
+	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, fn: fn, cond: cond, temp: temp, enabled: true})
 	d.syncBreakpoints()
 	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(at))
 }
@@ -196,8 +198,8 @@ func (d *debugger) firing(ctx context.Context, sess *ndbg.Session, st ndbg.State
 		return nil
 	}
 	for _, b := range d.bps {
-		if !b.enabled || b.line != st.Line {
-			continue
+		if !b.enabled || b.line != st.Line || (b.fn != "" && !sess.InFunction(b.fn)) {
+			continue // break FUNCTION stops in the function's own frame only
 		}
 		if count {
 			b.hits++

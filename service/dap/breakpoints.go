@@ -87,8 +87,8 @@ func (ss *session) fires(ctx context.Context, sess *ndbg.Session, st ndbg.State,
 		return nil
 	}
 	for _, b := range append(append([]*bp(nil), ss.lineBPs...), ss.funcBPs...) {
-		if b.line != st.Line {
-			continue
+		if b.line != st.Line || (b.function != "" && !sess.InFunction(b.function)) {
+			continue // a function breakpoint stops in the function's own frame only
 		}
 		if b.cond != "" && !ss.holds(ctx, sess, st, b.cond) {
 			continue

@@ -207,7 +207,8 @@ func (s *server) setFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) 
 	s.sess.funcBPs = nil
 	bps := make([]godap.Breakpoint, len(r.Arguments.Breakpoints))
 	for i, fb := range r.Arguments.Breakpoints {
-		_, body, ok := s.sess.s.FunctionLine(strings.TrimSpace(fb.Name))
+		name := strings.TrimSpace(fb.Name)
+		_, body, ok := s.sess.s.FunctionLine(name)
 		hit, err := parseHit(fb.HitCondition)
 		switch {
 		case !ok:
@@ -217,7 +218,7 @@ func (s *server) setFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) 
 			bps[i].Message = err.Error()
 			continue
 		}
-		s.sess.funcBPs = append(s.sess.funcBPs, &bp{line: body, function: fb.Name, cond: fb.Condition, hitCond: hit})
+		s.sess.funcBPs = append(s.sess.funcBPs, &bp{line: body, function: name, cond: fb.Condition, hitCond: hit})
 		bps[i] = godap.Breakpoint{Id: 1000 + i, Verified: true, Line: body, Source: s.source()}
 	}
 	s.sess.syncBreakpoints()

@@ -738,3 +738,41 @@ func TestBreakpointsPauseAndEnd(t *testing.T) {
 	require.NoError(t, <-c.done)
 	c.done <- nil
 }
+
+// TestStdin: launch's stdin is the program's standard input on the real
+// backend (and the compare backend's real run), line by line, then its
+// end (EOFError, as a file redirected to it); a step back that runs the
+// program again reads the same lines at the same reads. The neural backend
+// refuses it.
+func TestStdin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "prog.py")
+	require.NoError(t, os.WriteFile(path, []byte("def f():\n    a = input('a? ')\n    b = input()\n    try:\n        c = input()\n    except EOFError:\n        c = 'end'\n    return a + b + c\n"), 0o644))
+	c := newClient(t)
+	c.do("initialize", map[string]any{"adapterID": "ndbg"})
+	c.do("launch", map[string]any{"program": path, "call": "f()", "backend": "real", "stopOnEntry": true, "stdin": "3\n4\n"})
+	c.event("initialized")
+	c.do("setBreakpoints", map[string]any{"source": map[string]any{"path": path}, "breakpoints": []map[string]any{{"line": 8}}})
+	c.do("configurationDone", nil)
+	c.waitStop()
+	c.do("continue", map[string]any{"threadId": 1})
+	got := c.waitStop()
+	require.Equal(t, 8, got.line)
+	require.Equal(t, map[string]string{"a": "'3'", "b": "'4'", "c": "'end'"}, got.locals)
+	c.do("stepBack", map[string]any{"threadId": 1}) // runs the program again: the same lines
+	require.Equal(t, 7, c.waitStop().line)
+	c.do("continue", map[string]any{"threadId": 1})
+	got = c.waitStop()
+	require.Equal(t, 8, got.line)
+	require.Equal(t, map[string]string{"a": "'3'", "b": "'4'", "c": "'end'"}, got.locals, "the same input again")
+
+	cmp := newClient(t) // the compare backend's real run reads it too
+	cmp.do("initialize", map[string]any{"adapterID": "ndbg"})
+	cmp.do("launch", map[string]any{"program": path, "call": "f()", "backend": "compare", "stopOnEntry": true, "stdin": "3\n4\n"})
+	cmp.event("initialized")
+	cmp.do("configurationDone", nil)
+	cmp.waitStop()
+
+	n := newClient(t)
+	n.do("initialize", nil)
+	require.Contains(t, n.refuse("launch", map[string]any{"program": path, "call": "f()", "stdin": "1\n"}), "backend real or compare")
+}

@@ -1,6 +1,7 @@
 package dap
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -65,6 +66,13 @@ type launchArgs struct {
 	// text (ndbg.NoExec, as --no-exec on the commands), so the call's
 	// arguments must be literals. Neural backend only, without verifyBelow.
 	NoExec bool `json:"noExec"`
+	// Stdin is the program's standard input (real and compare backends):
+	// what input() and sys.stdin read, line by line, then its end
+	// (EOFError). A DAP client has no channel to type into a running
+	// program, so the input is given at launch, as a file redirected to a
+	// program's stdin; a step back feeds the program the same lines at the
+	// same reads (ndbg.RealWithInput). Absent: an empty input.
+	Stdin string `json:"stdin"`
 }
 
 // parseLaunch decodes and checks a launch request's arguments.
@@ -95,6 +103,9 @@ func parseLaunch(raw json.RawMessage) (launchArgs, error) {
 	}
 	if a.NoExec && (a.Backend != backendNeural || a.VerifyBelow > 0) {
 		return a, errors.New("launch: noExec runs nothing of the program; the real and compare backends and verifyBelow run it")
+	}
+	if a.Stdin != "" && a.Backend == backendNeural {
+		return a, errors.New("launch: stdin is the input of the program run for real (backend real or compare); the neural backend runs nothing past the call")
 	}
 	if err := device.Check(a.Device); err != nil {
 		return a, fmt.Errorf("launch: %w", err)
@@ -183,7 +194,7 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 	ss := &session{path: path, args: a, lim: cfg.Limits}
 	var b ndbg.Backend
 	if a.Backend == backendReal {
-		b = ndbg.Real(cfg.Limits)
+		b = ndbg.RealWithInput(cfg.Limits, textInput(a.Stdin))
 	} else {
 		if ss.model, err = ndbg.Open(ctx, ndbg.Options{Dir: a.Model, Threads: cfg.Threads, Device: cmp.Or(a.Device, cfg.Device)}); err != nil {
 			return nil, fmt.Errorf("launch: opening the model: %w", unquoteJSON(err))
@@ -207,12 +218,22 @@ func launch(ctx context.Context, cfg Config, a launchArgs) (*session, error) {
 		return nil, fmt.Errorf("launch: %w", unquoteSyntax(path, err))
 	}
 	if a.Backend == backendCompare {
-		if ss.real, err = ndbg.Start(ctx, ndbg.Real(cfg.Limits), src, a.Call); err != nil {
+		if ss.real, err = ndbg.Start(ctx, ndbg.RealWithInput(cfg.Limits, textInput(a.Stdin)), src, a.Call); err != nil {
 			ss.close()
 			return nil, fmt.Errorf("launch: the real run beside the prediction: %w", unquoteSyntax(path, err))
 		}
 	}
 	return ss, nil
+}
+
+// textInput is a program's standard input of text: its lines, one per
+// read past what the program was given before, then the end.
+func textInput(text string) trace.Input {
+	r := bufio.NewReader(strings.NewReader(text))
+	return func(context.Context) (string, bool, error) {
+		line, _ := r.ReadString('\n') // the only error is the end, with what is left
+		return line, line != "", nil
+	}
 }
 
 // maxProgramFile bounds a launched program's file: a program ndbg can
