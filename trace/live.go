@@ -439,24 +439,26 @@ func (l *Live) write(line []byte) error {
 	return l.p.send(line, time.Now().Add(startTimeout))
 }
 
-// sendResume writes a resume's request and, after it, an interrupt made at
-// the stop before (Interrupt), so that the tracer reads them in that order
-// and the resume stops at its first event.
+// sendResume writes a resume's request, carrying an interrupt made at the
+// stop before (Interrupt) as its "interrupt" field: the tracer's main
+// thread takes both at once, so the resume stops at its first event (an
+// interrupt line after the request would be read by the tracer's reader
+// thread, which may not run before the program has run on a while).
 func (l *Live) sendResume(req map[string]any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending {
+		l.pending = false
+		req["interrupt"] = true
+	}
 	data, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("trace: encode a live request: %w", err)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.write(append(data, '\n')); err != nil {
 		return err
 	}
 	l.resuming = true
-	if l.pending {
-		l.pending = false
-		return l.write(interruptRequest)
-	}
 	return nil
 }
 

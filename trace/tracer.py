@@ -986,7 +986,9 @@ def run_one(req):
 #   Go -> tracer: {"cmd": "start", "source", "entry", "call", "max_stdout",
 #                  "cpu", "stop": CRITERIA}: set up (module code, the call's
 #                  arguments) and run to the first stop;
-#                 {"cmd": "run", "stop": CRITERIA}: resume to the next stop;
+#                 {"cmd": "run", "stop": CRITERIA, "interrupt": true?}:
+#                  resume to the next stop (with interrupt: stop at the
+#                  first event, an interrupt made at the stop);
 #                 {"cmd": "eval", "level", "expr", "mode"}: an expression or
 #                  statement in a frame (level 0: the current one);
 #                 {"cmd": "frames"}; {"cmd": "back", ...}: an inverse
@@ -1519,6 +1521,8 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
                     continue
                 run_no[0] += 1
                 set_stop(c.get("stop") or {}, fs)
+                if c.get("interrupt"):  # made at the stop: the resume's first event stops
+                    intr[0] = run_no[0]
                 return
             if cmd == "eval":
                 send(evaluate(c, fs, locs))
