@@ -175,12 +175,27 @@ func Run(ctx context.Context, o Options, machines []Machine) ([]Result, error) {
 	return out, nil
 }
 
-// measure times prefill of o.Prefill tokens and o.Decode single-token steps.
+// measure times prefill of o.Prefill tokens and o.Decode single-token
+// steps, after an untimed warm-up of both, as llama-bench warms up before
+// it measures: the first run touches the activations' and the KV cache's
+// memory for the first time, which costs a page fault per 4 KiB (19 µs
+// each on the 2-core guests of bench/RESULTS.md, 20 ms for the 34m
+// preset's 4 MB of prompt logits alone), a cost of the process's first
+// prompt, not of the engine's prefill.
 func measure(ctx context.Context, m *model.Model, o Options) (Result, error) {
 	cfg := m.Config()
 	prompt := benchPrompt(cfg, o.Prefill)
 	r := Result{Params: cfg.Params(), Device: m.Device().Name(), WeightBytes: m.WeightBytes()}
 	var bestPrefill, bestDecode time.Duration
+	warm := m.NewSession()
+	logits, err := warm.Forward(ctx, prompt, false)
+	for i := 0; i < o.Decode && err == nil; i++ {
+		logits, err = warm.Forward(ctx, []int{sample.Argmax(logits)}, false)
+	}
+	warm.Close()
+	if err != nil {
+		return r, err
+	}
 	cpu0, wall0 := cputime.Process(), time.Now()
 	for rep := 0; rep < max(1, o.Reps); rep++ {
 		s := m.NewSession()
