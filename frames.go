@@ -221,11 +221,7 @@ func (s *Session) DoIf(ctx context.Context, a Action, keep func(State) bool) (St
 	if err != nil {
 		return State{}, err
 	}
-	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
-	if next == nil {
-		return State{}, ErrFinished
-	}
-	return *next, nil
+	return s.took(a, next)
 }
 
 // maxSkips bounds how many refused breakpoint stops DoIf takes again on a
@@ -284,11 +280,7 @@ func (s *Session) DoLikePdb(ctx context.Context, a Action, level int, keep func(
 	if err != nil {
 		return State{}, err
 	}
-	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
-	if next == nil {
-		return State{}, ErrFinished
-	}
-	return *next, nil
+	return s.took(a, next)
 }
 
 func (e *realEngine) applyPdb(ctx context.Context, a dsl.Action, level int, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {

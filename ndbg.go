@@ -275,6 +275,12 @@ func (s *Session) Do(ctx context.Context, a Action) (State, error) {
 		return State{}, err
 	}
 	s.preds = append(s.preds[:len(s.traj.Steps)], predictionOf(s.eng))
+	return s.took(a, next)
+}
+
+// took records action a, which led to next (nil: the end), in the
+// session's trajectory and returns next, or ErrFinished at the end.
+func (s *Session) took(a Action, next *dsl.State) (State, error) {
 	s.traj.Steps = append(s.traj.Steps, dsl.Step{Action: a, State: next})
 	if next == nil {
 		return State{}, ErrFinished

@@ -72,7 +72,15 @@ type inputPart struct {
 
 // reader is one run's standard input: the log's parts in order, then the
 // source's (logged as they come).
-func (g *inputLog) reader() trace.Input {
+func (g *inputLog) reader() trace.Input { return g.readerOf(true) }
+
+// replayReader is a run's standard input that is only the log: past it,
+// the end (a run started ahead, which must not ask the user; one that
+// reads past the log took another path, which its digest shows).
+func (g *inputLog) replayReader() trace.Input { return g.readerOf(false) }
+
+// readerOf is reader (ask: the source past the log) and replayReader.
+func (g *inputLog) readerOf(ask bool) trace.Input {
 	next := 0
 	return func(ctx context.Context) (string, bool, error) {
 		g.mu.Lock()
@@ -82,7 +90,7 @@ func (g *inputLog) reader() trace.Input {
 			next++
 			return p.text, p.ok, nil
 		}
-		if g.src == nil {
+		if !ask || g.src == nil {
 			return "", false, nil
 		}
 		text, ok, err := g.src(ctx)
@@ -92,23 +100,6 @@ func (g *inputLog) reader() trace.Input {
 		g.parts = append(g.parts, inputPart{text, ok})
 		next++
 		return text, ok, nil
-	}
-}
-
-// replayReader is a run's standard input that is only the log: past it,
-// the end (a run started ahead, which must not ask the user; one that
-// reads past the log took another path, which its digest shows).
-func (g *inputLog) replayReader() trace.Input {
-	next := 0
-	return func(context.Context) (string, bool, error) {
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if next < len(g.parts) {
-			p := g.parts[next]
-			next++
-			return p.text, p.ok, nil
-		}
-		return "", false, nil
 	}
 }
 

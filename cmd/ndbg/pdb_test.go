@@ -41,6 +41,20 @@ type pdbCase struct {
 	cmds            []string
 }
 
+// pdbHelperGen is a generator that calls a helper, for the generator
+// cases' programs to go on from.
+const pdbHelperGen = `def helper(x):
+    y = x + 1
+    return y
+
+def gen(n):
+    for i in range(n):
+        v = helper(i)
+        yield v
+        w = v * 2
+
+`
+
 var pdbCases = []pdbCase{
 	{"conditional break, p, pp, where, up, down, display, until, retval", debugProgram + "\n\ndef g(data):\n    return f(data) + 1\n", "g([1, None, 4, 5])", []string{
 		"b 4, x > 1", "c", "p x", "pp {'k': list(range(30)), 'total': total}", "p total + x * 2", "p zz", "w", "u", "p clean", "p len(clean)", "u", "p data", "d", "d", "d",
@@ -279,17 +293,7 @@ func init() {
 			"b 21", "c", "s", "p k", "n", "n", "n", "n", "p k", "n", "s", "s", "cl 1", "b 37", "c", "s", "s", "n", "p x", "n", "p x",
 			"cl 2", "b 39", "c", "s", "s", "n", "p i", "n", "s", "s", "p first", "n",
 		}},
-		pdbCase{"generators: breakpoints in a generator, next from a breakpoint, return from a helper a generator called", `def helper(x):
-    y = x + 1
-    return y
-
-def gen(n):
-    for i in range(n):
-        v = helper(i)
-        yield v
-        w = v * 2
-
-def f(n):
+		pdbCase{"generators: breakpoints in a generator, next from a breakpoint, return from a helper a generator called", pdbHelperGen + `def f(n):
     out = []
     for a in gen(n):
         out.append(a)
@@ -301,17 +305,7 @@ def f(n):
 			"b 7", "c", "s", "n", "r", "n", "p v", "n", "n", "p i, v", "n", "p w", "cl 1", "n", "n", "n", "n", "n", "n", "n", "p out",
 			"b gen", "c", "n", "n", "r", "p b", "b 9", "n", "p b", "c", "p w", "c",
 		}},
-		pdbCase{"generators: next and return in a frame chosen by up, in a generator and its consumer", `def helper(x):
-    y = x + 1
-    return y
-
-def gen(n):
-    for i in range(n):
-        v = helper(i)
-        yield v
-        w = v * 2
-
-def f(n):
+		pdbCase{"generators: next and return in a frame chosen by up, in a generator and its consumer", pdbHelperGen + `def f(n):
     out = []
     for a in gen(n):
         out.append(a)

@@ -79,19 +79,7 @@ func TestServe(t *testing.T) {
 	url, access, out, errOut, done := startServe(t, "--listen", "127.0.0.1:0", "--backends", "real", "--timeout", "30s")
 	token, tokenPath := tokenOf(t, access)
 	require.Equal(t, os.Getenv("XDG_RUNTIME_DIR")+"/ndbg/serve-127.0.0.1-"+url[strings.LastIndex(url, ":")+1:]+".token", tokenPath)
-	get := func(token string) (int, string) {
-		req, err := http.NewRequest("GET", url+"/health", nil)
-		require.NoError(t, err)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.NoError(t, err)
-		return resp.StatusCode, string(body)
-	}
+	get := func(token string) (int, string) { return getHealth(t, url, token) }
 	code, body := get("")
 	require.Equal(t, http.StatusUnauthorized, code, body)
 	code, body = get(token)
@@ -138,16 +126,9 @@ func TestServeDefaultBackends(t *testing.T) {
 	privateRuntimeDir(t)
 	url, access, out, errOut, done := startServe(t, "--listen", "127.0.0.1:0")
 	token, _ := tokenOf(t, access)
-	req, err := http.NewRequest("GET", url+"/health", nil)
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-	require.JSONEq(t, `{"status":"ok","sessions":0,"max_sessions":256,"backends":["neural","real"],"model":"embedded default"}`, string(body))
+	code, body := getHealth(t, url, token)
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"status":"ok","sessions":0,"max_sessions":256,"backends":["neural","real"],"model":"embedded default"}`, body)
 	require.Contains(t, out.String(), "(backends neural,real)")
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
 	require.Equal(t, 0, <-done, errOut.String())
@@ -232,4 +213,21 @@ func privateRuntimeDir(t *testing.T) {
 	d := t.TempDir()
 	require.NoError(t, os.Chmod(d, 0o700))
 	t.Setenv("XDG_RUNTIME_DIR", d)
+}
+
+// getHealth asks url's /health with token (none when empty) and returns
+// the status code and the body.
+func getHealth(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", url+"/health", nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
 }
