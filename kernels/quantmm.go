@@ -188,9 +188,10 @@ const quantSerialBytes = 64 << 10
 
 // matMulQuant computes dst = x · Wᵀ for quantized W (or W of quantized
 // parts): x is quantized once per activation format the weights need, then
-// chunks of about 64 KiB of weight rows (each within one part) are spread
-// over p; a chunk's rows are multiplied with up to qTile rows of x at a
-// time, so that each weight block is unpacked once for those rows.
+// chunks of weight rows (each within one part; about 64 KiB for decode) are
+// spread over p, for decode in one contiguous share per thread; a chunk's
+// rows are multiplied with up to qTile rows of x at a time, so that each
+// weight block is unpacked once for those rows.
 func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	parts := w.Parts
@@ -252,7 +253,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	if int64(n)*w.Bytes() < quantSerialBytes {
 		p = nil
 	}
-	p.For(len(tasks), 1, func(lo, hi int) {
+	run := func(lo, hi int) {
 		for _, t := range tasks[lo:hi] {
 			a := a0
 			if actQ8K(t.pt.DType) {
@@ -270,7 +271,19 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 				}
 			}
 		}
-	})
+	}
+	if n == 1 {
+		// Decode reads every weight once. Each thread takes a contiguous
+		// share of the chunks (ForShares), so that its reads are one long
+		// stream the hardware prefetchers follow; chunks handed out in
+		// turn (For) break both threads' streams every 64 KiB. Decode
+		// tokens/s at 2 threads (BenchmarkDecodeGGUF, 2-core AMD EPYC
+		// Zen 5, medians of 3-5 alternating runs): 1.8b Q4_K_M 24.6 →
+		// 33.8, 134m Q4_K_M 301 → 339, 134m Q8_0 200 → 229.
+		p.ForShares(len(tasks), func(_, lo, hi int) { run(lo, hi) })
+	} else {
+		p.For(len(tasks), 1, run)
+	}
 }
 
 // decodePacked reports whether a product of n rows of x with part pt
