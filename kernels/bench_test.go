@@ -351,3 +351,43 @@ func BenchmarkMatMulQuant(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatMulQuantDecode is decode's product (one row of x) with
+// quantized weights too large for any cache (96 MiB of Q8_0, 54 of Q4_K,
+// 80 of Q6_K: rows of 2048 values), on a pool of 1 and 2 threads, in GB/s
+// of weights read (wall clock, so run it on a quiet machine): how the
+// threads share the reads (decode's contiguous shares, see matMulQuant).
+//
+//	go test -run '^$' -bench MatMulQuantDecode -benchtime 20x ./kernels/
+func BenchmarkMatMulQuantDecode(b *testing.B) {
+	const rows, cols = 49152, 2048
+	r := rand.New(rand.NewPCG(3, 4))
+	f := make([]float32, rows*cols)
+	for i := range f {
+		f[i] = float32(r.NormFloat64() * 0.02)
+	}
+	x := make([]float32, cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	dst := make([]float32, rows)
+	for _, dt := range []kernels.DType{kernels.Q8_0, kernels.Q4_K, kernels.Q6_K} {
+		w := &kernels.Mat{Rows: rows, Cols: cols, DType: dt, Q: make([]byte, dt.Bytes(rows, cols))}
+		kernels.AdviseHugePages(w.Q)
+		if err := kernels.QuantizeRow(dt, w.Q, f); err != nil {
+			b.Fatal(err)
+		}
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/t%d", dt, threads), func(b *testing.B) {
+				p := kernels.NewPool(threads)
+				defer p.Close()
+				for b.Loop() {
+					if err := kernels.Native().MatMul(p, dst, x, 1, w); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(w.Bytes())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+			})
+		}
+	}
+}
