@@ -1045,7 +1045,7 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	if m.DType == Q4_K {
 		nb := K / qkK
 		for g := lo / 16; g < g1; g++ {
-			qdotQ4_KP16[nx-1](&d[g*16-lo], ldd, &m.pk[g*nb*3072], nb, &a.q[i0*K], &a.d[i0*nb], &a.fs[i0*nb*8])
+			qdotQ4_KP16[nx-1](&d[g*16-lo], ldd, &m.pk[g*nb*packedQ4_K], nb, &a.q[i0*K], &a.d[i0*nb], &a.s32[i0*nb*8])
 		}
 		return g1 * 16
 	}

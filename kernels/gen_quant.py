@@ -618,15 +618,17 @@ def q8_0_p16(nx, five=False):
 
 
 def q4_k_p16(nx):
-    """Q4_K on packed weights (PackQ4_K: 16 rows, per sub-block four
-    vectors of nibble pairs, then the rows' d·sc and dmin·m as float32): an
-    outer product of 16 weight rows by a row of x per VPDPBUSD, the scales
-    per lane, the mins from the activations' float sums per 32 (xs).
+    """Q4_K on packed weights (PackQ4_K: 16 rows; per sub-block four vectors
+    of nibble pairs; per block the rows' scales and mins as bytes and d and
+    dmin as float32): an outer product of 16 weight rows by a row of x per
+    VPDPBUSD, each sub-block's integer sums times the rows' scales
+    (VPMULLD) and its mins times the activations' sums of 32 (xs, int32)
+    summed in integers over the block, then one float step per block.
 
-      func qdotQ4_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)"""
+      func qdotQ4_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)"""
     name = "qdotQ4_KP16x%dAVX512" % nx
     lab = "q4p%d" % nx
-    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)" % name)
     e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
     e("\tMOVQ d+0(FP), DI")
     e("\tMOVQ ldd+8(FP), BX")
@@ -636,29 +638,43 @@ def q4_k_p16(nx):
     e("\tMOVQ xq+32(FP), R11")
     e("\tMOVQ xd+40(FP), R12")
     e("\tMOVQ xs+48(FP), R13")
-    e("\tVPBROADCASTD k0f<>(SB), Z22")
+    e("\tVPBROADCASTD k0f<>(SB), Z31")
     for i in range(nx):
         e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
     e("%s_blk:" % lab)
+    for i in range(nx):
+        e("\tVPXORD Z%d, Z%d, Z%d" % (16 + i, 16 + i, 16 + i))  # Σ sc·dot
+        e("\tVPXORD Z%d, Z%d, Z%d" % (20 + i, 20 + i, 20 + i))  # Σ m·sum
     for j in range(8):
-        o = 384 * j
+        o = 256 * j
         for v in range(4):
             e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 8 + v))
         for v in range(4):
             e("\tVPSRLW $4, Z%d, Z%d" % (8 + v, 12 + v))
-            e("\tVPANDD Z22, Z%d, Z%d" % (8 + v, 8 + v))
-            e("\tVPANDD Z22, Z%d, Z%d" % (12 + v, 12 + v))
-        e("\tVMOVUPS %d(SI), Z21" % (o + 320))  # dmin·m per row
+            e("\tVPANDD Z31, Z%d, Z%d" % (8 + v, 8 + v))
+            e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 12 + v))
+        e("\tVPMOVZXBD %d(SI), Z28" % (2048 + 16 * j))  # the rows' scales
+        e("\tVPMOVZXBD %d(SI), Z29" % (2176 + 16 * j))  # and mins
         for i in range(nx):
             t = 24 + i
             e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
             for g in range(8):
                 e("\tVPDPBUSD.BCST %d(R11), Z%d, Z%d" % (256 * i + 32 * j + 4 * g, 8 + g, t))
-            e("\tVCVTDQ2PS Z%d, Z%d" % (t, t))
-            e("\tVMULPS.BCST %d(R12), Z%d, Z%d" % (4 * i, t, t))
-            e("\tVFMADD231PS %d(SI), Z%d, Z%d" % (o + 256, t, i))
-            e("\tVFNMADD231PS.BCST %d(R13), Z21, Z%d" % (32 * i + 4 * j, i))
-    e("\tADDQ $3072, SI")
+            e("\tVPMULLD Z28, Z%d, Z%d" % (t, t))
+            e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
+            e("\tVPMULLD.BCST %d(R13), Z29, Z%d" % (32 * i + 4 * j, t))
+            e("\tVPADDD Z%d, Z%d, Z%d" % (t, 20 + i, 20 + i))
+    e("\tVMOVUPS 2304(SI), Z30")  # d per row
+    e("\tVMOVUPS 2368(SI), Z28")  # dmin per row
+    for i in range(nx):
+        t = 24 + i
+        e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
+        e("\tVMULPS.BCST %d(R12), Z30, Z%d" % (4 * i, t))
+        e("\tVFMADD231PS Z%d, Z%d, Z%d" % (t, 16 + i, i))
+        e("\tVCVTDQ2PS Z%d, Z%d" % (20 + i, 20 + i))
+        e("\tVMULPS.BCST %d(R12), Z28, Z%d" % (4 * i, t))
+        e("\tVFNMADD231PS Z%d, Z%d, Z%d" % (t, 20 + i, i))
+    e("\tADDQ $2432, SI")
     e("\tADDQ $%d, R11" % (256 * nx))
     e("\tADDQ $%d, R12" % (4 * nx))
     e("\tADDQ $%d, R13" % (32 * nx))

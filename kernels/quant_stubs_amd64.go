@@ -116,16 +116,16 @@ func qdotQ8_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs
 func qdotQ8_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
 
 //go:noescape
-func qdotQ4_KP16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ4_KP16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
 
 //go:noescape
-func qdotQ4_KP16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ4_KP16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
 
 //go:noescape
-func qdotQ4_KP16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ4_KP16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
 
 //go:noescape
-func qdotQ4_KP16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ4_KP16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
 
 //go:noescape
 func qdotQ5_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
@@ -164,7 +164,7 @@ var qdotQ8_0P16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, x
 }
 
 // qdotQ4_KP16 holds the packed Q4_K kernels by nx-1.
-var qdotQ4_KP16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
+var qdotQ4_KP16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32){
 	qdotQ4_KP16x1AVX512, qdotQ4_KP16x2AVX512, qdotQ4_KP16x3AVX512, qdotQ4_KP16x4AVX512,
 }
 

@@ -53,9 +53,9 @@ type qact struct {
 	// their sum (bsums).
 	s  []float32
 	bs []int16
-	// fs: Q8_K only, with a packed Q4_K matrix: per block and row, d·the
-	// sum of each 32 quants (bs[2j]+bs[2j+1]), fs[(r0·nb + b·nx + i)·8 + j].
-	fs []float32
+	// s32: Q8_K only, with a packed Q4_K matrix: per block and row, the
+	// sum of each 32 quants (bs[2j]+bs[2j+1]), s32[(r0·nb + b·nx + i)·8 + j].
+	s32 []int32
 }
 
 // actQ8K reports whether weights of type dt take Q8_K activations (else Q8_0).
@@ -204,13 +204,13 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	for _, pt := range parts {
 		if actQ8K(pt.DType) && aK == nil {
 			aK = sc.act(&sc.k, n, K, true)
-			aK.fs = aK.fs[:0]
+			aK.s32 = aK.s32[:0]
 		}
-		if n > 1 && pt.pk != nil && pt.DType == Q4_K && len(aK.fs) == 0 {
-			if cap(aK.fs) < n*K/32 {
-				aK.fs = make([]float32, n*K/32)
+		if pt.pk != nil && pt.DType == Q4_K && len(aK.s32) == 0 {
+			if cap(aK.s32) < n*K/32 {
+				aK.s32 = make([]int32, n*K/32)
 			}
-			aK.fs = aK.fs[:n*K/32]
+			aK.s32 = aK.s32[:n*K/32]
 		}
 		if !actQ8K(pt.DType) && a0 == nil {
 			a0 = sc.act(&sc.zero, n, K, false)
@@ -222,7 +222,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 		}
 		if aK != nil {
 			quantizeActQ8K(aK, x, n, K, lo, hi, b.isa != isaGeneric)
-			if len(aK.fs) > 0 {
+			if len(aK.s32) > 0 {
 				sums32(aK, n, K, lo, hi)
 			}
 		}
@@ -241,7 +241,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			// Prefill: a chunk is read n/qTile times, from L2.
 			grain = max(4, (256<<10)/max(1, rb)/max(1, min(n, 16))&^3)
 		}
-		if decodePacked(pt, n) { // whole groups of 16 for the packed kernel
+		if pt.pk != nil { // whole groups of 16 for the packed kernel
 			grain = max(16, grain&^15)
 		}
 		for lo := 0; lo < pt.Rows; lo += grain {
@@ -263,7 +263,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			for i := 0; i < n; i += qTile {
 				nx := min(qTile, n-i)
 				lo := t.lo
-				if decodePacked(t.pt, n) {
+				if t.pt.pk != nil {
 					lo = b.qdotPacked(t.pt, dst[i*R+t.r0+t.lo:], R, t.lo, t.hi, a, K, i, nx)
 				}
 				if lo < t.hi {
@@ -286,28 +286,16 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	}
 }
 
-// decodePacked reports whether a product of n rows of x with part pt
-// reads pt's packed copy (when it has one): always for several rows; for
-// one (decode) only for Q8_0 and Q5_0, whose packed copy is 576/544 of the
-// blocks' bytes and whose kernel does the float work once per 16 rows
-// (decode tokens/s, BenchmarkDecodeGGUF, 1 thread, 2-core AMD EPYC Zen 5,
-// medians of six alternating runs: 34m Q8_0 598 → 700, 134m 178 → 185),
-// not for Q4_K, whose packed copy is 4/3 of the blocks' bytes and whose
-// decode is a read of them (134m Q4_K_M 269 → 249).
-func decodePacked(pt *Mat, n int) bool {
-	return pt.pk != nil && (n > 1 || pt.DType != Q4_K)
-}
-
-// sums32 fills a.fs (see qact) for rows [lo, hi) of n.
+// sums32 fills a.s32 (see qact) for rows [lo, hi) of n.
 func sums32(a *qact, n, K, lo, hi int) {
 	nb := K / qkK
 	for i := lo; i < hi; i++ {
 		r0, nx, ii := tileOf(i, n)
 		for b := range nb {
 			e := r0*nb + b*nx + ii
-			bs, fs := a.bs[e*16:e*16+16], a.fs[e*8:e*8+8]
-			for j := range fs {
-				fs[j] = a.d[e] * float32(int32(bs[2*j])+int32(bs[2*j+1]))
+			bs, s := a.bs[e*16:e*16+16], a.s32[e*8:e*8+8]
+			for j := range s {
+				s[j] = int32(bs[2*j]) + int32(bs[2*j+1])
 			}
 		}
 	}

@@ -350,8 +350,8 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 }
 
 // packBudget is the most bytes of quantized matrices that newModel gives
-// packed copies (kernels.PackQ8_0, PackQ4_K: faster prefill and batched
-// decode, about as much memory again beside the weights): a 32B model's
+// packed copies (kernels.PackQ8_0, PackQ4_K: faster prefill and decode,
+// about as much memory again beside the weights): a 32B model's
 // 19 GB must not double on a 24 GB machine.
 const packBudget = 4 << 30
 
