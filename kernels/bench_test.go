@@ -361,11 +361,8 @@ func BenchmarkMatMulQuant(b *testing.B) {
 //	go test -run '^$' -bench MatMulQuantDecode -benchtime 20x ./kernels/
 func BenchmarkMatMulQuantDecode(b *testing.B) {
 	const rows, cols = 49152, 2048
+	f := benchMat(rows, cols, kernels.F32).F32
 	r := rand.New(rand.NewPCG(3, 4))
-	f := make([]float32, rows*cols)
-	for i := range f {
-		f[i] = float32(r.NormFloat64() * 0.02)
-	}
 	x := make([]float32, cols)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
