@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ndbg/ndbg/internal/cputime"
 	"github.com/ndbg/ndbg/kernels"
 	"github.com/ndbg/ndbg/model"
 )
@@ -162,6 +163,66 @@ func BenchmarkDecodeGGUF(b *testing.B) {
 					}
 					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tok/s")
 				})
+			}
+		}
+	}
+}
+
+// BenchmarkDecodeBatchGGUF reports what issue 26's item 7 measures: one
+// model.DecodeBatch step of 1 and of 8 sessions with the quantized presets'
+// GGUF files (as BenchmarkDecodeGGUF), each session after a prompt of its
+// own (distinct caches), on one thread: tokens per second and per
+// CPU-second. 8 sessions' tok/cpu-s over 1 session's is the batch's gain.
+//
+//	NDBG_BENCH_GGUF=~/.cache/ndbg/llamacpp/gguf go test -run '^$' -bench DecodeBatchGGUF ./bench/
+func BenchmarkDecodeBatchGGUF(b *testing.B) {
+	const prompt, decode, most = 128, 32, 8
+	o := Options{GGUFDir: os.Getenv("NDBG_BENCH_GGUF")}
+	for _, name := range benchModels() {
+		for _, dt := range []string{"q8_0", "q4_k_m"} {
+			ctx := context.Background()
+			var m *model.Model
+			var prompted []*model.Session
+			for _, n := range []int{1, most} {
+				b.Run(fmt.Sprintf("%s/%s/sessions=%d", name, dt, n), func(b *testing.B) {
+					cfg, err := model.Preset(name)
+					require.NoError(b, err)
+					if m == nil {
+						m, err = o.load(ctx, name, cfg, dt, model.Options{Threads: 1, Context: prompt + decode})
+						require.NoError(b, err)
+						for i := range most {
+							s := m.NewSession()
+							toks := make([]int, prompt)
+							for j := range toks {
+								toks[j] = (j*7 + i*131 + 1) % cfg.VocabSize
+							}
+							_, err = s.Forward(ctx, toks, false)
+							require.NoError(b, err)
+							prompted = append(prompted, s)
+						}
+					}
+					sessions, tokens := make([]*model.Session, n), make([]int, n)
+					for i := range sessions {
+						sessions[i], tokens[i] = prompted[i].Fork(), i+1
+					}
+					c0 := cputime.Process()
+					for b.Loop() {
+						if sessions[0].Len() == prompt+decode {
+							for _, s := range sessions {
+								require.NoError(b, s.Truncate(prompt))
+							}
+						}
+						_, err := model.DecodeBatch(ctx, sessions, tokens)
+						require.NoError(b, err)
+					}
+					b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "tok/s")
+					if d := (cputime.Process() - c0).Seconds(); d > 0 {
+						b.ReportMetric(float64(n*b.N)/d, "tok/cpu-s")
+					}
+				})
+			}
+			if m != nil {
+				m.Close()
 			}
 		}
 	}
