@@ -298,7 +298,7 @@ func BenchmarkDotRows(b *testing.B) {
 
 // BenchmarkMatMulQuant: the quantized products against BF16 on the same
 // shape, one thread: decode (n = 1, GB/s of weights read) and prefill
-// (n = 64, GFLOP/s), per CPU-second of the process (figures that hold on a
+// (n = 64, GFLOP/s) and batched decode (n = 8: 8 sessions, GFLOP/s), per CPU-second of the process (figures that hold on a
 // machine whose cores others share), with each implementation.
 //
 //	go test -run '^$' -bench MatMulQuant -benchtime 20x ./kernels/
@@ -309,7 +309,7 @@ func BenchmarkMatMulQuant(b *testing.B) {
 	for i := range f {
 		f[i] = float32(r.NormFloat64() * 0.02)
 	}
-	for v, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q4_K, kernels.Q6_K} {
+	for v, dt := range []kernels.DType{kernels.BF16, kernels.Q8_0, kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q4_K, kernels.Q6_K, kernels.Q6_K} {
 		w := benchMat(rows, cols, kernels.BF16)
 		name := dt.String()
 		if dt.Quantized() {
@@ -318,16 +318,15 @@ func BenchmarkMatMulQuant(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if v == 2 || v == 6 { // Q8_0 and Q4_K again, packed (kernels.PackQ8_0, PackQ4_K; taken for n > 1)
-			kernels.PackQ8_0(w)
-			kernels.PackQ4_K(w)
+		if v == 2 || v == 6 || v == 8 { // Q8_0, Q4_K and Q6_K again, packed (kernels.Pack)
+			kernels.Pack(w)
 			name += "-packed"
 		}
 		for _, impl := range kernels.Impls()[1:] {
 			if impl.Name() == "avx512bf16" {
 				continue
 			}
-			for _, n := range []int{1, 64} {
+			for _, n := range []int{1, 8, 64} {
 				b.Run(fmt.Sprintf("%s/%s/n=%d", name, impl.Name(), n), func(b *testing.B) {
 					x := make([]float32, n*cols)
 					for i := range x {
@@ -352,39 +351,44 @@ func BenchmarkMatMulQuant(b *testing.B) {
 	}
 }
 
-// BenchmarkMatMulQuantDecode is decode's product (one row of x) with
-// quantized weights too large for any cache (96 MiB of Q8_0, 54 of Q4_K,
-// 80 of Q6_K: rows of 2048 values), on a pool of 1 and 2 threads, in GB/s
-// of weights read (wall clock, so run it on a quiet machine): how the
-// threads share the reads (decode's contiguous shares, see matMulQuant).
+// BenchmarkMatMulQuantDecode is decode's product (one row of x) and
+// batched decode's (8 rows: 8 sessions) with quantized weights too large
+// for any cache (96 MiB of Q8_0, 54 of Q4_K, 80 of Q6_K: rows of 2048
+// values), packed as a model packs them (kernels.Pack), on a pool of 1
+// and 2 threads, in GB/s of weights read (wall clock, so run it on a quiet
+// machine): how the threads share the reads (decode's contiguous shares,
+// see matMulQuant), and whether the kernels keep up with memory.
 //
 //	go test -run '^$' -bench MatMulQuantDecode -benchtime 20x ./kernels/
 func BenchmarkMatMulQuantDecode(b *testing.B) {
 	const rows, cols = 49152, 2048
 	f := benchMat(rows, cols, kernels.F32).F32
 	r := rand.New(rand.NewPCG(3, 4))
-	x := make([]float32, cols)
+	x := make([]float32, 8*cols)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	dst := make([]float32, rows)
+	dst := make([]float32, 8*rows)
 	for _, dt := range []kernels.DType{kernels.Q8_0, kernels.Q4_K, kernels.Q6_K} {
 		w := &kernels.Mat{Rows: rows, Cols: cols, DType: dt, Q: make([]byte, dt.Bytes(rows, cols))}
 		kernels.AdviseHugePages(w.Q)
 		if err := kernels.QuantizeRow(dt, w.Q, f); err != nil {
 			b.Fatal(err)
 		}
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/t%d", dt, threads), func(b *testing.B) {
-				p := kernels.NewPool(threads)
-				defer p.Close()
-				for b.Loop() {
-					if err := kernels.Native().MatMul(p, dst, x, 1, w); err != nil {
-						b.Fatal(err)
+		kernels.Pack(w)
+		for _, n := range []int{1, 8} {
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/n=%d/t%d", dt, n, threads), func(b *testing.B) {
+					p := kernels.NewPool(threads)
+					defer p.Close()
+					for b.Loop() {
+						if err := kernels.Native().MatMul(p, dst[:n*rows], x[:n*cols], n, w); err != nil {
+							b.Fatal(err)
+						}
 					}
-				}
-				b.ReportMetric(float64(w.Bytes())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
-			})
+					b.ReportMetric(float64(w.Bytes())*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+				})
+			}
 		}
 	}
 }

@@ -1029,10 +1029,11 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 // (AVX-512 BW, VL and VNNI).
 func hasPackedQ8_0() bool { return hasQuant512 }
 
-// qdotPacked computes rows [lo, hi) of a packed Q8_0 matrix (lo a multiple
-// of 16) with nx ≤ qTile rows of x from row i0, into d (d[i*ldd + r - lo])
-// by the packed kernel, as far as whole groups go, and returns the first
-// row it did not compute. Only on the AVX-512 levels.
+// qdotPacked computes rows [lo, hi) of a packed matrix (Pack; lo a
+// multiple of 16) with nx ≤ packedTile rows of x from row i0 (a tile's
+// first row), into d (d[i*ldd + r - lo]) by the packed kernel, as far as
+// whole groups go, and returns the first row it did not compute. Only on
+// the AVX-512 levels.
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
 	if m.pk == nil || b.isa < isaAVX512 || lo%16 != 0 {
 		return lo
@@ -1042,21 +1043,32 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 		return lo
 	}
 	_ = d[(nx-1)*ldd+(g1*16-lo)-1]
-	if m.DType == Q4_K {
+	i1 := i0 // the second tile's first row (rows past qTile)
+	if nx > qTile {
+		i1 += qTile
+	}
+	switch m.DType {
+	case Q4_K, Q6_K:
 		nb := K / qkK
-		for g := lo / 16; g < g1; g++ {
-			qdotQ4_KP16[nx-1](&d[g*16-lo], ldd, &m.pk[g*nb*packedQ4_K], nb, &a.q[i0*K], &a.d[i0*nb], &a.s32[i0*nb*8])
+		k, size, xs, per := qdotQ4_KP16[nx-1], packedQ4_K, a.s32, 8
+		if m.DType == Q6_K {
+			k, size, xs, per = qdotQ6_KP16[nx-1], packedQ6_K, a.o16, 16
 		}
-		return g1 * 16
-	}
-	nb := K / qk0
-	np := pairsOf(K)
-	k := qdotQ8_0P16[nx-1]
-	if m.DType == Q5_0 {
-		k = qdotQ5_0P16[nx-1]
-	}
-	for g := lo / 16; g < g1; g++ {
-		k(&d[g*16-lo], ldd, &m.pk[g*nb*576], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2])
+		for g := lo / 16; g < g1; g++ {
+			k(&d[g*16-lo], ldd, &m.pk[g*nb*size], nb, &a.q[i0*K], &a.d[i0*nb], &xs[i0*nb*per],
+				&a.q[i1*K], &a.d[i1*nb], &xs[i1*nb*per])
+		}
+	default:
+		nb := K / qk0
+		np := pairsOf(K)
+		k := qdotQ8_0P16[nx-1]
+		if m.DType == Q5_0 {
+			k = qdotQ5_0P16[nx-1]
+		}
+		for g := lo / 16; g < g1; g++ {
+			k(&d[g*16-lo], ldd, &m.pk[g*nb*576], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2],
+				&a.q[i1*np*64], &a.d[i1*np*2], &a.s[i1*np*2])
+		}
 	}
 	return g1 * 16
 }

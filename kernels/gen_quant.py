@@ -22,11 +22,12 @@
 # 64 weights per vector, unpacked into their natural order, multiplied by
 # VPMADDUBSW and summed by VPDPWSSD with the sub-block scales as its int16
 # operand (a third of the AVX2 kernels' instructions per product). And
-# Q8_0 on weights packed by PackQ8_0 (qdotQ8_0P16x<nx>AVX512): an outer
-# product of 16 weight rows by a row of x per VPDPBUSD.
+# Q8_0, Q5_0, Q4_K and Q6_K on weights packed by Pack (qdot<T>P16x<nx>AVX512):
+# an outer product of 16 weight rows by a row of x per VPDPBUSD.
 
 L = []
 e = L.append
+PF = 4096  # prefetch distance of the packed kernels, bytes
 
 
 def header():
@@ -69,6 +70,7 @@ def constants():
     # four sub-blocks' scales over the four 128-bit lanes.
     data("k0f", [0x0f] * 4)
     data("k80", [0x80] * 4)
+    data("k30", [0x30] * 4)
     data("kpair", [0] * 8 + [1] * 8, 4)
     data("km128", [0xc3000000], 4)
     data("km16", [0xc1800000], 4)
@@ -549,21 +551,12 @@ def q6_k_512(nx):
     row_end(lab, nx, zmm=True)
 
 
-def q8_0_p16(nx, five=False):
-    """Q8_0 on packed weights (PackQ8_0: 16 rows interleaved four bytes at a
-    time, + 128, and their scales): an outer product, each VPDPBUSD taking
-    four quants of a row of x (broadcast) against four of 16 weight rows,
-    the float work once per block for 16 rows.
-
-      func qdotQ8_0P16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
-
-    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx.
-    Q5_0 (PackQ5_0: its 5-bit quants, unsigned) is the same with the
-    offset 16 for 128."""
-    name = "qdot%sP16x%dAVX512" % ("Q5_0" if five else "Q8_0", nx)
-    lab = "%sp%d" % ("q5" if five else "q8", nx)
-    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
-    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+def p16_prologue(name, xs_type):
+    """The packed kernels' arguments: up to 8 rows of x in two of qact's
+    tiles, rows 0-3 in the first (xq, xd, xs: R11, R12, R13), rows 4-7 in
+    the second (xq2, xd2, xs2: R8, R9, R10; not read when nx <= 4)."""
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs %s, xq2 *int8, xd2 *float32, xs2 %s)" % (name, xs_type, xs_type))
+    e("TEXT ·%s(SB), NOSPLIT, $0-80" % name)
     e("\tMOVQ d+0(FP), DI")
     e("\tMOVQ ldd+8(FP), BX")
     e("\tSHLQ $2, BX")
@@ -572,21 +565,60 @@ def q8_0_p16(nx, five=False):
     e("\tMOVQ xq+32(FP), R11")
     e("\tMOVQ xd+40(FP), R12")
     e("\tMOVQ xs+48(FP), R13")
+    e("\tMOVQ xq2+56(FP), R8")
+    e("\tMOVQ xd2+64(FP), R9")
+    e("\tMOVQ xs2+72(FP), R10")
+
+
+def xrow(i, nx):
+    """Row i of x in a packed kernel of nx rows: its tile's quants, scales
+    and sums registers, its place in the tile and the tile's rows."""
+    if i < 4:
+        return "R11", "R12", "R13", i, min(nx, 4)
+    return "R8", "R9", "R10", i - 4, nx - 4
+
+
+def xadvance(nx, q, d, s):
+    """Advance both tiles' pointers past a block (q, d, s bytes a row)."""
+    for regs, rows in ((("R11", "R12", "R13"), min(nx, 4)), (("R8", "R9", "R10"), nx - 4)):
+        if rows <= 0:
+            continue
+        for reg, size in zip(regs, (q, d, s)):
+            e("\tADDQ $%d, %s" % (size * rows, reg))
+
+
+def q8_0_p16(nx, five=False):
+    """Q8_0 on packed weights (Pack: 16 rows interleaved four bytes at a
+    time, + 128, and their scales): an outer product, each VPDPBUSD taking
+    four quants of a row of x (broadcast) against four of 16 weight rows,
+    the float work once per block for 16 rows, for up to 8 rows of x (the
+    weights read once for all of them).
+
+      func qdotQ8_0P16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+
+    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx.
+    Q5_0 (its 5-bit quants, unsigned) is the same with the offset 16 for
+    128."""
+    name = "qdot%sP16x%dAVX512" % ("Q5_0" if five else "Q8_0", nx)
+    lab = "%sp%d" % ("q5" if five else "q8", nx)
+    p16_prologue(name, "*float32")
     e("\tVBROADCASTSS %s<>(SB), Z31" % ("km16" if five else "km128"))
     for i in range(nx):
         e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
 
     def block(half):
+        prefetch_share(0, 1, 576)
         for g in range(8):
             e("\tVMOVDQU64 %d(SI), Z%d" % (64 * g, 8 + g))
         for i in range(nx):
+            q, d, s, ii, _ = xrow(i, nx)
             t = 16 + i
             e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
             for g in range(8):
-                e("\tVPDPBUSD.BCST %d(R11), Z%d, Z%d" % (64 * i + 32 * half + 4 * g, 8 + g, t))
+                e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (64 * ii + 32 * half + 4 * g, q, 8 + g, t))
             e("\tVCVTDQ2PS Z%d, Z%d" % (t, t))
-            e("\tVMULPS.BCST %d(R12), Z%d, Z%d" % (8 * i + 4 * half, t, t))
-            e("\tVFMADD231PS.BCST %d(R13), Z31, Z%d" % (8 * i + 4 * half, t))
+            e("\tVMULPS.BCST %d(%s), Z%d, Z%d" % (8 * ii + 4 * half, d, t, t))
+            e("\tVFMADD231PS.BCST %d(%s), Z31, Z%d" % (8 * ii + 4 * half, s, t))
             e("\tVFMADD231PS 512(SI), Z%d, Z%d" % (t, i))
         e("\tADDQ $576, SI")
     e("\tMOVQ CX, DX")
@@ -595,9 +627,7 @@ def q8_0_p16(nx, five=False):
     e("%s_pair:" % lab)
     block(0)
     block(1)
-    e("\tADDQ $%d, R11" % (64 * nx))
-    e("\tADDQ $%d, R12" % (8 * nx))
-    e("\tADDQ $%d, R13" % (8 * nx))
+    xadvance(nx, 64, 8, 8)
     e("\tDECQ DX")
     e("\tJNZ %s_pair" % lab)
     e("%s_tail:" % lab)
@@ -605,89 +635,155 @@ def q8_0_p16(nx, five=False):
     e("\tJZ %s_store" % lab)
     block(0)
     e("%s_store:" % lab)
-    e("\tVMOVUPS Z0, (DI)")
-    if nx > 1:
-        e("\tVMOVUPS Z1, (DI)(BX*1)")
-    if nx > 2:
-        e("\tVMOVUPS Z2, (DI)(BX*2)")
-    if nx > 3:
-        e("\tLEAQ (DI)(BX*2), AX")
-        e("\tVMOVUPS Z3, (AX)(BX*1)")
-    e("\tVZEROUPPER")
-    e("\tRET\n")
+    p16_store(nx)
 
 
 def q4_k_p16(nx):
-    """Q4_K on packed weights (PackQ4_K: 16 rows; per sub-block four vectors
-    of nibble pairs; per block the rows' scales and mins as bytes and d and
+    """Q4_K on packed weights (Pack: 16 rows; per sub-block four vectors of
+    nibble pairs; per block the rows' scales and mins as bytes and d and
     dmin as float32): an outer product of 16 weight rows by a row of x per
     VPDPBUSD, each sub-block's integer sums times the rows' scales
-    (VPMULLD) and its mins times the activations' sums of 32 (xs, int32)
-    summed in integers over the block, then one float step per block.
+    (VPMULLD) summed in integers over the block, the mins times the
+    activations' sums of 32 (xs, int32) likewise, then one float step per
+    block, for up to 8 rows of x.
 
-      func qdotQ4_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)"""
+      func qdotQ4_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)"""
     name = "qdotQ4_KP16x%dAVX512" % nx
     lab = "q4p%d" % nx
-    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)" % name)
-    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
-    e("\tMOVQ d+0(FP), DI")
-    e("\tMOVQ ldd+8(FP), BX")
-    e("\tSHLQ $2, BX")
-    e("\tMOVQ pk+16(FP), SI")
-    e("\tMOVQ nb+24(FP), CX")
-    e("\tMOVQ xq+32(FP), R11")
-    e("\tMOVQ xd+40(FP), R12")
-    e("\tMOVQ xs+48(FP), R13")
+    p16_prologue(name, "*int32")
     e("\tVPBROADCASTD k0f<>(SB), Z31")
     for i in range(nx):
         e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
     e("%s_blk:" % lab)
     for i in range(nx):
         e("\tVPXORD Z%d, Z%d, Z%d" % (16 + i, 16 + i, 16 + i))  # Σ sc·dot
-        e("\tVPXORD Z%d, Z%d, Z%d" % (20 + i, 20 + i, 20 + i))  # Σ m·sum
     for j in range(8):
         o = 256 * j
+        prefetch_share(j, 8, 2432)
         for v in range(4):
             e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 8 + v))
         for v in range(4):
             e("\tVPSRLW $4, Z%d, Z%d" % (8 + v, 12 + v))
             e("\tVPANDD Z31, Z%d, Z%d" % (8 + v, 8 + v))
             e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 12 + v))
-        e("\tVPMOVZXBD %d(SI), Z28" % (2048 + 16 * j))  # the rows' scales
-        e("\tVPMOVZXBD %d(SI), Z29" % (2176 + 16 * j))  # and mins
+        e("\tVPMOVZXBD %d(SI), Z24" % (2048 + 16 * j))  # the rows' scales
         for i in range(nx):
-            t = 24 + i
+            q, _, _, ii, rows = xrow(i, nx)
+            t = 26 + i % 2
             e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
             for g in range(8):
-                e("\tVPDPBUSD.BCST %d(R11), Z%d, Z%d" % (256 * i + 32 * j + 4 * g, 8 + g, t))
-            e("\tVPMULLD Z28, Z%d, Z%d" % (t, t))
+                e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (256 * ii + 32 * j + 4 * g, q, 8 + g, t))
+            e("\tVPMULLD Z24, Z%d, Z%d" % (t, t))
             e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
-            e("\tVPMULLD.BCST %d(R13), Z29, Z%d" % (32 * i + 4 * j, t))
-            e("\tVPADDD Z%d, Z%d, Z%d" % (t, 20 + i, 20 + i))
-    e("\tVMOVUPS 2304(SI), Z30")  # d per row
-    e("\tVMOVUPS 2368(SI), Z28")  # dmin per row
+    for j in range(8):
+        e("\tVPMOVZXBD %d(SI), Z%d" % (2176 + 16 * j, 8 + j))  # the rows' mins
+    e("\tVMOVUPS 2304(SI), Z24")  # d per row
+    e("\tVMOVUPS 2368(SI), Z25")  # dmin per row
     for i in range(nx):
-        t = 24 + i
+        _, d, s, ii, _ = xrow(i, nx)
+        e("\tVPMULLD.BCST %d(%s), Z8, Z26" % (32 * ii, s))
+        for j in range(1, 8):
+            e("\tVPMULLD.BCST %d(%s), Z%d, Z27" % (32 * ii + 4 * j, s, 8 + j))
+            e("\tVPADDD Z27, Z26, Z26")
+        e("\tVCVTDQ2PS Z26, Z26")
+        e("\tVMULPS.BCST %d(%s), Z25, Z27" % (4 * ii, d))
+        e("\tVFNMADD231PS Z27, Z26, Z%d" % i)
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
-        e("\tVMULPS.BCST %d(R12), Z30, Z%d" % (4 * i, t))
-        e("\tVFMADD231PS Z%d, Z%d, Z%d" % (t, 16 + i, i))
-        e("\tVCVTDQ2PS Z%d, Z%d" % (20 + i, 20 + i))
-        e("\tVMULPS.BCST %d(R12), Z28, Z%d" % (4 * i, t))
-        e("\tVFNMADD231PS Z%d, Z%d, Z%d" % (t, 20 + i, i))
+        e("\tVMULPS.BCST %d(%s), Z24, Z27" % (4 * ii, d))
+        e("\tVFMADD231PS Z27, Z%d, Z%d" % (16 + i, i))
     e("\tADDQ $2432, SI")
-    e("\tADDQ $%d, R11" % (256 * nx))
-    e("\tADDQ $%d, R12" % (4 * nx))
-    e("\tADDQ $%d, R13" % (32 * nx))
+    xadvance(nx, 256, 4, 32)
     e("\tDECQ CX")
     e("\tJNZ %s_blk" % lab)
-    e("\tVMOVUPS Z0, (DI)")
-    if nx > 1:
-        e("\tVMOVUPS Z1, (DI)(BX*1)")
-    if nx > 2:
-        e("\tVMOVUPS Z2, (DI)(BX*2)")
-    if nx > 3:
-        e("\tLEAQ (DI)(BX*2), AX")
-        e("\tVMOVUPS Z3, (AX)(BX*1)")
+    p16_store(nx)
+
+
+def q6_k_p16(nx):
+    """Q6_K on packed weights (Pack: 16 rows; per 32 values four vectors of
+    nibble pairs and two of the high bits, four 2-bit fields a byte; per
+    block the rows' sixteen int8 scales and d as float32): an outer
+    product of 16 weight rows by a row of x per VPDPBUSD. Each sub-block of
+    16 starts from the activations' -32·Σ of its quants (xs, int32: the
+    weights' offset of 32), and is multiplied by the rows' scales
+    (VPMULLD) and summed in integers over the block, then one float step
+    per block, for up to 8 rows of x.
+
+      func qdotQ6_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)"""
+    name = "qdotQ6_KP16x%dAVX512" % nx
+    lab = "q6p%d" % nx
+    p16_prologue(name, "*int32")
+    e("\tVPBROADCASTD k0f<>(SB), Z31")
+    e("\tVPBROADCASTD k30<>(SB), Z30")
+    for i in range(nx):
+        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
+    e("%s_blk:" % lab)
+    for i in range(nx):
+        e("\tVPXORD Z%d, Z%d, Z%d" % (16 + i, 16 + i, 16 + i))  # Σ sc·dot
+    for p in range(8):
+        o = 384 * p
+        prefetch_share(p, 8, 3392)
+        for v in range(4):  # the low four bits: groups v and v+4
+            e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 12 + v))
+            e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 8 + v))
+            e("\tVPSRLW $4, Z%d, Z%d" % (12 + v, 12 + v))
+            e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 12 + v))
+        e("\tVMOVDQU64 %d(SI), Z24" % (o + 256))
+        e("\tVMOVDQU64 %d(SI), Z25" % (o + 320))
+        for g in range(8):  # the high two: field g%4 of H0 or H1, to bits 4-5
+            h, k = 24 + g // 4, g % 4
+            src = 26
+            if k == 0:
+                e("\tVPSLLW $4, Z%d, Z26" % h)
+            elif k == 1:
+                e("\tVPSLLW $2, Z%d, Z26" % h)
+            elif k == 2:
+                src = h
+            else:
+                e("\tVPSRLW $2, Z%d, Z26" % h)
+            e("\tVPTERNLOGD $0xf8, Z30, Z%d, Z%d" % (src, 8 + g))  # q |= src & 0x30
+        for s in range(2):
+            e("\tVPMOVSXBD %d(SI), Z%d" % (3072 + 16 * (2 * p + s), 27 + s))  # the rows' scales
+        for i in range(nx):
+            q, _, xs, ii, _ = xrow(i, nx)
+            for s in range(2):
+                e("\tVPBROADCASTD %d(%s), Z29" % (64 * ii + 4 * (2 * p + s), xs))
+                for g in range(4 * s, 4 * s + 4):
+                    e("\tVPDPBUSD.BCST %d(%s), Z%d, Z29" % (256 * ii + 32 * p + 4 * g, q, 8 + g))
+                e("\tVPMULLD Z%d, Z29, Z29" % (27 + s))
+                e("\tVPADDD Z29, Z%d, Z%d" % (16 + i, 16 + i))
+    e("\tVMOVUPS 3328(SI), Z24")  # d per row
+    for i in range(nx):
+        _, d, _, ii, _ = xrow(i, nx)
+        e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
+        e("\tVMULPS.BCST %d(%s), Z24, Z25" % (4 * ii, d))
+        e("\tVFMADD231PS Z25, Z%d, Z%d" % (16 + i, i))
+    e("\tADDQ $3392, SI")
+    xadvance(nx, 256, 4, 64)
+    e("\tDECQ CX")
+    e("\tJNZ %s_blk" % lab)
+    p16_store(nx)
+
+
+def prefetch_share(j, parts, size):
+    """Part j of parts of the prefetches of a packed block of size bytes:
+    its 64-byte lines PF bytes ahead, spread evenly over the parts (at
+    n = 8 the hardware prefetchers alone leave the kernels waiting on
+    memory: BenchmarkDecodeBatchGGUF)."""
+    lines = (size + 63) // 64
+    for c in range((lines * j + parts - 1) // parts, (lines * (j + 1) + parts - 1) // parts):
+        e("\tPREFETCHT0 %d(SI)" % (64 * c + PF))
+
+
+def p16_store(nx):
+    """Store the packed kernels' 16 outputs of each row of x and return."""
+    for i in range(nx):
+        if i == 4:
+            e("\tLEAQ (DI)(BX*4), DI")
+        if i == 3 or i == 7:
+            e("\tLEAQ (DI)(BX*2), AX")
+            e("\tVMOVUPS Z%d, (AX)(BX*1)" % i)
+            continue
+        e("\tVMOVUPS Z%d, (DI)%s" % (i, ["", "(BX*1)", "(BX*2)"][i % 4]))
     e("\tVZEROUPPER")
     e("\tRET\n")
 
@@ -703,7 +799,9 @@ for nx in range(1, 5):
     q6_k(nx)
     q4_k_512(nx)
     q6_k_512(nx)
+for nx in range(1, 9):
     q8_0_p16(nx)
     q8_0_p16(nx, True)
     q4_k_p16(nx)
+    q6_k_p16(nx)
 print("\n".join(L))

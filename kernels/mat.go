@@ -91,8 +91,8 @@ type Mat struct {
 	Q          []byte
 	Parts      []*Mat
 
-	// pk, set by PackQ8_0, holds a Q8_0 matrix's rows again, packed for
-	// the AVX-512 outer-product kernel (quantpack.go).
+	// pk, set by Pack, holds a quantized matrix's rows again, packed for
+	// the AVX-512 outer-product kernels (quantpack.go).
 	pk []byte
 }
 

@@ -616,19 +616,27 @@ func quantQ6K(y []byte, x []float32) {
 // dequantQ6K is dequantize_row_q6_K on one super-block.
 func dequantQ6K(y []float32, x []byte) {
 	d := F16ToF32(le16(x[208:]))
-	ql, qh, sc := x[0:128], x[128:192], x[192:208]
-	for n := 0; n < qkK; n += 128 {
+	var q [qkK]uint8
+	q6Values(x, &q)
+	for v, qv := range q {
+		y[v] = float32(d*float32(int8(x[192+v/16]))) * float32(int(qv)-32)
+	}
+}
+
+// q6Values sets q to the 6-bit quants (0…63, before the offset of 32) of
+// the Q6_K block blk, in the order of the values: per half h of 128, the
+// low four bits of values l and l+32 (l < 32) in the low nibbles of ql
+// bytes 64h+l and 64h+l+32 and those of l+64 and l+96 in their high
+// nibbles, the high two bits of all four in qh byte 32h+l.
+func q6Values(blk []byte, q *[qkK]uint8) {
+	ql, qh := blk[0:128], blk[128:192]
+	for h := range 2 {
 		for l := range 32 {
-			is := l / 16
-			q1 := int(ql[l]&0xf|(qh[l]>>0&3)<<4) - 32
-			q2 := int(ql[l+32]&0xf|(qh[l]>>2&3)<<4) - 32
-			q3 := int(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
-			q4 := int(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
-			y[n+l] = float32(d*float32(int8(sc[is]))) * float32(q1)
-			y[n+l+32] = float32(d*float32(int8(sc[is+2]))) * float32(q2)
-			y[n+l+64] = float32(d*float32(int8(sc[is+4]))) * float32(q3)
-			y[n+l+96] = float32(d*float32(int8(sc[is+6]))) * float32(q4)
+			o, hb := 128*h+l, qh[32*h+l]
+			q[o] = ql[64*h+l]&15 | (hb&3)<<4
+			q[o+32] = ql[64*h+l+32]&15 | (hb>>2&3)<<4
+			q[o+64] = ql[64*h+l]>>4 | (hb>>4&3)<<4
+			q[o+96] = ql[64*h+l+32]>>4 | (hb>>6&3)<<4
 		}
-		ql, qh, sc = ql[64:], qh[32:], sc[8:]
 	}
 }

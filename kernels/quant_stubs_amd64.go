@@ -104,40 +104,100 @@ func qdotQ8_0x3AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *
 func qdotQ8_0x4AVX512(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
 //go:noescape
-func qdotQ8_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ8_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ8_0P16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ8_0P16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ8_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ8_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ8_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ8_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ4_KP16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+func qdotQ8_0P16x5AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ4_KP16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+func qdotQ8_0P16x6AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ4_KP16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+func qdotQ8_0P16x7AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ4_KP16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+func qdotQ8_0P16x8AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ5_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ5_0P16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ5_0P16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ5_0P16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ5_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ5_0P16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
 //go:noescape
-func qdotQ5_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+func qdotQ5_0P16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+
+//go:noescape
+func qdotQ5_0P16x5AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+
+//go:noescape
+func qdotQ5_0P16x6AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+
+//go:noescape
+func qdotQ5_0P16x7AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+
+//go:noescape
+func qdotQ5_0P16x8AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+
+//go:noescape
+func qdotQ4_KP16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x5AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x6AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x7AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ4_KP16x8AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x1AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x2AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x3AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x4AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x5AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x6AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x7AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+
+//go:noescape
+func qdotQ6_KP16x8AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
 
 // qdotKernel is the signature of the kernels above.
 type qdotKernel func(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
@@ -158,17 +218,30 @@ var qdotAVX512 = map[DType][qTile]qdotKernel{
 	Q6_K: {qdotQ6_Kx1AVX512, qdotQ6_Kx2AVX512, qdotQ6_Kx3AVX512, qdotQ6_Kx4AVX512},
 }
 
-// qdotQ8_0P16 holds the packed Q8_0 kernels by nx-1.
-var qdotQ8_0P16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
-	qdotQ8_0P16x1AVX512, qdotQ8_0P16x2AVX512, qdotQ8_0P16x3AVX512, qdotQ8_0P16x4AVX512,
-}
+// packedQ32Kernel and packedKKernel are the signatures of the kernels on
+// packed weights (Pack) of Q8_0 and Q5_0, and of Q4_K and Q6_K: up to
+// packedTile rows of x in two of qact's tiles (see gen_quant.py).
+type (
+	packedQ32Kernel func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
+	packedKKernel   func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
+)
 
-// qdotQ4_KP16 holds the packed Q4_K kernels by nx-1.
-var qdotQ4_KP16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32){
-	qdotQ4_KP16x1AVX512, qdotQ4_KP16x2AVX512, qdotQ4_KP16x3AVX512, qdotQ4_KP16x4AVX512,
-}
-
-// qdotQ5_0P16 holds the packed Q5_0 kernels by nx-1.
-var qdotQ5_0P16 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
-	qdotQ5_0P16x1AVX512, qdotQ5_0P16x2AVX512, qdotQ5_0P16x3AVX512, qdotQ5_0P16x4AVX512,
-}
+// The kernels on packed weights by nx-1.
+var (
+	qdotQ8_0P16 = [packedTile]packedQ32Kernel{
+		qdotQ8_0P16x1AVX512, qdotQ8_0P16x2AVX512, qdotQ8_0P16x3AVX512, qdotQ8_0P16x4AVX512,
+		qdotQ8_0P16x5AVX512, qdotQ8_0P16x6AVX512, qdotQ8_0P16x7AVX512, qdotQ8_0P16x8AVX512,
+	}
+	qdotQ5_0P16 = [packedTile]packedQ32Kernel{
+		qdotQ5_0P16x1AVX512, qdotQ5_0P16x2AVX512, qdotQ5_0P16x3AVX512, qdotQ5_0P16x4AVX512,
+		qdotQ5_0P16x5AVX512, qdotQ5_0P16x6AVX512, qdotQ5_0P16x7AVX512, qdotQ5_0P16x8AVX512,
+	}
+	qdotQ4_KP16 = [packedTile]packedKKernel{
+		qdotQ4_KP16x1AVX512, qdotQ4_KP16x2AVX512, qdotQ4_KP16x3AVX512, qdotQ4_KP16x4AVX512,
+		qdotQ4_KP16x5AVX512, qdotQ4_KP16x6AVX512, qdotQ4_KP16x7AVX512, qdotQ4_KP16x8AVX512,
+	}
+	qdotQ6_KP16 = [packedTile]packedKKernel{
+		qdotQ6_KP16x1AVX512, qdotQ6_KP16x2AVX512, qdotQ6_KP16x3AVX512, qdotQ6_KP16x4AVX512,
+		qdotQ6_KP16x5AVX512, qdotQ6_KP16x6AVX512, qdotQ6_KP16x7AVX512, qdotQ6_KP16x8AVX512,
+	}
+)

@@ -56,6 +56,10 @@ type qact struct {
 	// s32: Q8_K only, with a packed Q4_K matrix: per block and row, the
 	// sum of each 32 quants (bs[2j]+bs[2j+1]), s32[(r0·nb + b·nx + i)·8 + j].
 	s32 []int32
+	// o16: Q8_K only, with a packed Q6_K matrix: per block and row, -32
+	// times the sum of each 16 quants (Q6_K's offset), o16[(r0·nb + b·nx +
+	// i)·16 + j].
+	o16 []int32
 }
 
 // actQ8K reports whether weights of type dt take Q8_K activations (else Q8_0).
@@ -201,16 +205,22 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	sc := quantScratch.Get().(*quantBufs)
 	defer quantScratch.Put(sc)
 	var a0, aK *qact
+	growI := func(s []int32, n int) []int32 {
+		if cap(s) < n {
+			return make([]int32, n)
+		}
+		return s[:n]
+	}
 	for _, pt := range parts {
 		if actQ8K(pt.DType) && aK == nil {
 			aK = sc.act(&sc.k, n, K, true)
-			aK.s32 = aK.s32[:0]
+			aK.s32, aK.o16 = aK.s32[:0], aK.o16[:0]
 		}
-		if pt.pk != nil && pt.DType == Q4_K && len(aK.s32) == 0 {
-			if cap(aK.s32) < n*K/32 {
-				aK.s32 = make([]int32, n*K/32)
-			}
-			aK.s32 = aK.s32[:n*K/32]
+		if pt.pk != nil && pt.DType == Q4_K {
+			aK.s32 = growI(aK.s32, n*K/32)
+		}
+		if pt.pk != nil && pt.DType == Q6_K {
+			aK.o16 = growI(aK.o16, n*K/16)
 		}
 		if !actQ8K(pt.DType) && a0 == nil {
 			a0 = sc.act(&sc.zero, n, K, false)
@@ -222,9 +232,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 		}
 		if aK != nil {
 			quantizeActQ8K(aK, x, n, K, lo, hi, b.isa != isaGeneric)
-			if len(aK.s32) > 0 {
-				sums32(aK, n, K, lo, hi)
-			}
+			packedSums(aK, n, K, lo, hi)
 		}
 	}
 	if n*K >= 1<<15 {
@@ -260,14 +268,18 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 				a = aK
 			}
 			rb := t.pt.DType.RowBytes(K)
-			for i := 0; i < n; i += qTile {
-				nx := min(qTile, n-i)
+			step := qTile
+			if t.pt.pk != nil {
+				step = packedTile
+			}
+			for i := 0; i < n; i += step {
+				nx := min(step, n-i)
 				lo := t.lo
 				if t.pt.pk != nil {
 					lo = b.qdotPacked(t.pt, dst[i*R+t.r0+t.lo:], R, t.lo, t.hi, a, K, i, nx)
 				}
-				if lo < t.hi {
-					b.qdot(t.pt.DType, dst[i*R+t.r0+lo:], R, t.pt.Q[lo*rb:t.hi*rb], rb, t.hi-lo, a, K, i, nx)
+				for j := i; lo < t.hi && j < i+nx; j += qTile { // the rest on the row kernels
+					b.qdot(t.pt.DType, dst[j*R+t.r0+lo:], R, t.pt.Q[lo*rb:t.hi*rb], rb, t.hi-lo, a, K, j, min(qTile, i+nx-j))
 				}
 			}
 		}
@@ -286,16 +298,27 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	}
 }
 
-// sums32 fills a.s32 (see qact) for rows [lo, hi) of n.
-func sums32(a *qact, n, K, lo, hi int) {
+// packedSums fills a.s32 and a.o16 (see qact), where sized, for rows
+// [lo, hi) of n: the activations' sums the packed Q4_K and Q6_K kernels
+// take.
+func packedSums(a *qact, n, K, lo, hi int) {
 	nb := K / qkK
 	for i := lo; i < hi; i++ {
 		r0, nx, ii := tileOf(i, n)
 		for b := range nb {
 			e := r0*nb + b*nx + ii
-			bs, s := a.bs[e*16:e*16+16], a.s32[e*8:e*8+8]
-			for j := range s {
-				s[j] = int32(bs[2*j]) + int32(bs[2*j+1])
+			bs := a.bs[e*16 : e*16+16]
+			if len(a.s32) > 0 {
+				s := a.s32[e*8 : e*8+8]
+				for j := range s {
+					s[j] = int32(bs[2*j]) + int32(bs[2*j+1])
+				}
+			}
+			if len(a.o16) > 0 {
+				o := a.o16[e*16 : e*16+16]
+				for j := range o {
+					o[j] = -32 * int32(bs[j])
+				}
 			}
 		}
 	}
@@ -351,9 +374,15 @@ func (b *quantBufs) act(a *qact, n, K int, k bool) *qact {
 	return a
 }
 
-// qTile is the most rows of x a quantized kernel call multiplies with each
-// weight row it unpacks.
+// qTile is the most rows of x a row kernel call multiplies with each
+// weight row it unpacks: the rows of x of a tile of qact.
 const qTile = 4
+
+// packedTile is the most rows of x a call of a kernel on packed weights
+// (Pack) multiplies with each block it unpacks: two tiles. Eight batched
+// sessions then read the weights once a step, not twice (134m Q4_K_M, 8
+// sessions, 1 thread: see bench/RESULTS.md).
+const packedTile = 2 * qTile
 
 // qdotGo sets d[i*ldd+j] = W[j]·x[i0+i] for j < rows, i < nx: weight row j
 // is w[j*rb:(j+1)*rb] of type dt, x rows i0 … i0+nx-1 the tile of a's
@@ -485,22 +514,14 @@ func dotQ6KGo(w []byte, t xtile) float32 {
 		blk := w[b*bytesQ6_K : (b+1)*bytesQ6_K]
 		xq, e := t.block(b, qkK)
 		bs := t.a.bs[e*16 : e*16+16]
-		ql, qh, sc := blk[0:128], blk[128:192], blk[192:208]
-		var isum int32
+		var q [qkK]uint8
+		q6Values(blk, &q)
 		var sub [16]int32 // Σ q·q_x per 16 values
-		for h := range 2 {
-			for l := range 32 {
-				o := 128 * h
-				q1 := int32(ql[64*h+l]&0xf | (qh[32*h+l]>>0&3)<<4)
-				q2 := int32(ql[64*h+l+32]&0xf | (qh[32*h+l]>>2&3)<<4)
-				q3 := int32(ql[64*h+l]>>4 | (qh[32*h+l]>>4&3)<<4)
-				q4 := int32(ql[64*h+l+32]>>4 | (qh[32*h+l]>>6&3)<<4)
-				sub[(o+l)/16] += q1 * int32(xq[o+l])
-				sub[(o+l+32)/16] += q2 * int32(xq[o+l+32])
-				sub[(o+l+64)/16] += q3 * int32(xq[o+l+64])
-				sub[(o+l+96)/16] += q4 * int32(xq[o+l+96])
-			}
+		for v, qv := range q {
+			sub[v/16] += int32(qv) * int32(xq[v])
 		}
+		sc := blk[192:208]
+		var isum int32
 		for j := range 16 {
 			isum += int32(int8(sc[j])) * (sub[j] - 32*int32(bs[j]))
 		}

@@ -2,40 +2,50 @@ package kernels
 
 import "math"
 
-// PackQ8_0 gives a Q8_0 matrix (or each Q8_0 part of a matrix of parts) a
-// second copy of its weights packed for the AVX-512 VNNI outer-product
-// kernel, when this CPU has it (nothing happens otherwise, or for other
-// types): groups of 16 rows, per block the rows' quants interleaved four
-// at a time (lane r of 64-byte vector g holds quants 4g…4g+3 of row r,
-// plus 128: unsigned) and then their 16 scales as float32, 576 bytes a
-// block. Products then read the packed copy (the original is left to the
-// page cache when mapped) and, per block, do the float work once for 16
-// rows (llama.cpp repacks its Q8_0 weights likewise on this CPU), decode
-// included (34m Q8_0 decode 598 → 700 tokens/s, 134m 178 → 185,
-// BenchmarkDecodeGGUF, 1 thread, AMD EPYC Zen 5). A matrix's last Rows
-// mod 16 rows stay on the row kernels. The packed copy takes 576/544 of the weights' memory beside them; call
-// PackQ8_0 before the matrix is shared (it sets an unexported field).
-func PackQ8_0(m *Mat) { packQ32(m, Q8_0) }
-
-// PackQ5_0 is PackQ8_0 for Q5_0 matrices (what Q4_K_M files hold for rows
-// that are not whole Q4_K blocks): their 5-bit quants 0…31 as bytes, the
-// kernel taking off 16 where Q8_0's takes off 128.
-func PackQ5_0(m *Mat) { packQ32(m, Q5_0) }
-
-// packQ32 is PackQ8_0 and PackQ5_0.
-func packQ32(m *Mat, dt DType) {
+// Pack gives a quantized matrix (or each quantized part of a matrix of
+// parts) a second copy of its weights packed for the AVX-512 VNNI
+// outer-product kernels, when this CPU has them (nothing happens
+// otherwise): Q8_0, Q5_0, Q4_K and Q6_K, in groups of 16 rows whose
+// quants are interleaved four at a time, so that one VPDPBUSD multiplies
+// four quants of a row of x (broadcast) with four of each of the 16 rows
+// and the float work of a block is done once for 16 rows (llama.cpp
+// repacks its weights likewise on this CPU). Products then read the
+// packed copy, decode included (the original is left to the page cache
+// when mapped); a matrix's last Rows mod 16 rows stay on the row kernels.
+// The copy takes about as much memory again beside the weights (below,
+// per type); call Pack before the matrix is shared (it sets an unexported
+// field). Packing a matrix twice, or one of another type, does nothing.
+func Pack(m *Mat) {
 	if m == nil || !hasPackedQ8_0() {
 		return
 	}
 	if m.Parts != nil {
 		for _, p := range m.Parts {
-			packQ32(p, dt)
+			Pack(p)
 		}
 		return
 	}
-	if m.DType != dt || m.Check() != nil || m.Rows < 16 || m.pk != nil {
+	if m.Check() != nil || m.Rows < 16 || m.pk != nil {
 		return
 	}
+	switch m.DType {
+	case Q8_0, Q5_0:
+		packQ32(m)
+	case Q4_K:
+		packQ4_K(m)
+	case Q6_K:
+		packQ6_K(m)
+	}
+}
+
+// packQ32 packs Q8_0 and Q5_0 matrices: per group of 16 rows and block,
+// lane r of 64-byte vector g holds quants 4g…4g+3 of row r as unsigned
+// bytes (Q8_0's plus 128; Q5_0's 5-bit quants 0…31, the kernel taking off
+// 16 where Q8_0's takes off 128), then the 16 scales as float32: 576 bytes
+// a block, 576/544 of Q8_0's bytes (34m Q8_0 decode 598 → 700 tokens/s,
+// 134m 178 → 185, BenchmarkDecodeGGUF, 1 thread, AMD EPYC Zen 5).
+func packQ32(m *Mat) {
+	dt := m.DType
 	bb := dt.BlockBytes()
 	nb := m.Cols / qk0
 	groups := m.Rows / 16
@@ -62,47 +72,30 @@ func packQ32(m *Mat, dt DType) {
 				for k := range 8 {
 					copy(out[k*64+r*4:k*64+r*4+4], q[4*k:4*k+4])
 				}
-				bits := math.Float32bits(F16ToF32(le16(blk)))
-				out[512+4*r], out[513+4*r], out[514+4*r], out[515+4*r] = byte(bits), byte(bits>>8), byte(bits>>16), byte(bits>>24)
+				putF32(out[512+4*r:], F16ToF32(le16(blk)))
 			}
 		}
 	}
 	m.pk = pk
 }
 
-// PackQ4_K is PackQ8_0 for Q4_K matrices: per group of 16 rows and
-// super-block, per sub-block of 32 values four 64-byte vectors whose lane
-// r holds row r's values 4v…4v+3 in its low nibbles and 4(v+4)…4(v+4)+3
-// in its high ones (256 bytes), then the block's scales and mins as bytes
-// (sc[j·16 + r], m[j·16 + r]: 128 bytes each) and d and dmin per row as
-// float32 (64 each): 2432 bytes a block of 16 rows, 1.056 times the
-// blocks' bytes, beside them. The kernel sums a block's products in
-// integers, so the bytes are what it needs; decode reads this copy too
-// (1 thread, against the row kernels on the blocks: 34m Q4_K_M 852 → 964
-// tokens/s, 134m 263 → 271). Prefill is 20-23% faster at 1 thread, 3-11%
-// at 2, than with the earlier copy of float scales (4/3 of the bytes).
-func PackQ4_K(m *Mat) {
-	if m == nil || !hasPackedQ8_0() {
-		return
-	}
-	if m.Parts != nil {
-		for _, p := range m.Parts {
-			PackQ4_K(p)
-		}
-		return
-	}
-	if m.DType != Q4_K || m.Check() != nil || m.Rows < 16 || m.pk != nil {
-		return
-	}
+// packQ4_K packs Q4_K matrices: per group of 16 rows and super-block, per
+// sub-block of 32 values four 64-byte vectors whose lane r holds row r's
+// values 4v…4v+3 in its low nibbles and 4(v+4)…4(v+4)+3 in its high ones
+// (256 bytes), then the block's scales and mins as bytes (sc[j·16 + r],
+// m[j·16 + r]: 128 bytes each) and d and dmin per row as float32 (64
+// each): 2432 bytes a block of 16 rows, 1.056 times the blocks' bytes.
+// The kernel sums a block's products in integers, so the bytes are what
+// it needs (1 thread, against the row kernels on the blocks: 34m Q4_K_M
+// decode 852 → 964 tokens/s, 134m 263 → 271). Prefill is 20-23% faster at
+// 1 thread, 3-11% at 2, than with an earlier copy of float scales (4/3 of
+// the bytes).
+func packQ4_K(m *Mat) {
 	nb := m.Cols / qkK
 	groups := m.Rows / 16
 	rb := nb * bytesQ4_K
 	pk := make([]byte, groups*nb*packedQ4_K)
 	AdviseHugePages(pk)
-	put := func(b []byte, f float32) {
-		u := math.Float32bits(f)
-		b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-	}
 	var q [qkK]uint8
 	for g := range groups {
 		for b := range nb {
@@ -125,13 +118,70 @@ func PackQ4_K(m *Mat) {
 					}
 					out[2048+16*j+r], out[2176+16*j+r] = scaleMinK4(j, blk[4:16])
 				}
-				put(out[2304+4*r:], F16ToF32(le16(blk)))
-				put(out[2368+4*r:], F16ToF32(le16(blk[2:])))
+				putF32(out[2304+4*r:], F16ToF32(le16(blk)))
+				putF32(out[2368+4*r:], F16ToF32(le16(blk[2:])))
 			}
 		}
 	}
 	m.pk = pk
 }
 
-// packedQ4_K is the size of a super-block of 16 rows in PackQ4_K's layout.
+// packedQ4_K is the size of a super-block of 16 rows in packQ4_K's layout.
 const packedQ4_K = 2432
+
+// packQ6_K packs Q6_K matrices: per group of 16 rows and super-block, per
+// 32 values (p = 0…7) 384 bytes: four 64-byte vectors whose lane r holds
+// the low four bits of row r's values 32p+4v … 32p+4v+3 in its low
+// nibbles and of 32p+16+4v … in its high ones, then two vectors of the
+// high two bits, lane r of vector h holding those of values
+// 32p+16h+4k … 32p+16h+4k+3 in bits 2k, 2k+1 (k = 0…3); then the rows'
+// sixteen int8 scales (sc[j·16 + r], 256 bytes) and d per row as float32
+// (64): 3392 bytes a block of 16 rows, 1.01 times the blocks' bytes.
+func packQ6_K(m *Mat) {
+	nb := m.Cols / qkK
+	groups := m.Rows / 16
+	rb := nb * bytesQ6_K
+	pk := make([]byte, groups*nb*packedQ6_K)
+	AdviseHugePages(pk)
+	var q [qkK]uint8
+	for g := range groups {
+		for b := range nb {
+			out := pk[(g*nb+b)*packedQ6_K : (g*nb+b+1)*packedQ6_K]
+			for r := range 16 {
+				blk := m.Q[(g*16+r)*rb+b*bytesQ6_K:]
+				q6Values(blk, &q)
+				for p := range 8 {
+					o := out[384*p:]
+					for v := range 4 {
+						for jj := range 4 {
+							o[64*v+4*r+jj] = q[32*p+4*v+jj]&15 | (q[32*p+16+4*v+jj]&15)<<4
+						}
+					}
+					for h := range 2 {
+						for jj := range 4 {
+							var hb uint8
+							for k := range 4 {
+								hb |= q[32*p+16*h+4*k+jj] >> 4 << (2 * k)
+							}
+							o[256+64*h+4*r+jj] = hb
+						}
+					}
+				}
+				for j := range 16 {
+					out[3072+16*j+r] = blk[192+j]
+				}
+				putF32(out[3328+4*r:], F16ToF32(le16(blk[208:])))
+			}
+		}
+	}
+	m.pk = pk
+}
+
+// packedQ6_K is the size of a super-block of 16 rows in packQ6_K's layout.
+const packedQ6_K = 3392
+
+// putF32 stores f at b[0:4], little-endian.
+func putF32(b []byte, f float32) {
+	u := math.Float32bits(f)
+	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+}

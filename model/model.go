@@ -350,13 +350,13 @@ func New(ctx context.Context, cfg Config, src Source, opts Options) (_ *Model, e
 }
 
 // packBudget is the most bytes of quantized matrices that newModel gives
-// packed copies (kernels.PackQ8_0, PackQ4_K: faster prefill and decode,
+// packed copies (kernels.Pack: faster prefill and decode,
 // about as much memory again beside the weights): a 32B model's
 // 19 GB must not double on a 24 GB machine.
 const packBudget = 4 << 30
 
 // newModel makes w resident on opts' device (a CPU of its own when none).
-// Quantized Q8_0 and Q4_K matrices get their packed copies first, on CPUs
+// Quantized matrices get their packed copies (kernels.Pack) first, on CPUs
 // with the kernels that use them and within packBudget, before any device
 // or session shares them.
 func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
@@ -370,9 +370,7 @@ func newModel(cfg Config, w *Weights, opts Options) (*Model, error) {
 	}
 	if total <= packBudget {
 		for _, m := range mats {
-			kernels.PackQ8_0(m)
-			kernels.PackQ5_0(m)
-			kernels.PackQ4_K(m)
+			kernels.Pack(m)
 		}
 	}
 	w.Rope = NewRopeTable(&cfg, cfg.MaxPositionEmbeddings)

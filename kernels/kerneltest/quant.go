@@ -15,14 +15,16 @@ import (
 var QuantTypes = []kernels.DType{kernels.Q8_0, kernels.Q4_0, kernels.Q5_0, kernels.Q4_K, kernels.Q6_K}
 
 // QuantCases are the shapes of the quantized products: n = 1 (decode),
-// the small batches (n ≤ 4, one kernel call per weight row), n past a tile
-// of 4 rows with a remainder, prefill-sized n; row counts that are not
+// the small batches (n ≤ 4, one kernel call per weight row; n ≤ 8, one
+// call per group of 16 packed rows: two tiles of 4), n past a tile with a
+// remainder, prefill-sized n; row counts that are not
 // multiples of the kernels' row groups; K of one block, of several, and
 // the shapes of the presets (512, 768, 1376, 2048). K is rounded up to the
 // type's block length.
 var QuantCases = []MatMulCase{
 	{1, 1, 256}, {1, 7, 256}, {1, 33, 512}, {1, 130, 768}, {1, 9, 1376}, {1, 64, 2048},
 	{2, 5, 256}, {3, 17, 512}, {4, 8, 768}, {5, 11, 256}, {7, 3, 1376}, {9, 20, 512},
+	{6, 48, 512}, {7, 17, 768}, {8, 32, 256},
 	{16, 13, 256}, {33, 40, 768}, {128, 24, 512}, {1, 1, 32}, {3, 5, 96}, {1, 300, 64},
 }
 
@@ -73,8 +75,8 @@ func roundRows(t testing.TB, dt kernels.DType, x []float32, n, K int) []float32 
 
 // TestMatMulQuant checks dst = x · Wᵀ with quantized weights (every type of
 // QuantTypes, and a matrix of parts of mixed types as a fused projection of
-// a Q4_K_M file) over QuantCases on 1 and 3 threads (with 3, Q8_0, Q5_0 and
-// Q4_K weights packed by kernels.PackQ8_0, PackQ5_0 and PackQ4_K), with guard regions
+// a Q4_K_M file) over QuantCases on 1 and 3 threads (with 3, Q8_0, Q5_0,
+// Q4_K and Q6_K weights packed by kernels.Pack), with guard regions
 // and garbage in dst, against two references: the float64 product of the
 // dequantized weights with x rounded as the kernels round activations
 // (kernels.RoundActivations: float32 rounding apart, LimitF32), and, for
@@ -125,9 +127,7 @@ func TestMatMulQuant(t *testing.T, impl Ops) {
 				}
 				name := fmt.Sprintf("%s/n=%d/%dx%d/threads=%d", kind, c.N, c.Rows, c.Cols, p.Threads())
 				if p != nil { // the threaded runs take the packed Q8_0 kernel where the CPU has it
-					kernels.PackQ8_0(w)
-					kernels.PackQ5_0(w)
-					kernels.PackQ4_K(w)
+					kernels.Pack(w)
 					name += "/packed"
 				}
 				x := make([]float32, c.N*c.Cols)
