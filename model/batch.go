@@ -83,8 +83,19 @@ func DecodeBatch(ctx context.Context, sessions []*Session, tokens []int) ([][]fl
 			return rollback(fmt.Errorf("session %d: %w", i, err))
 		}
 	}
-	logits := make([]float32, len(sessions)*V)
-	if err := forward(ctx, &m.cfg, br.NewBatch(seqs), tokens, 0, logits, len(sessions)); err != nil {
+	buf, _ := m.batchLogits.Get().(*[]float32)
+	if buf == nil || cap(*buf) < len(sessions)*V {
+		buf = new([]float32)
+		*buf = make([]float32, len(sessions)*V)
+	}
+	defer m.batchLogits.Put(buf)
+	logits := (*buf)[:len(sessions)*V]
+	b := br.NewBatch(seqs)
+	err := forward(ctx, &m.cfg, b, tokens, 0, logits, len(sessions))
+	if r, ok := b.(interface{ release() }); ok {
+		r.release() // its activations, for the next batch
+	}
+	if err != nil {
 		return rollback(err)
 	}
 	for i, s := range sessions {

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/ndbg/ndbg/kernels"
 )
@@ -14,6 +15,10 @@ import (
 type CPU struct {
 	k    kernels.Impl
 	pool *kernels.Pool
+	// scratch holds *[]float32 buffers of attention (scores, decode
+	// chunks' partial outputs) between calls: a batched step of 8
+	// sessions otherwise allocates and zeroes them a hundred times.
+	scratch sync.Pool
 }
 
 // NewCPU returns a CPU device running on threads threads (≤ 0: one per
@@ -58,6 +63,10 @@ type cpuResident struct {
 	cfg  Config
 	w    *Weights
 	pool *blockPool // the KV-cache blocks its sequences have given back
+	// batchActs holds the activations (*cpuRows, r and rows set) of
+	// batches done (cpuBatch.release) for the next batch: a step of 8
+	// sessions of 134m otherwise allocates and zeroes 1.5 MB.
+	batchActs sync.Pool
 }
 
 func (r *cpuResident) NewSeq() Seq {
@@ -100,6 +109,9 @@ func (r *cpuResident) NewBatch(seqs []Seq) Batch {
 			return b
 		}
 		b.seqs[i] = cs
+	}
+	if spare, _ := r.batchActs.Get().(*cpuRows); spare != nil {
+		b.cpuRows = *spare
 	}
 	b.size(len(seqs))
 	return b
@@ -299,6 +311,16 @@ type cpuBatch struct {
 	seqs []*cpuSeq
 }
 
+// release gives the batch's activations back to its Resident for the next
+// batch (DecodeBatch calls it when the step is done); the batch must not
+// be used afterwards.
+func (b *cpuBatch) release() {
+	spare := b.cpuRows
+	spare.err = nil
+	b.r.batchActs.Put(&spare)
+	b.cpuRows = cpuRows{}
+}
+
 func (b *cpuBatch) RoPE(layer, _, n int) {
 	c := &b.r.cfg
 	Q, W := c.QDim(), c.QDim()+2*c.KVDim()
@@ -379,7 +401,9 @@ func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *
 		grain = total // too little to pay for waking another thread
 	}
 	c.pool.For(total, grain, func(lo, hi int) {
-		scores := make([]float32, group*width)
+		scoresBuf := c.floats(group * width)
+		defer c.scratch.Put(scoresBuf)
+		scores := (*scoresBuf)[:group*width]
 		for i := total - hi; i < total-lo; i++ {
 			t, g := i/a.KVHeads, i%a.KVHeads
 			kv, pos := row(t)
@@ -445,6 +469,20 @@ const minChunkBlocks = 8
 // noise; BenchmarkAttentionDecode under chrt, three alternating rounds).
 const decodeAttentionBlocks = 2 * minChunkBlocks
 
+// floats returns a buffer of at least n floats (its whole capacity, the
+// contents stale) from c.scratch, for the caller to Put back.
+func (c *CPU) floats(n int) *[]float32 {
+	b, _ := c.scratch.Get().(*[]float32)
+	if b == nil {
+		b = new([]float32)
+	}
+	if cap(*b) < n {
+		*b = make([]float32, n)
+	}
+	*b = (*b)[:cap(*b)]
+	return b
+}
+
 // decodeAttention is attention for decode rows: one session's, or one per
 // session of a Batch. It splits the work over (row, chunk of positions)
 // pairs rather than over heads: a chunk is a run of whole cache blocks
@@ -493,9 +531,14 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 	// Per task: the chunk's output for every head (qDim), then each head's
 	// score maximum and exponent sum.
 	part := qDim + 2*a.Heads
-	partial := make([]float32, tasks*part)
+	partialBuf := c.floats(tasks * part)
+	defer c.scratch.Put(partialBuf)
+	partial := (*partialBuf)[:tasks*part]
+	clear(partial) // the chunks' outputs are sums
 	c.pool.For(tasks, 1, func(lo, hi int) {
-		var scores []float32
+		scoresBuf := c.floats(0)
+		defer c.scratch.Put(scoresBuf)
+		scores := *scoresBuf
 		t := 0
 		for i := lo; i < hi; i++ {
 			for taskStart[t+1] <= i {
@@ -511,6 +554,7 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			n := p1 - p0
 			if len(scores) < a.Heads*n {
 				scores = make([]float32, a.Heads*n)
+				*scoresBuf = scores
 			}
 			out := partial[i*part : i*part+qDim]
 			ml := partial[i*part+qDim : (i+1)*part]

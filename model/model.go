@@ -29,6 +29,10 @@ type Model struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// batchLogits holds DecodeBatch's flat logits buffers (*[]float32)
+	// between calls.
+	batchLogits sync.Pool
 }
 
 // Options tune how a model is built.
