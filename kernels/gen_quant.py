@@ -652,11 +652,7 @@ def q4_k_p16(nx):
     lab = "q4p%d" % nx
     p16_prologue(name, "*int32")
     e("\tVPBROADCASTD k0f<>(SB), Z31")
-    for i in range(nx):
-        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
-    e("%s_blk:" % lab)
-    for i in range(nx):
-        e("\tVPXORD Z%d, Z%d, Z%d" % (16 + i, 16 + i, 16 + i))  # Σ sc·dot
+    k_blocks_start(lab, nx)
     for j in range(8):
         o = 256 * j
         prefetch_share(j, 8, 2432)
@@ -691,11 +687,7 @@ def q4_k_p16(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
         e("\tVMULPS.BCST %d(%s), Z24, Z27" % (4 * ii, d))
         e("\tVFMADD231PS Z27, Z%d, Z%d" % (16 + i, i))
-    e("\tADDQ $2432, SI")
-    xadvance(nx, 256, 4, 32)
-    e("\tDECQ CX")
-    e("\tJNZ %s_blk" % lab)
-    p16_store(nx)
+    k_blocks_end(lab, nx, 2432, 32)
 
 
 def q6_k_p16(nx):
@@ -714,11 +706,7 @@ def q6_k_p16(nx):
     p16_prologue(name, "*int32")
     e("\tVPBROADCASTD k0f<>(SB), Z31")
     e("\tVPBROADCASTD k30<>(SB), Z30")
-    for i in range(nx):
-        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
-    e("%s_blk:" % lab)
-    for i in range(nx):
-        e("\tVPXORD Z%d, Z%d, Z%d" % (16 + i, 16 + i, 16 + i))  # Σ sc·dot
+    k_blocks_start(lab, nx)
     for p in range(8):
         o = 384 * p
         prefetch_share(p, 8, 3392)
@@ -757,8 +745,25 @@ def q6_k_p16(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
         e("\tVMULPS.BCST %d(%s), Z24, Z25" % (4 * ii, d))
         e("\tVFMADD231PS Z25, Z%d, Z%d" % (16 + i, i))
-    e("\tADDQ $3392, SI")
-    xadvance(nx, 256, 4, 64)
+    k_blocks_end(lab, nx, 3392, 64)
+
+
+def k_blocks_start(lab, nx):
+    """The Q4_K and Q6_K packed kernels' float accumulators (Z0…) cleared,
+    then their block loop's label and integer accumulators (Z16…,
+    Σ sc·dot over the block) cleared."""
+    for i in range(nx):
+        e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
+    e("%s_blk:" % lab)
+    for i in range(nx):
+        e("\tVPXORD Z%d, Z%d, Z%d" % (16 + i, 16 + i, 16 + i))
+
+
+def k_blocks_end(lab, nx, size, xs):
+    """The end of the Q4_K and Q6_K packed kernels' block loop: past the
+    block (size bytes, xs bytes of sums a row of x), and the store."""
+    e("\tADDQ $%d, SI" % size)
+    xadvance(nx, 256, 4, xs)
     e("\tDECQ CX")
     e("\tJNZ %s_blk" % lab)
     p16_store(nx)

@@ -45,38 +45,24 @@ func Pack(m *Mat) {
 // a block, 576/544 of Q8_0's bytes (34m Q8_0 decode 598 → 700 tokens/s,
 // 134m 178 → 185, BenchmarkDecodeGGUF, 1 thread, AMD EPYC Zen 5).
 func packQ32(m *Mat) {
-	dt := m.DType
-	bb := dt.BlockBytes()
-	nb := m.Cols / qk0
-	groups := m.Rows / 16
-	rb := nb * bb
-	pk := make([]byte, groups*nb*576)
-	AdviseHugePages(pk)
 	var q [qk0]uint8
-	for g := range groups {
-		for b := range nb {
-			out := pk[(g*nb+b)*576 : (g*nb+b+1)*576]
-			for r := range 16 {
-				blk := m.Q[(g*16+r)*rb+b*bb:]
-				if dt == Q8_0 {
-					for j := range qk0 {
-						q[j] = blk[2+j] + 128
-					}
-				} else {
-					qh := le32(blk[2:])
-					for j, v := range blk[6:22] {
-						q[j] = v&15 | uint8(qh>>j&1)<<4
-						q[j+16] = v>>4 | uint8(qh>>(j+16)&1)<<4
-					}
-				}
-				for k := range 8 {
-					copy(out[k*64+r*4:k*64+r*4+4], q[4*k:4*k+4])
-				}
-				putF32(out[512+4*r:], F16ToF32(le16(blk)))
+	packRows(m, 576, func(out []byte, r int, blk []byte) {
+		if m.DType == Q8_0 {
+			for j := range qk0 {
+				q[j] = blk[2+j] + 128
+			}
+		} else {
+			qh := le32(blk[2:])
+			for j, v := range blk[6:22] {
+				q[j] = v&15 | uint8(qh>>j&1)<<4
+				q[j+16] = v>>4 | uint8(qh>>(j+16)&1)<<4
 			}
 		}
-	}
-	m.pk = pk
+		for k := range 8 {
+			copy(out[k*64+r*4:k*64+r*4+4], q[4*k:4*k+4])
+		}
+		putF32(out[512+4*r:], F16ToF32(le16(blk)))
+	})
 }
 
 // packQ4_K packs Q4_K matrices: per group of 16 rows and super-block, per
@@ -91,39 +77,27 @@ func packQ32(m *Mat) {
 // 1 thread, 3-11% at 2, than with an earlier copy of float scales (4/3 of
 // the bytes).
 func packQ4_K(m *Mat) {
-	nb := m.Cols / qkK
-	groups := m.Rows / 16
-	rb := nb * bytesQ4_K
-	pk := make([]byte, groups*nb*packedQ4_K)
-	AdviseHugePages(pk)
 	var q [qkK]uint8
-	for g := range groups {
-		for b := range nb {
-			out := pk[(g*nb+b)*packedQ4_K : (g*nb+b+1)*packedQ4_K]
-			for r := range 16 {
-				blk := m.Q[(g*16+r)*rb+b*bytesQ4_K:]
-				qs := blk[16:144]
-				for c := range 4 {
-					for l := range 32 {
-						q[64*c+l] = qs[32*c+l] & 15
-						q[64*c+32+l] = qs[32*c+l] >> 4
-					}
-				}
-				for j := range 8 {
-					sub := out[256*j:]
-					for v := range 4 {
-						for jj := range 4 {
-							sub[64*v+4*r+jj] = q[32*j+4*v+jj] | q[32*j+4*(v+4)+jj]<<4
-						}
-					}
-					out[2048+16*j+r], out[2176+16*j+r] = scaleMinK4(j, blk[4:16])
-				}
-				putF32(out[2304+4*r:], F16ToF32(le16(blk)))
-				putF32(out[2368+4*r:], F16ToF32(le16(blk[2:])))
+	packRows(m, packedQ4_K, func(out []byte, r int, blk []byte) {
+		qs := blk[16:144]
+		for c := range 4 {
+			for l := range 32 {
+				q[64*c+l] = qs[32*c+l] & 15
+				q[64*c+32+l] = qs[32*c+l] >> 4
 			}
 		}
-	}
-	m.pk = pk
+		for j := range 8 {
+			sub := out[256*j:]
+			for v := range 4 {
+				for jj := range 4 {
+					sub[64*v+4*r+jj] = q[32*j+4*v+jj] | q[32*j+4*(v+4)+jj]<<4
+				}
+			}
+			out[2048+16*j+r], out[2176+16*j+r] = scaleMinK4(j, blk[4:16])
+		}
+		putF32(out[2304+4*r:], F16ToF32(le16(blk)))
+		putF32(out[2368+4*r:], F16ToF32(le16(blk[2:])))
+	})
 }
 
 // packedQ4_K is the size of a super-block of 16 rows in packQ4_K's layout.
@@ -138,39 +112,48 @@ const packedQ4_K = 2432
 // sixteen int8 scales (sc[j·16 + r], 256 bytes) and d per row as float32
 // (64): 3392 bytes a block of 16 rows, 1.01 times the blocks' bytes.
 func packQ6_K(m *Mat) {
-	nb := m.Cols / qkK
-	groups := m.Rows / 16
-	rb := nb * bytesQ6_K
-	pk := make([]byte, groups*nb*packedQ6_K)
-	AdviseHugePages(pk)
 	var q [qkK]uint8
+	packRows(m, packedQ6_K, func(out []byte, r int, blk []byte) {
+		q6Values(blk, &q)
+		for p := range 8 {
+			o := out[384*p:]
+			for v := range 4 {
+				for jj := range 4 {
+					o[64*v+4*r+jj] = q[32*p+4*v+jj]&15 | (q[32*p+16+4*v+jj]&15)<<4
+				}
+			}
+			for h := range 2 {
+				for jj := range 4 {
+					var hb uint8
+					for k := range 4 {
+						hb |= q[32*p+16*h+4*k+jj] >> 4 << (2 * k)
+					}
+					o[256+64*h+4*r+jj] = hb
+				}
+			}
+		}
+		for j := range 16 {
+			out[3072+16*j+r] = blk[192+j]
+		}
+		putF32(out[3328+4*r:], F16ToF32(le16(blk[208:])))
+	})
+}
+
+// packRows makes m's packed copy: per group of 16 rows and block of the
+// rows (m's last Rows mod 16 rows left out), size bytes, which put fills
+// with row r's share from that row's block blk.
+func packRows(m *Mat, size int, put func(out []byte, r int, blk []byte)) {
+	bb := m.DType.BlockBytes()
+	nb := m.Cols / m.DType.BlockLen()
+	rb := nb * bb
+	groups := m.Rows / 16
+	pk := make([]byte, groups*nb*size)
+	AdviseHugePages(pk)
 	for g := range groups {
 		for b := range nb {
-			out := pk[(g*nb+b)*packedQ6_K : (g*nb+b+1)*packedQ6_K]
+			out := pk[(g*nb+b)*size : (g*nb+b+1)*size]
 			for r := range 16 {
-				blk := m.Q[(g*16+r)*rb+b*bytesQ6_K:]
-				q6Values(blk, &q)
-				for p := range 8 {
-					o := out[384*p:]
-					for v := range 4 {
-						for jj := range 4 {
-							o[64*v+4*r+jj] = q[32*p+4*v+jj]&15 | (q[32*p+16+4*v+jj]&15)<<4
-						}
-					}
-					for h := range 2 {
-						for jj := range 4 {
-							var hb uint8
-							for k := range 4 {
-								hb |= q[32*p+16*h+4*k+jj] >> 4 << (2 * k)
-							}
-							o[256+64*h+4*r+jj] = hb
-						}
-					}
-				}
-				for j := range 16 {
-					out[3072+16*j+r] = blk[192+j]
-				}
-				putF32(out[3328+4*r:], F16ToF32(le16(blk[208:])))
+				put(out, r, m.Q[(g*16+r)*rb+b*bb:])
 			}
 		}
 	}
