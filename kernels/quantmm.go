@@ -205,22 +205,16 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	sc := quantScratch.Get().(*quantBufs)
 	defer quantScratch.Put(sc)
 	var a0, aK *qact
-	growI := func(s []int32, n int) []int32 {
-		if cap(s) < n {
-			return make([]int32, n)
-		}
-		return s[:n]
-	}
 	for _, pt := range parts {
 		if actQ8K(pt.DType) && aK == nil {
 			aK = sc.act(&sc.k, n, K, true)
 			aK.s32, aK.o16 = aK.s32[:0], aK.o16[:0]
 		}
 		if pt.pk != nil && pt.DType == Q4_K {
-			aK.s32 = growI(aK.s32, n*K/32)
+			aK.s32 = sized(aK.s32, n*K/32)
 		}
 		if pt.pk != nil && pt.DType == Q6_K {
-			aK.o16 = growI(aK.o16, n*K/16)
+			aK.o16 = sized(aK.o16, n*K/16)
 		}
 		if !actQ8K(pt.DType) && a0 == nil {
 			a0 = sc.act(&sc.zero, n, K, false)
@@ -345,33 +339,27 @@ var quantScratch = sync.Pool{New: func() any { return new(quantBufs) }}
 // act returns a sized for n rows of K activations of the Q8_K (k) or Q8_0
 // format, growing its slices as needed.
 func (b *quantBufs) act(a *qact, n, K int, k bool) *qact {
-	grow := func(s []int8, n int) []int8 {
-		if cap(s) < n {
-			return make([]int8, n)
-		}
-		return s[:n]
-	}
-	growF := func(s []float32, n int) []float32 {
-		if cap(s) < n {
-			return make([]float32, n)
-		}
-		return s[:n]
-	}
 	if k {
-		a.q = grow(a.q, n*K)
-		a.d = growF(a.d, n*K/qkK)
-		if cap(a.bs) < n*K/16 {
-			a.bs = make([]int16, n*K/16)
-		}
-		a.bs = a.bs[:n*K/16]
+		a.q = sized(a.q, n*K)
+		a.d = sized(a.d, n*K/qkK)
+		a.bs = sized(a.bs, n*K/16)
 	} else {
 		np := pairsOf(K)
-		a.q = grow(a.q, n*np*64)
+		a.q = sized(a.q, n*np*64)
 		clear(a.q) // an odd last block's empty pair half stays zero
-		a.d = growF(a.d, n*np*2+qactPad)
-		a.s = growF(a.s, n*np*2+qactPad)
+		a.d = sized(a.d, n*np*2+qactPad)
+		a.s = sized(a.s, n*np*2+qactPad)
 	}
 	return a
+}
+
+// sized returns s with length n: s's own memory when it has the capacity
+// (the contents stale), else new memory.
+func sized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // qTile is the most rows of x a row kernel call multiplies with each

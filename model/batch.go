@@ -83,11 +83,7 @@ func DecodeBatch(ctx context.Context, sessions []*Session, tokens []int) ([][]fl
 			return rollback(fmt.Errorf("session %d: %w", i, err))
 		}
 	}
-	buf, _ := m.batchLogits.Get().(*[]float32)
-	if buf == nil || cap(*buf) < len(sessions)*V {
-		buf = new([]float32)
-		*buf = make([]float32, len(sessions)*V)
-	}
+	buf := pooledFloats(&m.batchLogits, len(sessions)*V)
 	defer m.batchLogits.Put(buf)
 	logits := (*buf)[:len(sessions)*V]
 	b := br.NewBatch(seqs)

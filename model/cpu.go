@@ -471,8 +471,13 @@ const decodeAttentionBlocks = 2 * minChunkBlocks
 
 // floats returns a buffer of at least n floats (its whole capacity, the
 // contents stale) from c.scratch, for the caller to Put back.
-func (c *CPU) floats(n int) *[]float32 {
-	b, _ := c.scratch.Get().(*[]float32)
+func (c *CPU) floats(n int) *[]float32 { return pooledFloats(&c.scratch, n) }
+
+// pooledFloats returns a *[]float32 from p (which holds only those) of at
+// least n floats, its whole capacity and the contents stale, for the
+// caller to Put back.
+func pooledFloats(p *sync.Pool, n int) *[]float32 {
+	b, _ := p.Get().(*[]float32)
 	if b == nil {
 		b = new([]float32)
 	}
