@@ -171,8 +171,11 @@ func BenchmarkDecodeGGUF(b *testing.B) {
 // BenchmarkDecodeBatchGGUF reports what issue 26's item 7 measures: one
 // model.DecodeBatch step of 1 and of 8 sessions with the quantized presets'
 // GGUF files (as BenchmarkDecodeGGUF), each session after a prompt of its
-// own (distinct caches), on one thread: tokens per second and per
-// CPU-second. 8 sessions' tok/cpu-s over 1 session's is the batch's gain.
+// own (distinct caches), and of 8 forks of one prompted session (sharing
+// the prompt's cache blocks, as a debugger's steps from one program do and
+// as `ndbg bench --sessions` measures), on one thread: tokens per second
+// and per CPU-second. 8 sessions' tok/cpu-s over 1 session's is the
+// batch's gain.
 //
 //	NDBG_BENCH_GGUF=~/.cache/ndbg/llamacpp/gguf go test -run '^$' -bench DecodeBatchGGUF ./bench/
 func BenchmarkDecodeBatchGGUF(b *testing.B) {
@@ -183,8 +186,15 @@ func BenchmarkDecodeBatchGGUF(b *testing.B) {
 			ctx := context.Background()
 			var m *model.Model
 			var prompted []*model.Session
-			for _, n := range []int{1, most} {
-				b.Run(fmt.Sprintf("%s/%s/sessions=%d", name, dt, n), func(b *testing.B) {
+			for _, c := range []struct {
+				n     int
+				forks bool
+			}{{1, false}, {most, false}, {most, true}} {
+				n, what := c.n, fmt.Sprintf("sessions=%d", c.n)
+				if c.forks {
+					what = fmt.Sprintf("forks=%d", c.n)
+				}
+				b.Run(fmt.Sprintf("%s/%s/%s", name, dt, what), func(b *testing.B) {
 					cfg, err := model.Preset(name)
 					require.NoError(b, err)
 					if m == nil {
@@ -203,7 +213,11 @@ func BenchmarkDecodeBatchGGUF(b *testing.B) {
 					}
 					sessions, tokens := make([]*model.Session, n), make([]int, n)
 					for i := range sessions {
-						sessions[i], tokens[i] = prompted[i].Fork(), i+1
+						from := prompted[i]
+						if c.forks {
+							from = prompted[0]
+						}
+						sessions[i], tokens[i] = from.Fork(), i+1
 					}
 					c0 := cputime.Process()
 					for b.Loop() {

@@ -898,9 +898,9 @@ func gemv1Of[T float32 | uint16](level isa, d, x []float32, m []T, k, stride int
 	}
 }
 
-// axpyRowsBF16 is axpyRows on BF16 rows: the AVX2 kernel (on every
-// assembly level, like the F32 one) over the multiples of 16 columns, the
-// rest in Go.
+// axpyRowsBF16 is axpyRows on BF16 rows: on AVX-512 its kernel over the
+// multiples of 32 columns, then the AVX2 kernel over the multiples of 16,
+// the rest in Go.
 func (b Impl) axpyRowsBF16(dst, a []float32, m []uint16, stride int) {
 	k := len(dst)
 	kv := k &^ 15
@@ -908,7 +908,16 @@ func (b Impl) axpyRowsBF16(dst, a []float32, m []uint16, stride int) {
 		axpyRowsBF16Go(dst, a, m, stride)
 		return
 	}
-	axpyRowsBF16AVX2(&dst[0], &a[0], &m[0], len(a), stride, kv)
+	k32 := 0 // the columns of the AVX-512 kernel, the rest's AVX2 (multiples of 16)
+	if b.isa >= isaAVX512 {
+		k32 = k &^ 31
+	}
+	if k32 > 0 {
+		axpyRowsBF16AVX512(&dst[0], &a[0], &m[0], len(a), stride, k32)
+	}
+	if kv > k32 {
+		axpyRowsBF16AVX2(&dst[k32], &a[0], &m[k32], len(a), stride, kv-k32)
+	}
 	if kv < k {
 		for j, v := range a {
 			axpyBF16Go(dst[kv:], v, m[j*stride+kv:j*stride+k])

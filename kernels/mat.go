@@ -289,7 +289,13 @@ func BF16ToF32Slice(dst []float32, src []uint16) {
 func F32ToBF16Slice(dst []uint16, src []float32) {
 	n := min(len(dst), len(src))
 	dst, src = dst[:n], src[:n]
-	for i, f := range src {
-		dst[i] = F32ToBF16(f)
+	var buf [64]uint16
+	for len(src) > 0 {
+		k := min(len(buf), len(src))
+		for i, f := range src[:k] {
+			buf[i] = F32ToBF16(f)
+		}
+		copy(dst[:k], buf[:k])
+		dst, src = dst[k:], src[k:]
 	}
 }

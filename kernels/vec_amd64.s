@@ -397,3 +397,94 @@ abr_store:
 abr_done:
 	VZEROUPPER
 	RET
+
+// func axpyRowsBF16AVX512(dst, a *float32, m *uint16, rows, stride, k int)
+// is axpyRowsBF16AVX2 with 512-bit vectors, k a multiple of 32: column
+// blocks of 32 held in registers while the rows stream by, four rows at a
+// time into four sets of accumulators, the rows' weights broadcast from
+// memory by the FMAs themselves.
+TEXT ·axpyRowsBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ rows+24(FP), R8
+	MOVQ stride+32(FP), BX
+	SHLQ $1, BX
+	LEAQ (BX)(BX*2), R12
+	MOVQ k+40(FP), R9
+	XORQ R10, R10
+
+abz_col:
+	CMPQ      R10, R9
+	JGE       abz_done
+	VMOVUPS   (DI)(R10*4), Z0
+	VMOVUPS   64(DI)(R10*4), Z1
+	VPXORD    Z2, Z2, Z2
+	VPXORD    Z3, Z3, Z3
+	VPXORD    Z4, Z4, Z4
+	VPXORD    Z5, Z5, Z5
+	VPXORD    Z6, Z6, Z6
+	VPXORD    Z7, Z7, Z7
+	LEAQ      (DX)(R10*2), R11
+	XORQ      CX, CX
+
+abz_row4:
+	LEAQ            4(CX), AX
+	CMPQ            AX, R8
+	JGT             abz_row1
+	VPMOVZXWD       (R11), Z12
+	VPMOVZXWD       32(R11), Z13
+	VPMOVZXWD       (R11)(BX*1), Z14
+	VPMOVZXWD       32(R11)(BX*1), Z15
+	VPSLLD          $16, Z12, Z12
+	VPSLLD          $16, Z13, Z13
+	VPSLLD          $16, Z14, Z14
+	VPSLLD          $16, Z15, Z15
+	VFMADD231PS.BCST (SI)(CX*4), Z12, Z0
+	VFMADD231PS.BCST (SI)(CX*4), Z13, Z1
+	VFMADD231PS.BCST 4(SI)(CX*4), Z14, Z2
+	VFMADD231PS.BCST 4(SI)(CX*4), Z15, Z3
+	VPMOVZXWD       (R11)(BX*2), Z12
+	VPMOVZXWD       32(R11)(BX*2), Z13
+	VPMOVZXWD       (R11)(R12*1), Z14
+	VPMOVZXWD       32(R11)(R12*1), Z15
+	VPSLLD          $16, Z12, Z12
+	VPSLLD          $16, Z13, Z13
+	VPSLLD          $16, Z14, Z14
+	VPSLLD          $16, Z15, Z15
+	VFMADD231PS.BCST 8(SI)(CX*4), Z12, Z4
+	VFMADD231PS.BCST 8(SI)(CX*4), Z13, Z5
+	VFMADD231PS.BCST 12(SI)(CX*4), Z14, Z6
+	VFMADD231PS.BCST 12(SI)(CX*4), Z15, Z7
+	LEAQ            (R11)(BX*4), R11
+	MOVQ            AX, CX
+	JMP             abz_row4
+
+abz_row1:
+	CMPQ            CX, R8
+	JGE             abz_store
+	VPMOVZXWD       (R11), Z12
+	VPMOVZXWD       32(R11), Z13
+	VPSLLD          $16, Z12, Z12
+	VPSLLD          $16, Z13, Z13
+	VFMADD231PS.BCST (SI)(CX*4), Z12, Z0
+	VFMADD231PS.BCST (SI)(CX*4), Z13, Z1
+	ADDQ            BX, R11
+	INCQ            CX
+	JMP             abz_row1
+
+abz_store:
+	VADDPS  Z2, Z0, Z0
+	VADDPS  Z3, Z1, Z1
+	VADDPS  Z6, Z4, Z4
+	VADDPS  Z7, Z5, Z5
+	VADDPS  Z4, Z0, Z0
+	VADDPS  Z5, Z1, Z1
+	VMOVUPS Z0, (DI)(R10*4)
+	VMOVUPS Z1, 64(DI)(R10*4)
+	ADDQ    $32, R10
+	JMP     abz_col
+
+abz_done:
+	VZEROUPPER
+	RET
