@@ -12,21 +12,22 @@ import (
 )
 
 // BenchmarkGemvBatchPaths times the paths a product of n rows of x (F32 or
-// BF16 weights) can take on AVX2, alternating round by round (one round per
-// b.N, each path called on every copy of W, so that the weights come from
-// memory) so that a busy machine's drifts hit all alike: "gemv1" one row of
-// x (the one-session step, for reference), "onerow" the
-// one-weight-row-at-a-time small-batch kernel, "rows3" gemvBatch as
-// dispatched (three weight rows at a time at n ≥ 4, the rest one by one),
-// "gemm" the blocked product. Shapes at n = 8: the 134m preset's
+// BF16 weights) can take on AVX2 and AVX-512, alternating round by round
+// (one round per b.N, each path called on every copy of W, so that the
+// weights come from memory) so that a busy machine's drifts hit all alike:
+// "gemv1" one row of x (the one-session step, for reference), "onerow" the
+// AVX2 one-weight-row-at-a-time small-batch kernel, "rows3" gemvBatch on
+// this CPU (three weight rows at a time at n ≥ 4, the rest one by one; on
+// AVX-512 the AVX-512 Rows3 kernels at n ≥ 5), "rows3avx2" gemvBatch
+// limited to AVX2, "gemm" the blocked product. Shapes at n = 8: the 134m preset's
 // projections (q/k/v/o, gate/up, down) and LM head; and the products near
 // useGemvBatch's x-size limits: 134m's down projection at n = 4…7 and
 // 34m's (512×1376) at n = 8. Reports each path's fastest and median CPU-µs
 // per call; run with -benchtime 10x or more.
 func BenchmarkGemvBatchPaths(b *testing.B) {
 	impl := Native()
-	if impl.isa != isaAVX2 {
-		b.Skip("the AVX2 small-batch kernels need AVX2 without AVX-512")
+	if impl.isa < isaAVX2 {
+		b.Skip("the small-batch kernels need AVX2")
 	}
 	type shape struct{ n, rows, cols int }
 	shapes := []shape{{8, 768, 768}, {8, 2048, 768}, {8, 768, 2048}, {8, 32000, 768},
@@ -77,6 +78,7 @@ func benchGemvBatchPaths(b *testing.B, impl Impl, dt DType, n, rows, cols int) {
 			}
 		}},
 		{"rows3", func(w *Mat) { impl.gemvBatch(nil, dst, x, n, w) }},
+		{"rows3avx2", func(w *Mat) { Impl{isaAVX2}.gemvBatch(nil, dst, x, n, w) }},
 		{"gemm", func(w *Mat) { impl.gemm(nil, dst, x, n, w) }},
 	}
 	times := make([][]float64, len(paths))

@@ -13,11 +13,14 @@ import (
 const gemvMaxN = 3
 
 // useGemvBatch reports whether gemvBatch computes this product (one read
-// of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector kernel;
-// n = 5…8 take the blocked product for F32 weights and the AVX2 kernels
-// below for BF16: 8 sessions' DecodeBatch on Zen 5, 34m BF16, 565 → 663
-// tokens per CPU-second, ndbg bench --sessions 8 on 134m BF16 200 → 258);
-// n = 2…8 with AVX2, where the blocked
+// of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector
+// kernel), and n = 5…8 with AVX-512 through the AVX-512 Rows3 kernels
+// while x fits L1 (BF16 up to 64 KiB as below, F32 up to 56 KiB): on Zen 5
+// (BenchmarkGemvBatchPaths, n = 8, medians) they take 0.55-0.70× the AVX2
+// Rows3 kernels' time for BF16 and 0.67-0.91× for F32, and F32 against
+// the blocked product, which took n = 5…8 before, 0.26-0.70× (768×2048 at
+// n = 7, x 56 KiB: 0.59×; at n = 8, x 64 KiB, 1.13×, so the blocked
+// product keeps it); n = 2…8 with AVX2, where the blocked
 // product's half panel of 8 rows is bound by weight broadcasts, as long as
 // x is small enough. The AVX2 kernels read x from L1 or L2, once per FMA
 // (F32 at n ≥ 4: once per three, three weight rows at a time): measured on
@@ -38,10 +41,10 @@ func (b Impl) useGemvBatch(n int, w *Mat) bool {
 		return false
 	case b.isa >= isaAVX512 && n <= 4:
 		return true
-	case b.isa >= isaAVX512 && w.DType != BF16:
-		return false // F32 at n = 5…8: the blocked product, as fast there
 	case n > 8:
 		return false
+	case b.isa >= isaAVX512 && w.DType != BF16:
+		return n*w.Cols*4 <= 56<<10
 	case w.DType == BF16 && n >= gemvRows3MinN:
 		return n*w.Cols*4 <= 64<<10
 	case w.DType == BF16:
@@ -190,17 +193,21 @@ func (b Impl) gemvTail(d, x []float32, w *Mat, r0, k0 int) {
 	}
 }
 
-// gemvBatch computes dst = x · Wᵀ for a small batch, 2 ≤ n ≤ 4 with
-// AVX-512, 2 ≤ n ≤ 8 with AVX2, by kernels that read each weight once for
-// all n rows of x. The AVX-512 four-vector kernel always computes 4 rows
-// of x (fewer are padded with zero rows into scratch) and rows of W in
-// fours, the rest of the rows in Go; the AVX2 kernels take n and any row
-// count as they are. Both leave the columns past the last whole vector to Go.
+// gemvBatch computes dst = x · Wᵀ for a small batch, 2 ≤ n ≤ 8, by
+// kernels that read each weight once for all n rows of x. The AVX-512
+// four-vector kernel (n ≤ 4) always computes 4 rows of x (fewer are padded
+// with zero rows into scratch) and rows of W in fours, the rest of the
+// rows in Go; the Rows3 kernels (AVX-512 at n ≥ 5, AVX2 at n ≥ 4) take
+// rows of W in threes, and the AVX2 one-row kernels the rest of the rows
+// and smaller n. All leave the columns past the last whole vector to Go.
 func (b Impl) gemvBatch(p *Pool, dst, x []float32, n int, w *Mat) {
 	K, R := w.Cols, w.Rows
 	kn, width, rowStep := n, 8, 1 // rows of x and W the kernel takes, vector width
-	if b.isa >= isaAVX512 && n <= 4 {
+	switch {
+	case b.isa >= isaAVX512 && n <= 4:
 		kn, width, rowStep = 4, 16, 4
+	case b.isa >= isaAVX512:
+		width = 16 // the AVX-512 Rows3 kernels'
 	}
 	kv := K &^ (width - 1)
 	xs, d := x, dst // the kernel's x and output (kn rows each, both ldd = R)
@@ -266,8 +273,15 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 	if kn >= gemvRows3MinN {
 		r3 = rows / 3 * 3
 	}
+	if b.isa >= isaAVX512 && r3 > 0 { // kn ≥ 5, kv a multiple of 16
+		if w.DType == BF16 {
+			gemvBatchBF16Rows3AVX512(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], r3/3, kv, K)
+		} else {
+			gemvBatchF32Rows3AVX512(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3/3, kv, K)
+		}
+	}
 	if w.DType == BF16 {
-		if r3 > 0 {
+		if r3 > 0 && b.isa < isaAVX512 {
 			gemvBatchBF16Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.BF16[r0*K], r3/3, kv, K)
 		}
 		if rows > r3 {
@@ -275,7 +289,7 @@ func (b Impl) gemvBatchKernel(d []float32, ldd int, x []float32, kn int, w *Mat,
 		}
 		return
 	}
-	if r3 > 0 {
+	if r3 > 0 && b.isa < isaAVX512 {
 		gemvBatchF32Rows3AVX2(kn, &d[0], ldd, &x[0], K, &w.F32[r0*K], r3/3, kv, K)
 	}
 	if rows > r3 {
@@ -318,6 +332,36 @@ func gemvBatchBF16Rows3AVX2(n int, dst *float32, ldd int, x *float32, ldx int, w
 		gemvBatch7BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
 	default:
 		gemvBatch8BF16Rows3AVX2(dst, ldd, x, ldx, w, triples, k, ldw)
+	}
+}
+
+// gemvBatchF32Rows3AVX512 calls the three-rows-at-a-time AVX-512 kernel
+// for n rows of x (5 ≤ n ≤ 8) on F32 weights, as gemvBatchF32Rows3AVX2
+// (k a multiple of 16).
+func gemvBatchF32Rows3AVX512(n int, dst *float32, ldd int, x *float32, ldx int, w *float32, triples, k, ldw int) {
+	switch n {
+	case 5:
+		gemvBatch5F32Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 6:
+		gemvBatch6F32Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 7:
+		gemvBatch7F32Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	default:
+		gemvBatch8F32Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	}
+}
+
+// gemvBatchBF16Rows3AVX512 is gemvBatchF32Rows3AVX512 for BF16 weights.
+func gemvBatchBF16Rows3AVX512(n int, dst *float32, ldd int, x *float32, ldx int, w *uint16, triples, k, ldw int) {
+	switch n {
+	case 5:
+		gemvBatch5BF16Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 6:
+		gemvBatch6BF16Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	case 7:
+		gemvBatch7BF16Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
+	default:
+		gemvBatch8BF16Rows3AVX512(dst, ldd, x, ldx, w, triples, k, ldw)
 	}
 }
 

@@ -349,4 +349,125 @@ def gemvr3(n, bf16):
 for bf16 in (False, True):
     for n in sorted(GEMVR3_PASSES):
         gemvr3(n, bf16)
+
+# AVX-512 small-batch kernels with three weight rows at a time (F32 and
+# BF16, n = 5…8 rows of x): the AVX2 Rows3 kernels' three streams with
+# 16-column vectors and every row of x in one pass (3 × n ≤ 24
+# accumulators, Z0…; the weight vectors in Z24-Z26, widened from BF16 once
+# on load; each row of x loaded into Z27 once per 16 columns and fed to
+# three FMAs; each stream prefetched PF3 bytes ahead). With 32 registers all 8 rows of x fit one pass, so each
+# weight vector is loaded once per step where the AVX2 kernels load it once
+# per pass of 4.
+#   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,
+#   r = g, m+g, 2m+g for g < m (m = rows), k a multiple of 16.
+#
+# GP registers: dst (row 0, column g) in DI, the three weight rows in SI,
+# R11, R12, ldw in bytes in BX, m in bytes in R13, ldd in bytes in R15,
+# triples left in CX, k in R8, the column in R14; x (advanced by 64 bytes
+# a step) in DX (rows 0-2), R10 (rows 3-5), AX (rows 6-7), ldx in bytes in
+# R9.
+e("// Small-batch matrix-vector products for AVX-512, three weight rows at a")
+e("// time from three streams of m rows (F32 or BF16, n = 5…8 rows of x in one")
+e("// pass), k a multiple of 16:")
+e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,")
+e("//   r = g, m+g, 2m+g for g < m, m = rows.")
+e("")
+
+# PF3 is how far ahead (bytes) the AVX-512 Rows3 kernels prefetch each weight
+# stream: without it they ran 1.2-1.3x slower at n = 8 (BenchmarkGemvBatchPaths,
+# Zen 5); 1 and 2 KiB measured alike, 512 bytes slower.
+PF3 = 1024
+
+def gemvr3_512(n, bf16):
+    name = "gemvBatch%d%sRows3AVX512" % (n, "BF16" if bf16 else "F32")
+    lab = "z%dr3%s" % (n, "b" if bf16 else "")
+    wt = "uint16" if bf16 else "float32"
+    ws = 2 if bf16 else 4
+    wp = ["SI", "R11", "R12"]
+    acc = lambda i, j: 3 * i + j  # row i of x, weight stream j
+    xaddr = ["(DX)", "(DX)(R9*1)", "(DX)(R9*2)", "(R10)", "(R10)(R9*1)", "(R10)(R9*2)", "(AX)", "(AX)(R9*1)"]
+    e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *%s, rows, k, ldw int)" % (name, wt))
+    e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
+    e("\tMOVQ dst+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), R15")
+    e("\tSHLQ $2, R15")
+    e("\tMOVQ ldx+24(FP), R9")
+    e("\tSHLQ $2, R9")
+    e("\tMOVQ w+32(FP), SI")
+    e("\tMOVQ rows+40(FP), CX")
+    e("\tMOVQ CX, R13")
+    e("\tSHLQ $2, R13")
+    e("\tMOVQ ldw+56(FP), BX")
+    e("\tSHLQ $%d, BX" % (ws // 2))
+    e("\tMOVQ CX, R8")
+    e("\tIMULQ BX, R8")
+    e("\tLEAQ (SI)(R8*1), R11")
+    e("\tLEAQ (R11)(R8*1), R12")
+    e("%s_group:" % lab)
+    e("\tTESTQ CX, CX")
+    e("\tJEQ %s_done" % lab)
+    e("\tMOVQ x+16(FP), DX")
+    e("\tLEAQ (DX)(R9*2), R10")
+    e("\tADDQ R9, R10")
+    e("\tLEAQ (R10)(R9*2), AX")
+    e("\tADDQ R9, AX")
+    for i in range(n):
+        for j in range(3):
+            z = acc(i, j)
+            e("\tVPXORD Z%d, Z%d, Z%d" % (z, z, z))
+    e("\tXORQ R14, R14")
+    e("\tMOVQ k+48(FP), R8")
+    e("%s_loop:" % lab)
+    for j in range(3):
+        e("\tPREFETCHT0 %d(%s)(R14*%d)" % (PF3, wp[j], ws))
+    for j in range(3):
+        if bf16:
+            e("\tVPMOVZXWD (%s)(R14*2), Z%d" % (wp[j], 24 + j))
+            e("\tVPSLLD $16, Z%d, Z%d" % (24 + j, 24 + j))
+        else:
+            e("\tVMOVUPS (%s)(R14*4), Z%d" % (wp[j], 24 + j))
+    for i in range(n):
+        e("\tVMOVUPS %s, Z27" % xaddr[i])
+        for j in range(3):
+            e("\tVFMADD231PS Z%d, Z27, Z%d" % (24 + j, acc(i, j)))
+    e("\tADDQ $64, DX")
+    e("\tADDQ $64, R10")
+    e("\tADDQ $64, AX")
+    e("\tADDQ $16, R14")
+    e("\tCMPQ R14, R8")
+    e("\tJLT %s_loop" % lab)
+    # Per row of x: each accumulator folded to 8 lanes (into Z0-Z2, free
+    # once row 0 is stored: VHADDPS has no EVEX form for Z16 and up), then
+    # [s0, s1, s2, s2] as in the AVX2 kernels, stored one stream apart.
+    for i in range(n):
+        t = [acc(i, j) if i == 0 else j for j in range(3)]
+        for j in range(3):
+            e("\tVEXTRACTF64X4 $1, Z%d, Y28" % acc(i, j))
+            e("\tVADDPS Y28, Y%d, Y%d" % (acc(i, j), t[j]))
+        e("\tVHADDPS Y%d, Y%d, Y%d" % (t[1], t[0], t[0]))
+        e("\tVHADDPS Y%d, Y%d, Y%d" % (t[2], t[2], t[2]))
+        e("\tVHADDPS Y%d, Y%d, Y%d" % (t[2], t[0], t[0]))
+        e("\tVEXTRACTF128 $1, Y%d, X%d" % (t[0], t[1]))
+        e("\tVADDPS X%d, X%d, X%d" % (t[1], t[0], t[0]))
+        if i == 0:
+            e("\tMOVQ DI, R8")
+        else:
+            e("\tIMUL3Q $%d, R15, R8" % i)
+            e("\tADDQ DI, R8")
+        e("\tVMOVSS X%d, (R8)" % t[0])
+        e("\tVEXTRACTPS $1, X%d, (R8)(R13*1)" % t[0])
+        e("\tVEXTRACTPS $2, X%d, (R8)(R13*2)" % t[0])
+    e("\tADDQ $4, DI")
+    for r in wp:
+        e("\tADDQ BX, %s" % r)
+    e("\tDECQ CX")
+    e("\tJMP %s_group" % lab)
+    e("%s_done:" % lab)
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e("")
+
+for bf16 in (False, True):
+    for n in range(5, 9):
+        gemvr3_512(n, bf16)
 print("\n".join(L))

@@ -134,6 +134,30 @@ func gemvBatch7BF16Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint
 func gemvBatch8BF16Rows3AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
+func gemvBatch5F32Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch6F32Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch7F32Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch8F32Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *float32, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch5BF16Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch6BF16Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch7BF16Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
+func gemvBatch8BF16Rows3AVX512(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
+
+//go:noescape
 func gemvBatch2BF16AVX2(dst *float32, ldd int, x *float32, ldx int, w *uint16, rows, k, ldw int)
 
 //go:noescape
