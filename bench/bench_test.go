@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -175,11 +176,16 @@ func BenchmarkDecodeGGUF(b *testing.B) {
 // the prompt's cache blocks, as a debugger's steps from one program do and
 // as `ndbg bench --sessions` measures), on one thread: tokens per second
 // and per CPU-second. 8 sessions' tok/cpu-s over 1 session's is the
-// batch's gain.
+// batch's gain. NDBG_BENCH_PROMPT sets the prompt's length (128 tokens
+// unless set).
 //
 //	NDBG_BENCH_GGUF=~/.cache/ndbg/llamacpp/gguf go test -run '^$' -bench DecodeBatchGGUF ./bench/
 func BenchmarkDecodeBatchGGUF(b *testing.B) {
-	const prompt, decode, most = 128, 32, 8
+	const decode, most = 32, 8
+	prompt := 128
+	if v, err := strconv.Atoi(os.Getenv("NDBG_BENCH_PROMPT")); err == nil && v > 0 {
+		prompt = v
+	}
 	o := Options{GGUFDir: os.Getenv("NDBG_BENCH_GGUF")}
 	for _, name := range benchModels() {
 		for _, dt := range []string{"q8_0", "q4_k_m"} {

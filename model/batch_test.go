@@ -59,6 +59,39 @@ func TestDecodeBatchMatchesForward(t *testing.T) {
 	}
 }
 
+// Sessions forked from one long prompt (nine whole cache blocks, frozen
+// and shared), the prompted session itself and one of its own, decoded
+// together, get the logits each gets alone, step after step, in F32 and
+// BF16.
+func TestDecodeBatchForksOfLongPrompt(t *testing.T) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		t.Run(dt.String(), func(t *testing.T) {
+			m := tinyModel(t, dt, 512)
+			build := func() []*Session {
+				prompt := m.NewSession()
+				_, err := prompt.Forward(context.Background(), seq(300, m.Config().VocabSize), false)
+				require.NoError(t, err)
+				other := m.NewSession()
+				_, err = other.Forward(context.Background(), seq(40, m.Config().VocabSize), false)
+				require.NoError(t, err)
+				return []*Session{prompt.Fork(), prompt.Fork(), other, prompt, prompt.Fork()}
+			}
+			batch, alone := build(), build()
+			next := []int{5, 6, 7, 8, 9}
+			for step := range 5 {
+				got, err := DecodeBatch(context.Background(), batch, next)
+				require.NoError(t, err)
+				for i, s := range alone {
+					want, err := s.Forward(context.Background(), next[i:i+1], false)
+					require.NoError(t, err)
+					require.LessOrEqual(t, nmse(got[i], want), 1e-10, "step %d session %d", step, i)
+					next[i] = sample.Argmax(want)
+				}
+			}
+		})
+	}
+}
+
 // snapshot is what a failed DecodeBatch must leave unchanged.
 type snapshot struct {
 	tokens []int
