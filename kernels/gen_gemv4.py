@@ -375,8 +375,9 @@ e("")
 
 # PF3 is how far ahead (bytes) the AVX-512 Rows3 kernels prefetch each weight
 # stream: without it they ran 1.2-1.3x slower at n = 8 (BenchmarkGemvBatchPaths,
-# Zen 5); 1 and 2 KiB measured alike, 512 bytes slower.
-PF3 = 1024
+# Zen 5); of 0.5, 1, 2 and 4 KiB, 2 KiB was fastest for F32 and BF16 (F32 at
+# 1 KiB 1.1x its time, at 4 KiB 1.05x).
+PF3 = 2048
 
 def gemvr3_512(n, bf16):
     name = "gemvBatch%d%sRows3AVX512" % (n, "BF16" if bf16 else "F32")
