@@ -22,7 +22,8 @@ import (
 // limited to AVX2, "gemm" the blocked product. Shapes at n = 8: the 134m preset's
 // projections (q/k/v/o, gate/up, down) and LM head; and the products near
 // useGemvBatch's x-size limits: 134m's down projection at n = 4…7 and
-// 34m's (512×1376) at n = 8. Reports each path's fastest and median CPU-µs
+// 34m's (512×1376) at n = 8, and the 1.8b preset's down and up
+// projections at n = 8. Reports each path's fastest and median CPU-µs
 // per call; run with -benchtime 10x or more.
 func BenchmarkGemvBatchPaths(b *testing.B) {
 	impl := Native()
@@ -31,7 +32,8 @@ func BenchmarkGemvBatchPaths(b *testing.B) {
 	}
 	type shape struct{ n, rows, cols int }
 	shapes := []shape{{8, 768, 768}, {8, 2048, 768}, {8, 768, 2048}, {8, 32000, 768},
-		{4, 768, 2048}, {5, 768, 2048}, {6, 768, 2048}, {7, 768, 2048}, {8, 512, 1376}}
+		{4, 768, 2048}, {5, 768, 2048}, {6, 768, 2048}, {7, 768, 2048}, {8, 512, 1376},
+		{8, 2048, 5632}, {8, 5632, 2048}}
 	for _, dt := range []DType{F32, BF16} {
 		for _, sh := range shapes {
 			b.Run(fmt.Sprintf("%v/n=%d/%dx%d", dt, sh.n, sh.rows, sh.cols), func(b *testing.B) {
