@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -175,6 +177,26 @@ func TestBF16(t *testing.T) {
 			continue
 		}
 		require.Equal(t, uint16(h), F32ToBF16(f))
+	}
+	// F32ToBF16Slice (its vector path and its tail) agrees with F32ToBF16
+	// on every BF16 value, each value half-way above it (ties), NaNs of
+	// either sign and payload, denormals and random bits.
+	var many []float32
+	for h := range 1 << 16 {
+		many = append(many, math32(uint32(h)<<16), math32(uint32(h)<<16|0x8000), math32(uint32(h)<<16|0x7fff))
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1 << 16 {
+		many = append(many, math32(r.Uint32()))
+	}
+	for _, n := range []int{len(many), len(many) - 5, 15, 17, 33} {
+		got := make([]uint16, n)
+		F32ToBF16Slice(got, many[len(many)-n:])
+		for i, f := range many[len(many)-n:] {
+			if got[i] != F32ToBF16(f) {
+				t.Fatalf("n %d: F32ToBF16Slice(%#x) = %#x, F32ToBF16 %#x", n, math.Float32bits(f), got[i], F32ToBF16(f))
+			}
+		}
 	}
 	src := []float32{1, 2, 3}
 	dst := make([]uint16, 2)
