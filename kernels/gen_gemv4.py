@@ -236,21 +236,18 @@ e("//   dst[i*ldd + r] = Σ_{c<k} x[i*ldx + c] · W[r*ldw + c],  i < n,")
 e("//   r = g, m+g, 2m+g for g < m, m = rows.")
 e("")
 
-def gemvr3(n, bf16):
-    passes = GEMVR3_PASSES[n]
-    name = "gemvBatch%d%sRows3AVX2" % (n, "BF16" if bf16 else "F32")
-    lab = "g%dr3%s" % (n, "b" if bf16 else "")
-    wt = "uint16" if bf16 else "float32"
-    ws = 2 if bf16 else 4  # bytes per weight
-    wp = ["SI", "R11", "R12"]
-    xp = ["DX", "AX", "R9", "R10"]
-    wr = [12, 13, 14]
-    xr = 15
+def rows3_prologue(name, wt, ws, lab, extra=()):
+    """The Rows3 kernels' header: arguments into registers (dst in DI, ldd
+    in bytes in R15, the three weight streams of m rows in SI, R11, R12, m
+    left in CX and in bytes in R13, ldw in bytes in BX; extra instructions
+    after them), then the group loop's label and its end test."""
     e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *%s, rows, k, ldw int)" % (name, wt))
     e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     e("\tMOVQ dst+0(FP), DI")
     e("\tMOVQ ldd+8(FP), R15")
     e("\tSHLQ $2, R15")
+    for ins in extra:
+        e("\t" + ins)
     e("\tMOVQ w+32(FP), SI")
     e("\tMOVQ rows+40(FP), CX")
     e("\tMOVQ CX, R13")
@@ -264,6 +261,33 @@ def gemvr3(n, bf16):
     e("%s_group:" % lab)
     e("\tTESTQ CX, CX")
     e("\tJEQ %s_done" % lab)
+
+
+def rows3_epilogue(lab):
+    """The Rows3 kernels' end of a group (the next output column, each
+    stream's next row) and of the kernel."""
+    e("\tADDQ $4, DI")
+    for r in ("SI", "R11", "R12"):
+        e("\tADDQ BX, %s" % r)
+    e("\tDECQ CX")
+    e("\tJMP %s_group" % lab)
+    e("%s_done:" % lab)
+    e("\tVZEROUPPER")
+    e("\tRET")
+    e("")
+
+
+def gemvr3(n, bf16):
+    passes = GEMVR3_PASSES[n]
+    name = "gemvBatch%d%sRows3AVX2" % (n, "BF16" if bf16 else "F32")
+    lab = "g%dr3%s" % (n, "b" if bf16 else "")
+    wt = "uint16" if bf16 else "float32"
+    ws = 2 if bf16 else 4  # bytes per weight
+    wp = ["SI", "R11", "R12"]
+    xp = ["DX", "AX", "R9", "R10"]
+    wr = [12, 13, 14]
+    xr = 15
+    rows3_prologue(name, wt, ws, lab)
     first = 0  # the pass's first row of x
     for p, nx in enumerate(passes):
         acc = [[j * nx + i for i in range(nx)] for j in range(3)]  # acc[j][i]
@@ -336,15 +360,7 @@ def gemvr3(n, bf16):
             e("\tVEXTRACTPS $1, X%d, (R8)(R13*1)" % a0)
             e("\tVEXTRACTPS $2, X%d, (R8)(R13*2)" % a0)
         first += nx
-    e("\tADDQ $4, DI")
-    for r in wp:
-        e("\tADDQ BX, %s" % r)
-    e("\tDECQ CX")
-    e("\tJMP %s_group" % lab)
-    e("%s_done:" % lab)
-    e("\tVZEROUPPER")
-    e("\tRET")
-    e("")
+    rows3_epilogue(lab)
 
 for bf16 in (False, True):
     for n in sorted(GEMVR3_PASSES):
@@ -387,26 +403,7 @@ def gemvr3_512(n, bf16):
     wp = ["SI", "R11", "R12"]
     acc = lambda i, j: 3 * i + j  # row i of x, weight stream j
     xaddr = ["(DX)", "(DX)(R9*1)", "(DX)(R9*2)", "(R10)", "(R10)(R9*1)", "(R10)(R9*2)", "(AX)", "(AX)(R9*1)"]
-    e("// func %s(dst *float32, ldd int, x *float32, ldx int, w *%s, rows, k, ldw int)" % (name, wt))
-    e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
-    e("\tMOVQ dst+0(FP), DI")
-    e("\tMOVQ ldd+8(FP), R15")
-    e("\tSHLQ $2, R15")
-    e("\tMOVQ ldx+24(FP), R9")
-    e("\tSHLQ $2, R9")
-    e("\tMOVQ w+32(FP), SI")
-    e("\tMOVQ rows+40(FP), CX")
-    e("\tMOVQ CX, R13")
-    e("\tSHLQ $2, R13")
-    e("\tMOVQ ldw+56(FP), BX")
-    e("\tSHLQ $%d, BX" % (ws // 2))
-    e("\tMOVQ CX, R8")
-    e("\tIMULQ BX, R8")
-    e("\tLEAQ (SI)(R8*1), R11")
-    e("\tLEAQ (R11)(R8*1), R12")
-    e("%s_group:" % lab)
-    e("\tTESTQ CX, CX")
-    e("\tJEQ %s_done" % lab)
+    rows3_prologue(name, wt, ws, lab, ["MOVQ ldx+24(FP), R9", "SHLQ $2, R9"])
     e("\tMOVQ x+16(FP), DX")
     e("\tLEAQ (DX)(R9*2), R10")
     e("\tADDQ R9, R10")
@@ -458,15 +455,7 @@ def gemvr3_512(n, bf16):
         e("\tVMOVSS X%d, (R8)" % t[0])
         e("\tVEXTRACTPS $1, X%d, (R8)(R13*1)" % t[0])
         e("\tVEXTRACTPS $2, X%d, (R8)(R13*2)" % t[0])
-    e("\tADDQ $4, DI")
-    for r in wp:
-        e("\tADDQ BX, %s" % r)
-    e("\tDECQ CX")
-    e("\tJMP %s_group" % lab)
-    e("%s_done:" % lab)
-    e("\tVZEROUPPER")
-    e("\tRET")
-    e("")
+    rows3_epilogue(lab)
 
 for bf16 in (False, True):
     for n in range(5, 9):

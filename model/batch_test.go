@@ -40,22 +40,33 @@ func TestDecodeBatchMatchesForward(t *testing.T) {
 	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			m := tinyModel(t, dt, 0)
-			batch, alone := batchSessions(t, m), batchSessions(t, m)
-			next := []int{5, 6, 7, 8, 9}
-			for step := range 5 {
-				got, err := DecodeBatch(context.Background(), batch, next)
-				require.NoError(t, err)
-				for i, s := range alone {
-					want, err := s.Forward(context.Background(), next[i:i+1], false)
-					require.NoError(t, err)
-					what := fmt.Sprintf("step %d session %d", step, i)
-					require.LessOrEqual(t, nmse(got[i], want), 1e-10, what)
-					require.Equal(t, s.Tokens(), batch[i].Tokens(), what)
-					require.Equal(t, got[i], batch[i].Last(), what)
-					next[i] = sample.Argmax(want)
-				}
-			}
+			requireBatchAsAlone(t, batchSessions(t, m), batchSessions(t, m))
 		})
+	}
+}
+
+// requireBatchAsAlone decodes five steps of batch with DecodeBatch and of
+// alone (the same sessions built again) one session at a time with
+// Forward, each session's next token its greedy choice, and requires the
+// same logits (NMSE ≤ 1e-10), tokens and last logits of each.
+func requireBatchAsAlone(t *testing.T, batch, alone []*Session) {
+	t.Helper()
+	next := make([]int, len(batch))
+	for i := range next {
+		next[i] = 5 + i
+	}
+	for step := range 5 {
+		got, err := DecodeBatch(context.Background(), batch, next)
+		require.NoError(t, err)
+		for i, s := range alone {
+			want, err := s.Forward(context.Background(), next[i:i+1], false)
+			require.NoError(t, err)
+			what := fmt.Sprintf("step %d session %d", step, i)
+			require.LessOrEqual(t, nmse(got[i], want), 1e-10, what)
+			require.Equal(t, s.Tokens(), batch[i].Tokens(), what)
+			require.Equal(t, got[i], batch[i].Last(), what)
+			next[i] = sample.Argmax(want)
+		}
 	}
 }
 
@@ -76,18 +87,7 @@ func TestDecodeBatchForksOfLongPrompt(t *testing.T) {
 				require.NoError(t, err)
 				return []*Session{prompt.Fork(), prompt.Fork(), other, prompt, prompt.Fork()}
 			}
-			batch, alone := build(), build()
-			next := []int{5, 6, 7, 8, 9}
-			for step := range 5 {
-				got, err := DecodeBatch(context.Background(), batch, next)
-				require.NoError(t, err)
-				for i, s := range alone {
-					want, err := s.Forward(context.Background(), next[i:i+1], false)
-					require.NoError(t, err)
-					require.LessOrEqual(t, nmse(got[i], want), 1e-10, "step %d session %d", step, i)
-					next[i] = sample.Argmax(want)
-				}
-			}
+			requireBatchAsAlone(t, build(), build())
 		})
 	}
 }
