@@ -16,9 +16,9 @@ const gemvMaxN = 3
 // of W for all n rows of x): n = 2…4 with AVX-512 (the four-vector
 // kernel), and n = 5…8 with AVX-512 through the AVX-512 Rows3 kernels
 // while x fits L1 (BF16 up to 64 KiB as below, F32 up to 56 KiB): on Zen 5
-// (BenchmarkGemvBatchPaths, n = 8, medians) they take 0.55-0.70× the AVX2
-// Rows3 kernels' time for BF16 and 0.67-0.91× for F32, and F32 against
-// the blocked product, which took n = 5…8 before, 0.26-0.70× (768×2048 at
+// (BenchmarkGemvBatchPaths, n = 8, medians) they take 0.55-0.72× the AVX2
+// Rows3 kernels' time for BF16 and 0.66-0.91× for F32, and F32 against
+// the blocked product, which took n = 5…8 before, 0.25-0.71× (768×2048 at
 // n = 7, x 56 KiB: 0.59×; at n = 8, x 64 KiB, 1.13×, so the blocked
 // product keeps it); n = 2…8 with AVX2, where the blocked
 // product's half panel of 8 rows is bound by weight broadcasts, as long as
