@@ -224,6 +224,36 @@ func TestBatcherConcurrentSessions(t *testing.T) {
 	}, 5*time.Second, time.Millisecond, "the batching goroutine did not end")
 }
 
+// The call that completes a batch starts it at once, long before the
+// window ends: a batch that waited for its window (an hour here) would
+// meet the calls' deadline instead.
+func TestBatcherFullBatchStartsAtOnce(t *testing.T) {
+	m := tinyModel(t, kernels.F32, 0)
+	b := NewBatcher(m, 4, time.Hour)
+	for round := range 3 {
+		b.mu.Lock()
+		b.last = 3 // as if three sessions had just decoded together
+		b.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		errs := make(chan error, 3)
+		for i := range 3 {
+			go func() {
+				s := m.NewSession()
+				defer s.Close()
+				_, err := b.Forward(ctx, s, 1+i)
+				errs <- err
+			}()
+		}
+		for range 3 {
+			require.NoError(t, <-errs, "round %d", round)
+		}
+		cancel()
+	}
+	batches, steps := b.Stats()
+	require.EqualValues(t, 9, steps)
+	require.LessOrEqual(t, batches, int64(9))
+}
+
 // A call waiting for its batch leaves when its context is cancelled, the
 // session unchanged, and a bad token is the caller's own error.
 func TestBatcherCancelAndBadInput(t *testing.T) {
