@@ -1119,7 +1119,7 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 			k = qdotQ5_0P16[nx-1]
 		}
 		for g := lo / 16; g < g1; g++ {
-			k(&d[g*16-lo], ldd, &m.pk[g*nb*576], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2],
+			k(&d[g*16-lo], ldd, &m.pk[g*nb*qk0Packed], nb, &a.q[i0*np*64], &a.d[i0*np*2], &a.s[i0*np*2],
 				&a.q[i1*np*64], &a.d[i1*np*2], &a.s[i1*np*2])
 		}
 	}

@@ -589,10 +589,10 @@ def xadvance(nx, q, d, s):
 
 def q8_0_p16(nx, five=False):
     """Q8_0 on packed weights (Pack: 16 rows interleaved four bytes at a
-    time, + 128, and their scales): an outer product, each VPDPBUSD taking
-    four quants of a row of x (broadcast) against four of 16 weight rows,
-    the float work once per block for 16 rows, for up to 8 rows of x (the
-    weights read once for all of them).
+    time, + 128, and their float16 scales, blocks in pairs): an outer
+    product, each VPDPBUSD taking four quants of a row of x (broadcast)
+    against four of 16 weight rows, the float work once per block for 16
+    rows, for up to 8 rows of x (the weights read once for all of them).
 
       func qdotQ8_0P16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32, xq2 *int8, xd2, xs2 *float32)
 
@@ -606,10 +606,13 @@ def q8_0_p16(nx, five=False):
     for i in range(nx):
         e("\tVXORPS Y%d, Y%d, Y%d" % (i, i, i))
 
-    def block(half):
-        prefetch_share(0, 1, 576)
+    def block(half, vectors, scales, pf):
+        """A block: its vectors at vectors(SI), its 16 float16 scales at
+        scales(SI), x's half-pair half; pf: prefetch part pf[0] of pf[1]."""
+        prefetch_share(pf[0], pf[1], 2 * 544)
         for g in range(8):
-            e("\tVMOVDQU64 %d(SI), Z%d" % (64 * g, 8 + g))
+            e("\tVMOVDQU64 %d(SI), Z%d" % (vectors + 64 * g, 8 + g))
+        e("\tVCVTPH2PS %d(SI), Z30" % scales)
         for i in range(nx):
             q, d, s, ii, _ = xrow(i, nx)
             t = 16 + i
@@ -619,21 +622,23 @@ def q8_0_p16(nx, five=False):
             e("\tVCVTDQ2PS Z%d, Z%d" % (t, t))
             e("\tVMULPS.BCST %d(%s), Z%d, Z%d" % (8 * ii + 4 * half, d, t, t))
             e("\tVFMADD231PS.BCST %d(%s), Z31, Z%d" % (8 * ii + 4 * half, s, t))
-            e("\tVFMADD231PS 512(SI), Z%d, Z%d" % (t, i))
-        e("\tADDQ $576, SI")
+            e("\tVFMADD231PS Z30, Z%d, Z%d" % (t, i))
+    # Pack's layout: a pair's two blocks' vectors, then their scales; an
+    # odd last block's vectors, then its scales.
     e("\tMOVQ CX, DX")
     e("\tSHRQ $1, DX")
     e("\tJZ %s_tail" % lab)
     e("%s_pair:" % lab)
-    block(0)
-    block(1)
+    block(0, 0, 1024, (0, 2))
+    block(1, 512, 1056, (1, 2))
+    e("\tADDQ $1088, SI")
     xadvance(nx, 64, 8, 8)
     e("\tDECQ DX")
     e("\tJNZ %s_pair" % lab)
     e("%s_tail:" % lab)
     e("\tTESTQ $1, CX")
     e("\tJZ %s_store" % lab)
-    block(0)
+    block(0, 0, 512, (0, 2))
     e("%s_store:" % lab)
     p16_store(nx)
 

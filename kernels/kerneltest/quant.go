@@ -26,6 +26,7 @@ var QuantCases = []MatMulCase{
 	{2, 5, 256}, {3, 17, 512}, {4, 8, 768}, {5, 11, 256}, {7, 3, 1376}, {9, 20, 512},
 	{6, 48, 512}, {7, 17, 768}, {8, 32, 256},
 	{16, 13, 256}, {33, 40, 768}, {128, 24, 512}, {1, 1, 32}, {3, 5, 96}, {1, 300, 64},
+	{1, 40, 1376}, {8, 17, 96}, {6, 32, 160}, // packed groups of an odd number of Q8_0 blocks
 }
 
 // refQuant returns the float64 product of the dequantized weights of w
