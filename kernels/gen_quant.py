@@ -646,7 +646,7 @@ def q8_0_p16(nx, five=False):
 def q4_k_p16(nx):
     """Q4_K on packed weights (Pack: 16 rows; per sub-block four vectors of
     nibble pairs; per block the rows' scales and mins as bytes and d and
-    dmin as float32): an outer product of 16 weight rows by a row of x per
+    dmin as float16): an outer product of 16 weight rows by a row of x per
     VPDPBUSD, each sub-block's integer sums times the rows' scales
     (VPMULLD) summed in integers over the block, the mins times the
     activations' sums of 32 (xs, int32) likewise, then one float step per
@@ -660,7 +660,7 @@ def q4_k_p16(nx):
     k_blocks_start(lab, nx)
     for j in range(8):
         o = 256 * j
-        prefetch_share(j, 8, 2432)
+        prefetch_share(j, 8, 2368)
         for v in range(4):
             e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 8 + v))
         for v in range(4):
@@ -678,8 +678,8 @@ def q4_k_p16(nx):
             e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
     for j in range(8):
         e("\tVPMOVZXBD %d(SI), Z%d" % (2176 + 16 * j, 8 + j))  # the rows' mins
-    e("\tVMOVUPS 2304(SI), Z24")  # d per row
-    e("\tVMOVUPS 2368(SI), Z25")  # dmin per row
+    e("\tVCVTPH2PS 2304(SI), Z24")  # d per row
+    e("\tVCVTPH2PS 2336(SI), Z25")  # dmin per row
     for i in range(nx):
         _, d, s, ii, _ = xrow(i, nx)
         e("\tVPMULLD.BCST %d(%s), Z8, Z26" % (32 * ii, s))
@@ -692,7 +692,7 @@ def q4_k_p16(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
         e("\tVMULPS.BCST %d(%s), Z24, Z27" % (4 * ii, d))
         e("\tVFMADD231PS Z27, Z%d, Z%d" % (16 + i, i))
-    k_blocks_end(lab, nx, 2432, 32)
+    k_blocks_end(lab, nx, 2368, 32)
 
 
 def q6_k_p16(nx):
