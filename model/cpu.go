@@ -63,10 +63,8 @@ type cpuResident struct {
 	cfg  Config
 	w    *Weights
 	pool *blockPool // the KV-cache blocks its sequences have given back
-	// batchActs holds the activations (*cpuRows, r and rows set) of
-	// batches done (cpuBatch.release) for the next batch: a step of 8
-	// sessions of 134m otherwise allocates and zeroes 1.5 MB.
-	batchActs sync.Pool
+	acts actPool    // the activations of batches done and sequences closed
+
 }
 
 func (r *cpuResident) NewSeq() Seq {
@@ -110,9 +108,6 @@ func (r *cpuResident) NewBatch(seqs []Seq) Batch {
 		}
 		b.seqs[i] = cs
 	}
-	if spare, _ := r.batchActs.Get().(*cpuRows); spare != nil {
-		b.cpuRows = *spare
-	}
 	b.size(len(seqs))
 	return b
 }
@@ -147,14 +142,87 @@ type cpuRows struct {
 	err  error
 }
 
-// size makes room for n rows of every activation.
+// size makes room for n rows of every activation: those of a pass done
+// (the resident's acts) when it has as many, else new ones, its own going
+// to the pool for a smaller pass.
 func (s *cpuRows) size(n int) {
-	if n > s.rows {
-		s.rows = n
-		for a := range s.act {
-			s.act[a] = make([]float32, n*Act(a).Width(&s.r.cfg))
+	if n <= s.rows {
+		return
+	}
+	s.release()
+	if act, rows := s.r.acts.take(n); rows > 0 {
+		s.act, s.rows = act, rows
+		return
+	}
+	s.rows = n
+	for a := range s.act {
+		s.act[a] = make([]float32, n*Act(a).Width(&s.r.cfg))
+	}
+}
+
+// release gives s's activations to the resident's pool (acts) for the
+// next pass and leaves s without any.
+func (s *cpuRows) release() {
+	if s.rows > 0 {
+		s.r.acts.put(s.act, s.rows)
+	}
+	s.act, s.rows = [NumActs][]float32{}, 0
+}
+
+// actPool keeps the activations of a resident's passes done (batches,
+// cpuBatch.release) and sequences closed (cpuSeq.Close), up to
+// actPoolBytes of them, for the next pass that needs more rows than it
+// has (cpuRows.size). Memory touched for the first time costs a page
+// fault per 4 KiB, 19 µs each on the machines of bench/RESULTS.md: a
+// step of 8 sessions of 134m allocated and zeroed 1.5 MB, and a new
+// session's 128-token prefill of 34m touched about 6 MB, half of its
+// time. Safe for concurrent use. (Not a sync.Pool: that one keeps an item
+// on one P, out of other goroutines' reach, and drops all at collections.)
+type actPool struct {
+	mu    sync.Mutex
+	free  []actSet
+	bytes int64
+}
+
+// actSet is a set of activations of rows rows (cpuRows.act).
+type actSet struct {
+	act   [NumActs][]float32
+	rows  int
+	bytes int64
+}
+
+// actPoolBytes is the most an actPool keeps (the 1.8b preset's 256-row
+// prefill takes about 25 MB).
+const actPoolBytes = 64 << 20
+
+// take returns a set of at least n rows, the most recently put, and its
+// rows; rows 0 when there is none.
+func (p *actPool) take(n int) (act [NumActs][]float32, rows int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i := len(p.free) - 1; i >= 0; i-- {
+		if set := p.free[i]; set.rows >= n {
+			p.free = append(p.free[:i], p.free[i+1:]...)
+			p.bytes -= set.bytes
+			return set.act, set.rows
 		}
 	}
+	return act, 0
+}
+
+// put keeps act (rows rows of activations) unless the pool is full.
+func (p *actPool) put(act [NumActs][]float32, rows int) {
+	var b int64
+	for _, a := range act {
+		b += int64(len(a)) * 4
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bytes+b > actPoolBytes {
+		return
+	}
+	p.free = append(p.free, actSet{act: act, rows: rows, bytes: b})
+	p.bytes += b
 }
 
 // rowsOf returns the first n rows of activation a.
@@ -298,9 +366,11 @@ func (s *cpuSeq) Truncate(n int) error {
 
 func (s *cpuSeq) Fork() Seq { return &cpuSeq{cpuRows: cpuRows{r: s.r}, cache: s.cache.Fork()} }
 
-// Close gives the sequence's KV-cache blocks back to the model (blockPool).
+// Close gives the sequence's KV-cache blocks and activations back to the
+// model (blockPool, acts).
 func (s *cpuSeq) Close() error {
 	s.cache.release()
+	s.cpuRows.release()
 	return nil
 }
 
@@ -315,10 +385,7 @@ type cpuBatch struct {
 // batch (DecodeBatch calls it when the step is done); the batch must not
 // be used afterwards.
 func (b *cpuBatch) release() {
-	spare := b.cpuRows
-	spare.err = nil
-	b.r.batchActs.Put(&spare)
-	b.cpuRows = cpuRows{}
+	b.cpuRows.release()
 }
 
 func (b *cpuBatch) RoPE(layer, _, n int) {
