@@ -64,7 +64,6 @@ type cpuResident struct {
 	w    *Weights
 	pool *blockPool // the KV-cache blocks its sequences have given back
 	acts actPool    // the activations of batches done and sequences closed
-
 }
 
 func (r *cpuResident) NewSeq() Seq {
