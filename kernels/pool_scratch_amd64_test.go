@@ -14,7 +14,7 @@ import (
 // without a pool.
 func TestGEMMReusesPoolScratch(t *testing.T) {
 	if Native().isa < isaAVX2 {
-		t.Skip("no GEMM kernel on this CPU")
+		t.Skip("no GEMM kernel: the noasm build, or a CPU without AVX2")
 	}
 	const n, rows, cols = 40, 48, 96 // two panels, the last one padded
 	r := rand.New(rand.NewPCG(5, 6))
