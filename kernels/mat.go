@@ -286,11 +286,12 @@ func BF16ToF32Slice(dst []float32, src []uint16) {
 }
 
 // F32ToBF16Slice sets dst[i] = F32ToBF16(src[i]) for i < min(len(dst), len(src)),
-// through a small buffer copied out whole: the KV cache's new rows go
-// through here into memory no recent step touched, and 2-byte stores to
-// missing cache lines filled the store buffer and stalled the step, where
-// the copy's vector stores let the misses overlap (8 batched sessions of
-// 34m Q4_K_M: 3-4% more tokens per CPU-second).
+// through a small buffer copied out whole (the KV cache's new rows go
+// through here): with the buffer, 8 batched sessions of 34m Q4_K_M ran
+// 3-4% more tokens per CPU-second in one set of alternating rounds, but a
+// later experiment that skipped the cache's stores altogether did not
+// speed up 134m's batched step, so the stores' cost, and this gain, are
+// within the benchmark machine's noise (bench/RESULTS.md).
 func F32ToBF16Slice(dst []uint16, src []float32) {
 	n := min(len(dst), len(src))
 	dst, src = dst[:n], src[:n]
