@@ -668,14 +668,20 @@ def q4_k_p16(nx):
             e("\tVPANDD Z31, Z%d, Z%d" % (8 + v, 8 + v))
             e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 12 + v))
         e("\tVPMOVZXBD %d(SI), Z24" % (2048 + 16 * j))  # the rows' scales
-        for i in range(nx):
-            q, _, _, ii, rows = xrow(i, nx)
-            t = 26 + i % 2
-            e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
+        for i0 in range(0, nx, 4):
+            grp = range(i0, min(nx, i0 + 4))
+            for i in grp:
+                t = 26 + i % 4
+                e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
             for g in range(8):
-                e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (256 * ii + 32 * j + 4 * g, q, 8 + g, t))
-            e("\tVPMULLD Z24, Z%d, Z%d" % (t, t))
-            e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
+                for i in grp:
+                    q, _, _, ii, rows = xrow(i, nx)
+                    t = 26 + i % 4
+                    e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (256 * ii + 32 * j + 4 * g, q, 8 + g, t))
+            for i in grp:
+                t = 26 + i % 4
+                e("\tVPMULLD Z24, Z%d, Z%d" % (t, t))
+                e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
     for j in range(8):
         e("\tVPMOVZXBD %d(SI), Z%d" % (2176 + 16 * j, 8 + j))  # the rows' mins
     e("\tVCVTPH2PS 2304(SI), Z24")  # d per row
@@ -736,14 +742,20 @@ def q6_k_p16(nx):
             e("\tVPTERNLOGD $0xf8, Z30, Z%d, Z%d" % (src, 8 + g))  # q |= src & 0x30
         for s in range(2):
             e("\tVPMOVSXBD %d(SI), Z%d" % (3072 + 16 * (2 * p + s), 27 + s))  # the rows' scales
-        for i in range(nx):
-            q, _, xs, ii, _ = xrow(i, nx)
-            for s in range(2):
-                e("\tVPBROADCASTD %d(%s), Z29" % (64 * ii + 4 * (2 * p + s), xs))
-                for g in range(4 * s, 4 * s + 4):
-                    e("\tVPDPBUSD.BCST %d(%s), Z%d, Z29" % (256 * ii + 32 * p + 4 * g, q, 8 + g))
-                e("\tVPMULLD Z%d, Z29, Z29" % (27 + s))
-                e("\tVPADDD Z29, Z%d, Z%d" % (16 + i, 16 + i))
+        for i0 in range(0, nx, 2):
+            chains = [(i, s, t) for (i, s), t in zip(
+                [(i, s) for i in range(i0, min(nx, i0 + 2)) for s in range(2)], (24, 25, 26, 29))]
+            for i, s, t in chains:
+                _, _, xs, ii, _ = xrow(i, nx)
+                e("\tVPBROADCASTD %d(%s), Z%d" % (64 * ii + 4 * (2 * p + s), xs, t))
+            for k in range(4):
+                for i, s, t in chains:
+                    q, _, _, ii, _ = xrow(i, nx)
+                    g = 4 * s + k
+                    e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (256 * ii + 32 * p + 4 * g, q, 8 + g, t))
+            for i, s, t in chains:
+                e("\tVPMULLD Z%d, Z%d, Z%d" % (27 + s, t, t))
+                e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
     e("\tVMOVUPS 3328(SI), Z24")  # d per row
     for i in range(nx):
         _, d, _, ii, _ = xrow(i, nx)
