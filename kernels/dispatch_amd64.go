@@ -555,11 +555,19 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 		wo += width
 		i0 += width
 	}
-	xp := make([]uint16, max(off, 1))
+	// x in BF16 pairs, in the pool's scratch (a float32 buffer seen as
+	// uint16s) rather than new memory each product: see floatStash.
+	xpf := p.scratch((max(off, 1) + 1) / 2)
+	defer p.release(xpf)
+	xp := unsafe.Slice((*uint16)(unsafe.Pointer(&xpf[0])), max(off, 1))
 	xlast := make([]float32, wo) // the odd last column, when K is odd
 	p.For(len(panels), 1, func(lo, hi int) {
 		for _, pn := range panels[lo:hi] {
-			for i := range min(pn.width, n-pn.i0) {
+			rows := min(pn.width, n-pn.i0)
+			if rows < pn.width { // the padding rows: zeros
+				clear(xp[pn.off : pn.off+pn.width*P*2])
+			}
+			for i := range rows {
 				xr := x[(pn.i0+i)*K : (pn.i0+i+1)*K]
 				for c := range P {
 					o := pn.off + (c*pn.width+i)*2
