@@ -18,10 +18,15 @@
 # the background trainer first: train/continue.sh pause).
 #
 #   bench/llamacpp.sh [--models 34m,134m] [--dtypes bf16,f32] [--threads 1,2]
-#                     [--prefill 128] [--decode 32] [--reps 3]
+#                     [--prefill 128] [--decode 32] [--reps 3] [--fast]
 #                     [--src DIR] [--work DIR] [--build-only]
 #
 # --dtypes: bf16, f32, q8_0, q4_0, q4_k_m (llama.cpp's Q4_K_M mix).
+# --fast: ndbg's BF16 rows with BF16 activations in the products
+#   (`ndbg bench --fast`, kernels.Fast: VDPBF16PS where the CPU has
+#   AVX512_BF16), which is what llama.cpp computes on such a CPU (it rounds
+#   the activations to BF16 for BF16 weights); the kernels column says which
+#   ran. Without it ndbg keeps float32 activations (its default).
 # --build-only: build llama.cpp's tools (llama-bench, llama-quantize,
 #   llama-perplexity and libllama: what the tests that compare with
 #   llama.cpp use, internal/testsupport/oracle) into WORK/build and stop.
@@ -40,6 +45,7 @@ prefill=128
 decode=32
 reps=3
 build_only=
+fast=
 src=${LLAMACPP_SRC:-}
 work=${XDG_CACHE_HOME:-$HOME/.cache}/ndbg/llamacpp
 python=${PYTHON:-/usr/bin/python3}
@@ -56,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--src) src=$2; shift 2 ;;
 	--work) work=$2; shift 2 ;;
 	--build-only) build_only=1; shift ;;
+	--fast) fast=--fast; shift ;;
 	-h|--help) usage 0 ;;
 	*) echo "llamacpp.sh: unknown argument $1" >&2; usage 2 >&2 ;;
 	esac
@@ -136,7 +143,7 @@ for m in "${model_list[@]}"; do
 				ld+=("$(llama_ts "$g" "$t" -p 0 -n "$decode" -d "$prefill")")
 				line=$("$ndbg" bench --json --models "$m" --dtypes "$d" --threads "$t" --gguf "$work/gguf" \
 					--prefill "$prefill" --decode "$decode" \
-					--large-prefill "$prefill" --large-decode "$decode" --reps 1 2>/dev/null | tail -1)
+					--large-prefill "$prefill" --large-decode "$decode" --reps 1 $fast 2>/dev/null | tail -1)
 				np+=("$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["prefill_tok_s"])')")
 				nd+=("$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["decode_tok_s"])')")
 				kern=$(echo "$line" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["kernels"])')
