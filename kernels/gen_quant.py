@@ -668,6 +668,9 @@ def q4_k_p16(nx):
             e("\tVPANDD Z31, Z%d, Z%d" % (8 + v, 8 + v))
             e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 12 + v))
         e("\tVPMOVZXBD %d(SI), Z24" % (2048 + 16 * j))  # the rows' scales
+        # Rows of x four at a time (sums in Z26-Z29), one VPDPBUSD of each
+        # in turn: VPDPBUSD's latency is 4 cycles and two issue a cycle, so
+        # a row's chain alone leaves the multipliers idle (bench/RESULTS.md).
         for i0 in range(0, nx, 4):
             grp = range(i0, min(nx, i0 + 4))
             for i in grp:
@@ -742,9 +745,12 @@ def q6_k_p16(nx):
             e("\tVPTERNLOGD $0xf8, Z30, Z%d, Z%d" % (src, 8 + g))  # q |= src & 0x30
         for s in range(2):
             e("\tVPMOVSXBD %d(SI), Z%d" % (3072 + 16 * (2 * p + s), 27 + s))  # the rows' scales
+        # Two rows of x at a time, both halves: four chains (sums in Z24-Z26
+        # and Z29, free once the high bits are in), one VPDPBUSD of each in
+        # turn, as in q4_k_p16.
         for i0 in range(0, nx, 2):
-            chains = [(i, s, t) for (i, s), t in zip(
-                [(i, s) for i in range(i0, min(nx, i0 + 2)) for s in range(2)], (24, 25, 26, 29))]
+            halves = [(i, s) for i in range(i0, min(nx, i0 + 2)) for s in range(2)]
+            chains = [(i, s, t) for (i, s), t in zip(halves, (24, 25, 26, 29))]
             for i, s, t in chains:
                 _, _, xs, ii, _ = xrow(i, nx)
                 e("\tVPBROADCASTD %d(%s), Z%d" % (64 * ii + 4 * (2 * p + s), xs, t))
