@@ -1121,7 +1121,7 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	switch m.DType {
 	case Q4_K, Q6_K:
 		nb := K / qkK
-		k, size, xs, per := qdotQ4_KP16[nx-1], packedQ4_K, a.s32, 8
+		k, size, xs, per := qdotQ4_KP16[nx-1], packedQ4_K, a.s32, 4
 		if m.DType == Q6_K {
 			k, size, xs, per = qdotQ6_KP16[nx-1], packedQ6_K, a.o16, 16
 		}

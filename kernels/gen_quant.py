@@ -649,8 +649,8 @@ def q4_k_p16(nx):
     dmin as float16): an outer product of 16 weight rows by a row of x per
     VPDPBUSD, each sub-block's integer sums times the rows' scales
     (VPMULLD) summed in integers over the block, the mins times the
-    activations' sums of 32 (xs, int32) likewise, then one float step per
-    block, for up to 8 rows of x.
+    activations' sums of 32 (xs: int16 pairs) by VPDPWSSD, two sub-blocks
+    at a time, then one float step per block, for up to 8 rows of x.
 
       func qdotQ4_KP16x<nx>AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)"""
     name = "qdotQ4_KP16x%dAVX512" % nx
@@ -685,23 +685,22 @@ def q4_k_p16(nx):
                 t = 26 + i % 4
                 e("\tVPMULLD Z24, Z%d, Z%d" % (t, t))
                 e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
-    for j in range(8):
-        e("\tVPMOVZXBD %d(SI), Z%d" % (2176 + 16 * j, 8 + j))  # the rows' mins
+    for p in range(4):  # the rows' mins, sub-blocks 2p and 2p+1 as int16 pairs
+        e("\tVPMOVZXBW %d(SI), Z%d" % (2176 + 32 * p, 8 + p))
     e("\tVCVTPH2PS 2304(SI), Z24")  # d per row
     e("\tVCVTPH2PS 2336(SI), Z25")  # dmin per row
     for i in range(nx):
         _, d, s, ii, _ = xrow(i, nx)
-        e("\tVPMULLD.BCST %d(%s), Z8, Z26" % (32 * ii, s))
-        for j in range(1, 8):
-            e("\tVPMULLD.BCST %d(%s), Z%d, Z27" % (32 * ii + 4 * j, s, 8 + j))
-            e("\tVPADDD Z27, Z26, Z26")
+        e("\tVPXORD Z26, Z26, Z26")
+        for p in range(4):  # Σ m·(sums of 32), a pair of sub-blocks at a time
+            e("\tVPDPWSSD.BCST %d(%s), Z%d, Z26" % (16 * ii + 4 * p, s, 8 + p))
         e("\tVCVTDQ2PS Z26, Z26")
         e("\tVMULPS.BCST %d(%s), Z25, Z27" % (4 * ii, d))
         e("\tVFNMADD231PS Z27, Z26, Z%d" % i)
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
         e("\tVMULPS.BCST %d(%s), Z24, Z27" % (4 * ii, d))
         e("\tVFMADD231PS Z27, Z%d, Z%d" % (16 + i, i))
-    k_blocks_end(lab, nx, 2368, 32)
+    k_blocks_end(lab, nx, 2368, 16)
 
 
 def q6_k_p16(nx):

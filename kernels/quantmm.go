@@ -54,7 +54,10 @@ type qact struct {
 	s  []float32
 	bs []int16
 	// s32: Q8_K only, with a packed Q4_K matrix: per block and row, the
-	// sum of each 32 quants (bs[2j]+bs[2j+1]), s32[(r0·nb + b·nx + i)·8 + j].
+	// sums of each 32 quants (bs[2j]+bs[2j+1], at most 32·128 in size) as
+	// int16 pairs, sub-blocks 2p and 2p+1 in the low and high halves of
+	// s32[(r0·nb + b·nx + i)·4 + p]: what VPDPWSSD multiplies by a pair of
+	// the weights' mins.
 	s32 []int32
 	// o16: Q8_K only, with a packed Q6_K matrix: per block and row, -32
 	// times the sum of each 16 quants (Q6_K's offset), o16[(r0·nb + b·nx +
@@ -211,7 +214,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			aK.s32, aK.o16 = aK.s32[:0], aK.o16[:0]
 		}
 		if pt.pk != nil && pt.DType == Q4_K {
-			aK.s32 = sized(aK.s32, n*K/32)
+			aK.s32 = sized(aK.s32, n*K/64)
 		}
 		if pt.pk != nil && pt.DType == Q6_K {
 			aK.o16 = sized(aK.o16, n*K/16)
@@ -303,9 +306,11 @@ func packedSums(a *qact, n, K, lo, hi int) {
 			e := r0*nb + b*nx + ii
 			bs := a.bs[e*16 : e*16+16]
 			if len(a.s32) > 0 {
-				s := a.s32[e*8 : e*8+8]
-				for j := range s {
-					s[j] = int32(bs[2*j]) + int32(bs[2*j+1])
+				s := a.s32[e*4 : e*4+4]
+				for p := range s {
+					lo := int32(bs[4*p]) + int32(bs[4*p+1])
+					hi := int32(bs[4*p+2]) + int32(bs[4*p+3])
+					s[p] = int32(uint32(uint16(lo)) | uint32(uint16(hi))<<16)
 				}
 			}
 			if len(a.o16) > 0 {

@@ -92,8 +92,10 @@ func q32Place(b, nb int) (vectors, scales int) {
 // packQ4_K packs Q4_K matrices: per group of 16 rows and super-block, per
 // sub-block of 32 values four 64-byte vectors whose lane r holds row r's
 // values 4v…4v+3 in its low nibbles and 4(v+4)…4(v+4)+3 in its high ones
-// (256 bytes), then the block's scales and mins as bytes (sc[j·16 + r],
-// m[j·16 + r]: 128 bytes each) and d and dmin per row as float16, as in
+// (256 bytes), then the block's scales and mins as bytes (sc[j·16 + r];
+// the mins of sub-blocks 2p and 2p+1 side by side, m[32p + 2r + j%2], the
+// int16 pairs VPDPWSSD takes once widened: 128 bytes each) and d and dmin
+// per row as float16, as in
 // the blocks (32 each): 2368 bytes a block of 16 rows (37 cache lines),
 // 1.028 times the blocks' bytes (float32 d and dmin made it 1.056).
 // The kernel sums a block's products in integers, so the bytes are what
@@ -119,7 +121,7 @@ func packQ4_K(m *Mat) {
 					sub[64*v+4*r+jj] = q[32*j+4*v+jj] | q[32*j+4*(v+4)+jj]<<4
 				}
 			}
-			out[2048+16*j+r], out[2176+16*j+r] = scaleMinK4(j, blk[4:16])
+			out[2048+16*j+r], out[2176+32*(j/2)+2*r+j%2] = scaleMinK4(j, blk[4:16])
 		}
 		copy(out[2304+2*r:2304+2*r+2], blk[:2])  // d
 		copy(out[2336+2*r:2336+2*r+2], blk[2:4]) // dmin
