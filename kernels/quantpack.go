@@ -95,9 +95,9 @@ func q32Place(b, nb int) (vectors, scales int) {
 // (256 bytes), then the block's scales and mins as bytes (sc[j·16 + r];
 // the mins of sub-blocks 2p and 2p+1 side by side, m[32p + 2r + j%2], the
 // int16 pairs VPDPWSSD takes once widened: 128 bytes each) and d and dmin
-// per row as float16, as in
-// the blocks (32 each): 2368 bytes a block of 16 rows (37 cache lines),
-// 1.028 times the blocks' bytes (float32 d and dmin made it 1.056).
+// per row as float16, as in the blocks (32 each): 2368 bytes a block of 16
+// rows (37 cache lines), 1.028 times the blocks' bytes (float32 d and dmin
+// made it 1.056).
 // The kernel sums a block's products in integers, so the bytes are what
 // it needs (1 thread, against the row kernels on the blocks: 34m Q4_K_M
 // decode 852 → 964 tokens/s, 134m 263 → 271). Prefill is 20-23% faster at
