@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ndbg/ndbg/internal/freelist"
 )
 
 // spinFor bounds every busy wait of a Pool: a worker that finished a job
@@ -46,39 +48,24 @@ type Pool struct {
 	offer    atomic.Pointer[job] // a job for spinning workers
 	spinning atomic.Int32        // workers spinning for an offer
 	wg       sync.WaitGroup
-	floats   floatStash // scratch buffers of the products run on the pool
+	// floats keeps the float32 buffers that products have finished with
+	// (the GEMMs' packed rows of x), up to floatStashBytes of them, for
+	// the next product: a 128-token prefill of 34m in BF16 packed 12 MB of
+	// x into new buffers, only a collection letting later products reuse
+	// them (1.6-2.4 times the prefill's time; freelist says why).
+	floats freelist.List[[]float32]
 }
 
-// floatStash keeps float32 buffers that products have finished with (the
-// GEMM's packed rows of x), up to floatStashBytes of them, for the next
-// product: memory touched for the first time costs a page fault per 4 KiB,
-// 19 µs each on the machines of bench/RESULTS.md, and a 128-token prefill
-// of 34m in BF16 packed 12 MB of x into new buffers, only a collection
-// letting later products reuse them (1.6-2.4 times the prefill's time).
-type floatStash struct {
-	mu    sync.Mutex
-	free  [][]float32
-	bytes int64
-}
-
-// floatStashBytes is the most a Pool's floatStash keeps.
+// floatStashBytes is the most a Pool's floats keeps.
 const floatStashBytes = 32 << 20
 
 // scratch returns a buffer of n floats, its contents stale: a kept one
 // when p has one large enough, else a new one.
 func (p *Pool) scratch(n int) []float32 {
 	if p != nil {
-		st := &p.floats
-		st.mu.Lock()
-		for i := len(st.free) - 1; i >= 0; i-- {
-			if b := st.free[i]; cap(b) >= n {
-				st.free = append(st.free[:i], st.free[i+1:]...)
-				st.bytes -= int64(cap(b)) * 4
-				st.mu.Unlock()
-				return b[:n]
-			}
+		if b, ok := p.floats.Take(func(b []float32) bool { return cap(b) >= n }); ok {
+			return b[:n]
 		}
-		st.mu.Unlock()
 	}
 	return make([]float32, n)
 }
@@ -86,17 +73,9 @@ func (p *Pool) scratch(n int) []float32 {
 // release keeps b for a later scratch unless p keeps enough already; b
 // must not be used afterwards.
 func (p *Pool) release(b []float32) {
-	if p == nil || cap(b) == 0 {
-		return
+	if p != nil && cap(b) > 0 {
+		p.floats.Put(b[:cap(b)], int64(cap(b))*4)
 	}
-	st := &p.floats
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.bytes+int64(cap(b))*4 > floatStashBytes {
-		return
-	}
-	st.free = append(st.free, b)
-	st.bytes += int64(cap(b)) * 4
 }
 
 type job struct {
@@ -116,6 +95,7 @@ func NewPool(threads int) *Pool {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	p := &Pool{threads: threads, work: make(chan *job, threads)}
+	p.floats.Max = floatStashBytes
 	for range threads - 1 {
 		p.wg.Add(1)
 		go p.worker()

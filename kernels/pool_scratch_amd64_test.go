@@ -55,9 +55,7 @@ func TestGEMMReusesPoolScratch(t *testing.T) {
 				got := make([]float32, n*rows)
 				require.NoError(t, c.impl.MatMul(p, got, x, n, w))
 				require.Equal(t, want, got, "round %d", round)
-				p.floats.mu.Lock()
-				k, b := len(p.floats.free), p.floats.bytes
-				p.floats.mu.Unlock()
+				k, b := p.floats.Len(), p.floats.Bytes()
 				if round == 0 {
 					kept, bytes = k, b
 					require.GreaterOrEqual(t, kept, c.buffers, "the packed x is not kept")

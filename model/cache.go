@@ -2,9 +2,9 @@ package model
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
 
+	"github.com/ndbg/ndbg/internal/freelist"
 	"github.com/ndbg/ndbg/kernels"
 )
 
@@ -62,38 +62,31 @@ type Cache struct {
 }
 
 // blockPool keeps the KV-cache blocks that the caches of one model have
-// dropped (Truncate) or freed (Session.Close), up to maxBytes of them, for
-// the next block any of those caches needs. Memory touched for the first
-// time costs a page fault per 4 KiB, and page faults are slow in virtual
-// machines and sandboxes: 19 µs each on the machines these benchmarks run
-// on, so a fresh 134m block (1.2 MB) costs 5.7 ms, more than a decode
-// step. A decoder that rolls back after every frame and decodes the next
-// (the neural debugger does), or a new session of the same model, then
-// writes into memory it has touched before. Safe for concurrent use.
-type blockPool struct {
-	mu       sync.Mutex
-	free     []*kvBlock
-	bytes    int64 // of free
-	maxBytes int64
-}
+// dropped (Truncate) or freed (Session.Close), up to a number of bytes,
+// for the next block any of those caches needs: a fresh 134m block (1.2
+// MB) costs 5.7 ms of page faults on the benchmark machines (freelist),
+// more than a decode step. A decoder that rolls back after every frame and
+// decodes the next (the neural debugger does), or a new session of the
+// same model, then writes into memory it has touched before. Safe for
+// concurrent use; a nil *blockPool keeps nothing.
+type blockPool struct{ blocks freelist.List[*kvBlock] }
 
 // poolBytes is the most a model's blockPool keeps.
 const poolBytes = 256 << 20
 
+// newBlockPool returns a pool that keeps up to maxBytes of blocks.
+func newBlockPool(maxBytes int64) *blockPool {
+	p := &blockPool{}
+	p.blocks.Max = maxBytes
+	return p
+}
+
+// get returns a kept block, or nil when there is none.
 func (p *blockPool) get() *kvBlock {
 	if p == nil {
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.free)
-	if n == 0 {
-		return nil
-	}
-	b := p.free[n-1]
-	p.free[n-1] = nil
-	p.free = p.free[:n-1]
-	p.bytes -= b.bytes()
+	b, _ := p.blocks.Take(nil)
 	return b
 }
 
@@ -103,13 +96,7 @@ func (p *blockPool) put(b *kvBlock) {
 	if p == nil || b.frozen.Load() {
 		return
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bytes+b.bytes() > p.maxBytes {
-		return
-	}
-	p.free = append(p.free, b)
-	p.bytes += b.bytes()
+	p.blocks.Put(b, b.bytes())
 }
 
 func (b *kvBlock) bytes() int64 { return int64(len(b.f32))*4 + int64(len(b.bf16))*2 }

@@ -72,7 +72,7 @@ func TestKVCacheDType(t *testing.T) {
 // blocks shared with a fork never do, so a fork's rows stay as they were
 // whatever its parent drops, frees or rewrites.
 func TestCacheBlockPool(t *testing.T) {
-	pool := &blockPool{maxBytes: 1 << 20}
+	pool := newBlockPool(1 << 20)
 	c := newCache(2, 4, 2, kernels.F32, pool)
 	row := func(v float32) []float32 { return []float32{v, v, v, v} }
 	c.grow(3 * blockLen)
@@ -81,31 +81,31 @@ func TestCacheBlockPool(t *testing.T) {
 	}
 	third := c.blocks[2]
 	require.NoError(t, c.Truncate(2*blockLen))
-	require.Len(t, pool.free, 1)
+	require.Equal(t, 1, pool.blocks.Len())
 	c.grow(1)
 	require.Same(t, third, c.blocks[2], "the dropped block comes back")
-	require.Empty(t, pool.free)
+	require.Zero(t, pool.blocks.Len())
 
 	fork := c.Fork() // every block of c is now shared
 	require.NoError(t, c.Truncate(blockLen))
-	require.Empty(t, pool.free, "shared blocks are not pooled")
+	require.Zero(t, pool.blocks.Len(), "shared blocks are not pooled")
 	c.grow(blockLen + 1)
 	c.setRow(0, 0, blockLen, row(-1))
 	require.Equal(t, row(blockLen), fork.Key(0, blockLen), "the fork keeps its rows")
 	c.release()
-	require.Len(t, pool.free, 2, "the parent's private blocks (rewritten block 1, new block 2)")
+	require.Equal(t, 2, pool.blocks.Len(), "the parent's private blocks (rewritten block 1, new block 2)")
 	require.Zero(t, c.Len())
 	other := newCache(2, 4, 2, kernels.F32, pool)
 	other.grow(1)
-	require.Len(t, pool.free, 1, "another cache takes one")
+	require.Equal(t, 1, pool.blocks.Len(), "another cache takes one")
 	for p := range 2*blockLen + 1 {
 		require.Equal(t, row(float32(p)), fork.Key(0, p), "position %d of the fork", p)
 	}
 
 	// A full pool drops what does not fit.
-	small := &blockPool{maxBytes: int64(c.blockSize()*4) + 1}
+	small := newBlockPool(int64(c.blockSize()*4) + 1)
 	d := newCache(2, 4, 2, kernels.F32, small)
 	d.grow(2 * blockLen)
 	d.release()
-	require.Len(t, small.free, 1)
+	require.Equal(t, 1, small.blocks.Len())
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/ndbg/ndbg/internal/freelist"
 	"github.com/ndbg/ndbg/kernels"
 )
 
@@ -49,7 +50,9 @@ func (c *CPU) Threads() int { return c.pool.Threads() }
 
 // Load implements Device: the weights stay where they are.
 func (c *CPU) Load(cfg Config, w *Weights) (Resident, error) {
-	return &cpuResident{c: c, cfg: cfg, w: w, pool: &blockPool{maxBytes: poolBytes}}, nil
+	r := &cpuResident{c: c, cfg: cfg, w: w, pool: newBlockPool(poolBytes)}
+	r.acts.sets.Max = actPoolBytes
+	return r, nil
 }
 
 // Close stops the worker threads.
@@ -171,23 +174,16 @@ func (s *cpuRows) release() {
 // actPool keeps the activations of a resident's passes done (batches,
 // cpuBatch.release) and sequences closed (cpuSeq.Close), up to
 // actPoolBytes of them, for the next pass that needs more rows than it
-// has (cpuRows.size). Memory touched for the first time costs a page
-// fault per 4 KiB, 19 µs each on the machines of bench/RESULTS.md: a
-// step of 8 sessions of 134m allocated and zeroed 1.5 MB, and a new
-// session's 128-token prefill of 34m touched about 6 MB, half of its
-// time. Safe for concurrent use. (Not a sync.Pool: that one keeps an item
-// on one P, out of other goroutines' reach, and drops all at collections.)
-type actPool struct {
-	mu    sync.Mutex
-	free  []actSet
-	bytes int64
-}
+// has (cpuRows.size): a step of 8 sessions of 134m allocated and zeroed
+// 1.5 MB, and a new session's 128-token prefill of 34m touched about 6 MB
+// for the first time, half of its time (freelist). Safe for concurrent
+// use.
+type actPool struct{ sets freelist.List[actSet] }
 
 // actSet is a set of activations of rows rows (cpuRows.act).
 type actSet struct {
-	act   [NumActs][]float32
-	rows  int
-	bytes int64
+	act  [NumActs][]float32
+	rows int
 }
 
 // actPoolBytes is the most an actPool keeps (the 1.8b preset's 256-row
@@ -197,16 +193,8 @@ const actPoolBytes = 64 << 20
 // take returns a set of at least n rows, the most recently put, and its
 // rows; rows 0 when there is none.
 func (p *actPool) take(n int) (act [NumActs][]float32, rows int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i := len(p.free) - 1; i >= 0; i-- {
-		if set := p.free[i]; set.rows >= n {
-			p.free = append(p.free[:i], p.free[i+1:]...)
-			p.bytes -= set.bytes
-			return set.act, set.rows
-		}
-	}
-	return act, 0
+	set, _ := p.sets.Take(func(s actSet) bool { return s.rows >= n })
+	return set.act, set.rows
 }
 
 // put keeps act (rows rows of activations) unless the pool is full.
@@ -215,13 +203,7 @@ func (p *actPool) put(act [NumActs][]float32, rows int) {
 	for _, a := range act {
 		b += int64(len(a)) * 4
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bytes+b > actPoolBytes {
-		return
-	}
-	p.free = append(p.free, actSet{act: act, rows: rows, bytes: b})
-	p.bytes += b
+	p.sets.Put(actSet{act, rows}, b)
 }
 
 // rowsOf returns the first n rows of activation a.
