@@ -661,30 +661,42 @@ def q4_k_p16(nx):
     for j in range(8):
         o = 256 * j
         prefetch_share(j, 8, 2368)
-        for v in range(4):
-            e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 8 + v))
-        for v in range(4):
-            e("\tVPSRLW $4, Z%d, Z%d" % (8 + v, 12 + v))
-            e("\tVPANDD Z31, Z%d, Z%d" % (8 + v, 8 + v))
-            e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 12 + v))
         e("\tVPMOVZXBD %d(SI), Z24" % (2048 + 16 * j))  # the rows' scales
-        # Rows of x four at a time (sums in Z26-Z29), one VPDPBUSD of each
-        # in turn: VPDPBUSD's latency is 4 cycles and two issue a cycle, so
-        # a row's chain alone leaves the multipliers idle (bench/RESULTS.md).
-        for i0 in range(0, nx, 4):
-            grp = range(i0, min(nx, i0 + 4))
-            for i in grp:
-                t = 26 + i % 4
-                e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
-            for g in range(8):
-                for i in grp:
-                    q, _, _, ii, rows = xrow(i, nx)
-                    t = 26 + i % 4
-                    e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (256 * ii + 32 * j + 4 * g, q, 8 + g, t))
-            for i in grp:
-                t = 26 + i % 4
-                e("\tVPMULLD Z24, Z%d, Z%d" % (t, t))
-                e("\tVPADDD Z%d, Z%d, Z%d" % (t, 16 + i, 16 + i))
+        # Eight chains of VPDPBUSD in flight: its latency is 4 cycles and
+        # two issue a cycle, so fewer leave the multipliers idle (measured
+        # here: 4 chains 3.4 G VPDPBUSD/s, 8 chains 6.3; bench/RESULTS.md).
+        # Up to 4 rows of x: 8/nx chains a row over all eight groups of the
+        # sub-block. More: a chain a row, the sub-block's groups in two
+        # halves so that the other half's registers hold rows 4-7's chains.
+        if nx <= 4:
+            per = 8 // nx
+            regs = [26, 27, 28, 29, 20, 21, 22, 23]
+            chain = lambda i, g: regs[i * per + g % per]
+            halves = [(range(4), {g: 8 + g for g in range(8)})]
+        else:
+            regs = [26, 27, 28, 29, 10, 11, 14, 15]
+            chain = lambda i, g: regs[i]
+            halves = [((0, 1), {0: 8, 1: 9, 4: 12, 5: 13}), ((2, 3), {2: 8, 3: 9, 6: 12, 7: 13})]
+        used = sorted({chain(i, g) for i in range(nx) for g in range(8)})
+        for t in used:
+            e("\tVPXORD Z%d, Z%d, Z%d" % (t, t, t))
+        for vectors, weight in halves:
+            for v in vectors:
+                e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, weight[v]))
+            for v in vectors:
+                e("\tVPSRLW $4, Z%d, Z%d" % (weight[v], weight[v + 4]))
+                e("\tVPANDD Z31, Z%d, Z%d" % (weight[v], weight[v]))
+                e("\tVPANDD Z31, Z%d, Z%d" % (weight[v + 4], weight[v + 4]))
+            for g in sorted(weight):
+                for i in range(nx):
+                    q, _, _, ii, _ = xrow(i, nx)
+                    e("\tVPDPBUSD.BCST %d(%s), Z%d, Z%d" % (256 * ii + 32 * j + 4 * g, q, weight[g], chain(i, g)))
+        for i in range(nx):
+            mine = sorted({chain(i, g) for g in range(8)})
+            for t in mine[1:]:
+                e("\tVPADDD Z%d, Z%d, Z%d" % (t, mine[0], mine[0]))
+            e("\tVPMULLD Z24, Z%d, Z%d" % (mine[0], mine[0]))
+            e("\tVPADDD Z%d, Z%d, Z%d" % (mine[0], 16 + i, 16 + i))
     for p in range(4):  # the rows' mins, sub-blocks 2p and 2p+1 as int16 pairs
         e("\tVPMOVZXBW %d(SI), Z%d" % (2176 + 32 * p, 8 + p))
     e("\tVCVTPH2PS 2304(SI), Z24")  # d per row

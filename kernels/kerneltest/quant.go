@@ -27,6 +27,7 @@ var QuantCases = []MatMulCase{
 	{6, 48, 512}, {7, 17, 768}, {8, 32, 256},
 	{16, 13, 256}, {33, 40, 768}, {128, 24, 512}, {1, 1, 32}, {3, 5, 96}, {1, 300, 64},
 	{1, 40, 1376}, {8, 17, 96}, {6, 32, 160}, // packed groups of an odd number of Q8_0 blocks
+	{2, 32, 512}, {4, 16, 768}, {5, 48, 256}, // every packed kernel (n = 1-8) on whole groups of 16 rows
 }
 
 // refQuant returns the float64 product of the dequantized weights of w
