@@ -2,10 +2,7 @@
 
 package kernels
 
-import (
-	"math"
-	"unsafe"
-)
+import "unsafe"
 
 // gemvMaxN is the largest n computed as matrix-vector products rather than
 // one blocked product (which pads n up to a whole panel of rows), where
@@ -1010,21 +1007,16 @@ func (b Impl) maxScan(x []float32) (m float32, nan bool) {
 }
 
 func (b Impl) expShifted(dst, x []float32) float64 {
+	return b.expShiftedBy(dst, x, shiftOf(b.maxScan(x)))
+}
+
+// expShiftedBy sets dst[i] = exp(x[i] - m) and returns their sum.
+func (b Impl) expShiftedBy(dst, x []float32, m float32) float64 {
 	nv := len(x) &^ 7
 	if b.isa == isaGeneric || nv == 0 {
-		return expShiftedGo(dst, x)
+		return expShiftedByGo(dst, x, m)
 	}
-	m, nan := b.maxScan(x)
-	if nan {
-		m = float32(math.NaN())
-	}
-	sum := float64(expSumAVX2(&dst[0], &x[0], m, nv))
-	for i := nv; i < len(x); i++ {
-		e := math.Exp(float64(x[i] - m))
-		dst[i] = float32(e)
-		sum += e
-	}
-	return sum
+	return float64(expSumAVX2(&dst[0], &x[0], m, nv)) + expShiftedByGo(dst[nv:], x[nv:], m)
 }
 
 func (b Impl) softmax(x []float32) {
@@ -1142,4 +1134,60 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 		}
 	}
 	return g1 * 16
+}
+
+// axpyRowsManyOf is AxpyRowsMany with the AVX-512 kernels of 8, 4, 2 and 1
+// rows of dst over the multiples of 32 columns; the other columns, and
+// every column without AVX-512, one row of dst at a time (axpyRows).
+func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, at []float32, n int, m []T, stride int) {
+	k32 := 0
+	if b.isa >= isaAVX512 {
+		k32 = width &^ 31
+	}
+	if k32 > 0 {
+		rows := len(at) / n
+		for i := 0; i < n; {
+			g := 1
+			for _, size := range []int{8, 4, 2} {
+				if n-i >= size {
+					g = size
+					break
+				}
+			}
+			manyKernelOf(g, &dst[i*ldd], ldd, &at[i], n, m, stride, rows, k32)
+			i += g
+		}
+	}
+	if k32 < width {
+		axpyRowsManyGoOf(b, dst[k32:], ldd, width-k32, at, n, m[k32:], stride)
+	}
+}
+
+// manyKernelOf calls the AVX-512 AxpyRowsMany kernel of g rows of dst for
+// m's element type.
+func manyKernelOf[T float32 | uint16](g int, dst *float32, ldd int, at *float32, lda int, m []T, stride, rows, k int) {
+	switch m := any(m).(type) {
+	case []float32:
+		switch g {
+		case 8:
+			axpyRowsMany8F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		case 4:
+			axpyRowsMany4F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		case 2:
+			axpyRowsMany2F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		default:
+			axpyRowsMany1F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		}
+	case []uint16:
+		switch g {
+		case 8:
+			axpyRowsMany8BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		case 4:
+			axpyRowsMany4BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		case 2:
+			axpyRowsMany2BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		default:
+			axpyRowsMany1BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		}
+	}
 }

@@ -36,6 +36,8 @@ func (b Impl) maxScan(x []float32) (float32, bool) { return maxScanGo(x) }
 
 func (b Impl) expShifted(dst, x []float32) float64 { return expShiftedGo(dst, x) }
 
+func (b Impl) expShiftedBy(dst, x []float32, m float32) float64 { return expShiftedByGo(dst, x, m) }
+
 // quantRowQ8_0 has no assembly here: the caller quantizes in Go.
 func quantRowQ8_0(x []float32, q []int8, qstride int, d, s []float32, dstride int) bool { return false }
 
@@ -48,4 +50,8 @@ func hasPackedQ8_0() bool { return false }
 
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
 	return lo
+}
+
+func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, at []float32, n int, m []T, stride int) {
+	axpyRowsManyGoOf(b, dst, ldd, width, at, n, m, stride)
 }

@@ -12,10 +12,11 @@ import (
 // generated maps each generated assembly file to the generator that writes
 // it (the go:generate lines of generate.go run the same pairs).
 var generated = map[string]string{
-	"gemm_amd64.s":  "gen_gemm.py",
-	"gemv4_amd64.s": "gen_gemv4.py",
-	"gemv8_amd64.s": "gen_gemv8.py",
-	"quant_amd64.s": "gen_quant.py",
+	"axpymany_amd64.s": "gen_axpymany.py",
+	"gemm_amd64.s":     "gen_gemm.py",
+	"gemv4_amd64.s":    "gen_gemv4.py",
+	"gemv8_amd64.s":    "gen_gemv8.py",
+	"quant_amd64.s":    "gen_quant.py",
 }
 
 // TestGeneratedAssemblyIsUpToDate: each generated assembly file is byte for

@@ -125,10 +125,21 @@ func maxScanGo(x []float32) (m float32, nan bool) {
 // expShiftedGo sets dst[i] = exp(x[i] - m), m the largest element of x
 // (NaN where x has a NaN), and returns their sum; len(dst) ≥ len(x).
 func expShiftedGo(dst, x []float32) float64 {
-	m, nan := maxScanGo(x)
+	return expShiftedByGo(dst, x, shiftOf(maxScanGo(x)))
+}
+
+// shiftOf is a softmax's shift from maxScan's result: the largest element,
+// NaN where there is a NaN (which then spreads to every output).
+func shiftOf(m float32, nan bool) float32 {
 	if nan {
-		m = float32(math.NaN())
+		return float32(math.NaN())
 	}
+	return m
+}
+
+// expShiftedByGo sets dst[i] = exp(x[i] - m) and returns their sum;
+// len(dst) ≥ len(x).
+func expShiftedByGo(dst, x []float32, m float32) float64 {
 	var sum float64
 	for i, v := range x {
 		e := math.Exp(float64(v - m))

@@ -146,6 +146,20 @@ func (b Impl) ExpShifted(dst, x []float32) float64 {
 	return b.expShifted(dst[:len(x)], x)
 }
 
+// SoftmaxParts is Softmax that also returns what merging the softmaxes of
+// the parts of one row takes (split-K attention): the part's shift m, its
+// largest element (NaN where it holds a NaN), and the sum of exp(x[i] − m).
+// An empty x gives (-Inf, 0).
+func (b Impl) SoftmaxParts(x []float32) (m float32, sum float64) {
+	m = shiftOf(b.maxScan(x))
+	if len(x) == 0 {
+		return m, 0
+	}
+	sum = b.expShiftedBy(x, x, m)
+	b.scale(x, float32(1/sum))
+	return m, sum
+}
+
 // Argmax returns the index of the largest element of x, the lowest among
 // equal ones; NaNs are passed over, and -1 means x has nothing else (the
 // greedy choice of a token from its logits).

@@ -34,6 +34,14 @@ func TestExpShifted(t *testing.T) {
 	}
 }
 
+// TestSoftmaxParts runs the suite's SoftmaxParts check on every
+// implementation.
+func TestSoftmaxParts(t *testing.T) {
+	for _, b := range kernels.Impls() {
+		t.Run(b.Name(), func(t *testing.T) { kerneltest.TestSoftmaxParts(t, b) })
+	}
+}
+
 // TestArgmax runs the suite's Argmax check on every implementation.
 func TestArgmax(t *testing.T) {
 	for _, b := range kernels.Impls() {
@@ -45,6 +53,10 @@ func TestAxpyRows(t *testing.T) { forEach(t, kerneltest.TestAxpyRows) }
 
 func TestDotRowsBF16(t *testing.T) {
 	forEach(t, func(t *testing.T, o kerneltest.Ops) { kerneltest.TestDotRowsBF16(t, o.(kernels.Impl)) })
+}
+
+func TestAxpyRowsMany(t *testing.T) {
+	forEach(t, func(t *testing.T, o kerneltest.Ops) { kerneltest.TestAxpyRowsMany(t, o.(kernels.Impl)) })
 }
 
 func TestAxpyRowsBF16(t *testing.T) {

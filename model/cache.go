@@ -39,8 +39,8 @@ type kvBlock struct {
 // at long contexts that read, not the weights, bounds the step; BF16 halves
 // it. This is what PyTorch does for a BF16 model (K and V in the model's
 // dtype; llama.cpp keeps F16). Attention reads the BF16 rows in place
-// (kernels' DotRowsBF16 and AxpyRowsBF16); queries, scores and outputs stay
-// float32.
+// (kernels' AxpyRowsBF16 and AxpyRowsManyBF16, over keys stored transposed:
+// headRows); queries, scores and outputs stay float32.
 //
 // Caches fork cheaply: Fork returns a cache that shares every block with its
 // parent, so a program's source is computed once and each debugging step or
@@ -186,14 +186,19 @@ func (c *Cache) grow(k int) {
 	c.n = end
 }
 
-// headRows returns where the key (kv = 0) or value (kv = 1) of KV head g
-// of layer l at pos starts in its block, and where that head's rows of the
-// block end. Within a block, each layer's keys and values are laid out
-// head by head (head × position × headDim), so that attention, which
-// walks one head's rows at a time, reads them contiguously.
-func (c *Cache) headRows(l, kv, g, pos int) (start, end int) {
-	head := ((l*2+kv)*blockLen*c.kvDim + g*blockLen*c.headDim)
-	return head + pos%blockLen*c.headDim, head + blockLen*c.headDim
+// headRows returns where the keys (kv = 0) or values (kv = 1) of KV head
+// g of layer l start in a block, and where they end. Within a block, each
+// layer's keys and values are laid out head by head, so that attention,
+// which walks one head at a time, reads them contiguously: a head's values
+// position by position (blockLen rows of headDim), its keys transposed,
+// element by element (headDim rows of blockLen: element e of the key at
+// position p at e·blockLen + p%blockLen). Transposed, a query's scores
+// against a block's keys are a sum of rows scaled by the query's elements
+// (kernels' AxpyRows), all blockLen lanes at once, instead of a dot
+// product per key, each reduced across its vector's lanes.
+func (c *Cache) headRows(l, kv, g int) (start, end int) {
+	head := (l*2+kv)*blockLen*c.kvDim + g*blockLen*c.headDim
+	return head, head + blockLen*c.headDim
 }
 
 // setRow writes the key (kv = 0) or value (kv = 1) row (all KV heads) of
@@ -201,13 +206,30 @@ func (c *Cache) headRows(l, kv, g, pos int) (start, end int) {
 // writable (grown).
 func (c *Cache) setRow(l, kv, pos int, row []float32) {
 	b := c.blocks[pos/blockLen]
-	hd := c.headDim
+	hd, p := c.headDim, pos%blockLen
 	for g := range c.kvDim / hd {
-		o, _ := c.headRows(l, kv, g, pos)
-		if b.bf16 != nil {
-			kernels.F32ToBF16Slice(b.bf16[o:o+hd], row[g*hd:(g+1)*hd])
-		} else {
-			copy(b.f32[o:o+hd], row[g*hd:(g+1)*hd])
+		o, _ := c.headRows(l, kv, g)
+		src := row[g*hd : (g+1)*hd]
+		switch {
+		case kv == 0 && b.bf16 != nil:
+			var buf [256]uint16 // rounded by the vector kernel, then scattered
+			rounded := buf[:]
+			if hd > len(buf) {
+				rounded = make([]uint16, hd)
+			}
+			rounded = rounded[:hd]
+			kernels.F32ToBF16Slice(rounded, src)
+			for e, v := range rounded {
+				b.bf16[o+e*blockLen+p] = v
+			}
+		case kv == 0:
+			for e, v := range src {
+				b.f32[o+e*blockLen+p] = v
+			}
+		case b.bf16 != nil:
+			kernels.F32ToBF16Slice(b.bf16[o+p*hd:o+(p+1)*hd], src)
+		default:
+			copy(b.f32[o+p*hd:o+(p+1)*hd], src)
 		}
 	}
 }
@@ -216,14 +238,24 @@ func (c *Cache) setRow(l, kv, pos int, row []float32) {
 // l at pos (BF16 rows widened exactly).
 func (c *Cache) readRow(l, kv, pos int) []float32 {
 	b := c.blocks[pos/blockLen]
-	hd := c.headDim
+	hd, p := c.headDim, pos%blockLen
 	out := make([]float32, c.kvDim)
 	for g := range c.kvDim / hd {
-		o, _ := c.headRows(l, kv, g, pos)
-		if b.bf16 != nil {
-			kernels.BF16ToF32Slice(out[g*hd:(g+1)*hd], b.bf16[o:o+hd])
-		} else {
-			copy(out[g*hd:(g+1)*hd], b.f32[o:o+hd])
+		o, _ := c.headRows(l, kv, g)
+		dst := out[g*hd : (g+1)*hd]
+		switch {
+		case kv == 0 && b.bf16 != nil:
+			for e := range dst {
+				dst[e] = kernels.BF16ToF32(b.bf16[o+e*blockLen+p])
+			}
+		case kv == 0:
+			for e := range dst {
+				dst[e] = b.f32[o+e*blockLen+p]
+			}
+		case b.bf16 != nil:
+			kernels.BF16ToF32Slice(dst, b.bf16[o+p*hd:o+(p+1)*hd])
+		default:
+			copy(dst, b.f32[o+p*hd:o+(p+1)*hd])
 		}
 	}
 	return out
@@ -237,17 +269,29 @@ func (c *Cache) Key(l, pos int) []float32 { return c.readRow(l, 0, pos) }
 // position pos.
 func (c *Cache) Value(l, pos int) []float32 { return c.readRow(l, 1, pos) }
 
-// dotKeys sets dst[j] = q · K[p+j] for the rows of KV head g of layer l's
-// keys K from position p on, all in p's block (the scores of one query
-// head against a run of keys).
+// dotKeys sets dst[j] = q · K[p+j] for the keys K of KV head g of layer l
+// from position p on, all in p's block (the scores of one query head
+// against a run of keys). The block's keys are transposed (headRows), so
+// the scores of all its positions are Σ_e q[e] · (row e of the head's
+// keys); the ones asked for are copied out. Positions of the block not
+// yet written hold stale numbers, which only their own lanes see.
 func (c *Cache) dotKeys(k kernels.Impl, dst, q []float32, l, g, p int) {
 	b := c.blocks[p/blockLen]
-	o, end := c.headRows(l, 0, g, p)
-	if b.bf16 != nil {
-		k.DotRowsBF16(dst, q, b.bf16[o:end], c.headDim)
-		return
+	o, end := c.headRows(l, 0, g)
+	var all [blockLen]float32
+	scores := all[:]
+	if len(dst) == blockLen {
+		scores = dst
+		clear(scores)
 	}
-	k.DotRows(dst, q, b.f32[o:end], c.headDim)
+	if b.bf16 != nil {
+		k.AxpyRowsBF16(scores, q, b.bf16[o:end], blockLen)
+	} else {
+		k.AxpyRows(scores, q, b.f32[o:end], blockLen)
+	}
+	if len(dst) < blockLen {
+		copy(dst, all[p%blockLen:])
+	}
 }
 
 // prefetchHead asks for the key (kv = 0) or value rows of KV head g of
@@ -259,14 +303,13 @@ func (c *Cache) dotKeys(k kernels.Impl, dst, q []float32, l, g, p int) {
 func (c *Cache) prefetchHead(l, kv, g, p0, p1 int) {
 	for p := p0; p < p1; {
 		b := c.blocks[p/blockLen]
-		o, end := c.headRows(l, kv, g, p)
-		n := min(p1-p, (end-o)/c.headDim) * c.headDim
+		o, end := c.headRows(l, kv, g)
 		if b.bf16 != nil {
-			kernels.Prefetch(b.bf16[o : o+n])
+			kernels.Prefetch(b.bf16[o:end])
 		} else {
-			kernels.Prefetch(b.f32[o : o+n])
+			kernels.Prefetch(b.f32[o:end])
 		}
-		p += n / c.headDim
+		p = (p/blockLen + 1) * blockLen
 	}
 }
 
@@ -274,7 +317,7 @@ func (c *Cache) prefetchHead(l, kv, g, p0, p1 int) {
 // KV head of layer l in block b, one run of memory.
 func (c *Cache) prefetchBlock(l, kv, b int) {
 	blk := c.blocks[b]
-	o, _ := c.headRows(l, kv, 0, b*blockLen)
+	o, _ := c.headRows(l, kv, 0)
 	n := blockLen * c.kvDim
 	if blk.bf16 != nil {
 		kernels.Prefetch(blk.bf16[o : o+n])
@@ -288,10 +331,39 @@ func (c *Cache) prefetchBlock(l, kv, b int) {
 // softmax-weighted sum over a run of values).
 func (c *Cache) axpyValues(k kernels.Impl, dst, a []float32, l, g, p int) {
 	b := c.blocks[p/blockLen]
-	o, end := c.headRows(l, 1, g, p)
+	o, end := c.headRows(l, 1, g)
+	o += p % blockLen * c.headDim
 	if b.bf16 != nil {
 		k.AxpyRowsBF16(dst, a, b.bf16[o:end], c.headDim)
 		return
 	}
 	k.AxpyRows(dst, a, b.f32[o:end], c.headDim)
+}
+
+// dotKeysMany is dotKeys for the G queries of at (transposed: element e of
+// query i at at[e·G + i]) against every position of block b's keys of KV
+// head g of layer l: dst[i·ldd + j] += the score of query i at position j
+// of the block (dst cleared by the caller), the keys read once for all G.
+func (c *Cache) dotKeysMany(k kernels.Impl, dst []float32, ldd int, at []float32, G, l, g, b int) {
+	blk := c.blocks[b]
+	o, end := c.headRows(l, 0, g)
+	if blk.bf16 != nil {
+		k.AxpyRowsManyBF16(dst, ldd, blockLen, at, G, blk.bf16[o:end], blockLen)
+		return
+	}
+	k.AxpyRowsMany(dst, ldd, blockLen, at, G, blk.f32[o:end], blockLen)
+}
+
+// axpyValuesMany is axpyValues for G rows of weights at (transposed: the
+// weight of position j for row i at at[j·G + i]) over every position of
+// block b's values of KV head g of layer l: dst[i·ldd + e] += Σ_j at[j·G +
+// i] · V[j][e], the values read once for all G.
+func (c *Cache) axpyValuesMany(k kernels.Impl, dst []float32, ldd int, at []float32, G, l, g, b int) {
+	blk := c.blocks[b]
+	o, end := c.headRows(l, 1, g)
+	if blk.bf16 != nil {
+		k.AxpyRowsManyBF16(dst, ldd, c.headDim, at, G, blk.bf16[o:end], c.headDim)
+		return
+	}
+	k.AxpyRowsMany(dst, ldd, c.headDim, at, G, blk.f32[o:end], c.headDim)
 }

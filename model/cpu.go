@@ -418,10 +418,10 @@ type AttentionSpec struct {
 // rows, or a shorter one, work is split over (query, KV head) pairs, the last queries (the most keys, causal) handed out first so that
 // no thread is left with a long chunk at the end; each pair walks its
 // visible keys block by block for the query heads that share that KV head
-// (GQA): scores of a block's keys in one DotRows call per head, a
-// numerically stable softmax per head, and the weighted sum of values in
-// one AxpyRows call per block and head (DotRowsBF16 and AxpyRowsBF16 on a
-// BF16 cache: Cache.dotKeys and Cache.axpyValues).
+// (GQA): scores of a block's keys in one AxpyRows call per head (the keys
+// are stored transposed), a numerically stable softmax per head, and the
+// weighted sum of values in one AxpyRows call per block and head
+// (AxpyRowsBF16 on a BF16 cache: Cache.dotKeys and Cache.axpyValues).
 func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	if a.N <= decodeAttentionRows { // decode: split over positions, not heads
 		_, pos := row(0)
@@ -544,6 +544,13 @@ func pooledFloats(p *sync.Pool, n int) *[]float32 {
 // every head while the block is in cache, instead of every head task
 // walking the whole cache.
 //
+// Rows of a Batch whose caches share their first blocks (forks of one
+// prompt: the same frozen blocks) read those blocks in one task for all of
+// them (sharedGroups): each block's keys and values are read, and widened,
+// once for every query, the scores and the weighted values small matrix
+// products (kernels' AxpyRowsMany) instead of one matrix-vector product per
+// row; the rest of each row, its own blocks, is a chunk of its own.
+//
 // Each task computes, for every query head, the scores of its chunk's
 // visible keys, their softmax within the chunk and the chunk's softmax-
 // weighted sum of values, and keeps the chunk's score maximum m and
@@ -552,12 +559,12 @@ func pooledFloats(p *sync.Pool, n int) *[]float32 {
 // of those weights, M the row's largest score.
 func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	hd := a.HeadDim
-	group := a.Heads / a.KVHeads
 	qDim := a.Heads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	// Each row's visible positions [first, pos], its blocks, and its tasks:
 	// task i of all rows belongs to the row t with taskStart[t] ≤ i <
-	// taskStart[t+1].
+	// taskStart[t+1]. A row in a shared group has two: the group's (its
+	// first) and its own blocks' (own[t] on).
 	type span struct{ first, pos, blocks int }
 	spans := make([]span, a.N)
 	taskStart := make([]int, a.N+1)
@@ -577,8 +584,22 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 		// thread already (a Batch): one chunk per row, no merge.
 		chunks = 1
 	}
+	var groups []sharedGroup
+	own := make([]int, a.N) // the first block of each row's own chunks
+	if chunks == 1 && a.Window == 0 {
+		groups = sharedGroups(a.N, row)
+		for _, g := range groups {
+			for _, t := range g.rows {
+				own[t] = g.blocks
+			}
+		}
+	}
 	for t, sp := range spans {
-		taskStart[t+1] = taskStart[t] + max(1, min(chunks, sp.blocks/minChunkBlocks))
+		n := max(1, min(chunks, sp.blocks/minChunkBlocks))
+		if own[t] > 0 {
+			n = 2
+		}
+		taskStart[t+1] = taskStart[t] + n
 	}
 	tasks := taskStart[a.N]
 	// Per task: the chunk's output for every head (qDim), then each head's
@@ -588,21 +609,39 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 	defer c.scratch.Put(partialBuf)
 	partial := (*partialBuf)[:tasks*part]
 	clear(partial) // the chunks' outputs are sums
-	c.pool.For(tasks, 1, func(lo, hi int) {
+	// Jobs: the shared groups first, then the rows' tasks but those
+	// (each grouped row's first) that a group computes.
+	type rowTask struct{ t, i int }
+	var rowTasks []rowTask
+	for t := range a.N {
+		first := taskStart[t]
+		if own[t] > 0 {
+			first++ // the group's
+		}
+		for i := first; i < taskStart[t+1]; i++ {
+			rowTasks = append(rowTasks, rowTask{t, i})
+		}
+	}
+	c.pool.For(len(groups)+len(rowTasks), 1, func(lo, hi int) {
 		scoresBuf := c.floats(0)
 		defer c.scratch.Put(scoresBuf)
 		scores := *scoresBuf
-		t := 0
-		for i := lo; i < hi; i++ {
-			for taskStart[t+1] <= i {
-				t++
+		for job := lo; job < hi; job++ {
+			if job < len(groups) {
+				c.sharedAttention(partial, part, taskStart, q, a, groups[job], row)
+				continue
 			}
+			t, i := rowTasks[job-len(groups)].t, rowTasks[job-len(groups)].i
 			kv, _ := row(t)
 			sp := spans[t]
-			// The task's blocks [b0, b1) of the row's, split evenly.
+			// The task's blocks [b0, b1) of the row's, split evenly; a
+			// grouped row's own task the blocks after the group's.
 			b0f := sp.first / blockLen
 			nt, j := taskStart[t+1]-taskStart[t], i-taskStart[t]
 			b0, b1 := b0f+j*sp.blocks/nt, b0f+(j+1)*sp.blocks/nt
+			if own[t] > 0 {
+				b0, b1 = own[t], sp.pos/blockLen+1
+			}
 			p0, p1 := max(sp.first, b0*blockLen), min(sp.pos+1, b1*blockLen)
 			n := p1 - p0
 			if len(scores) < a.Heads*n {
@@ -612,6 +651,7 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			out := partial[i*part : i*part+qDim]
 			ml := partial[i*part+qDim : (i+1)*part]
 			qrow := q[t*qDim : (t+1)*qDim]
+			group := a.Heads / a.KVHeads
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
 				if end < p1 { // the next block's keys are cold (see prefetchHead)
@@ -622,25 +662,9 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 				}
 				p = end
 			}
-			merged := nt > 1 // the row's chunks are merged: keep m and l
+			c.k.Scale(scores[:a.Heads*n], scale)
 			for h := range a.Heads {
-				sc := scores[h*n : (h+1)*n]
-				c.k.Scale(sc, scale)
-				if !merged {
-					c.k.Softmax(sc)
-					continue
-				}
-				top := 0
-				for j, s := range sc {
-					if s > sc[top] {
-						top = j
-					}
-				}
-				m := sc[top]
-				c.k.Softmax(sc)
-				// Softmax's output at the maximum is exp(0)/l (NaN where
-				// any score is NaN, which the merge then spreads).
-				ml[2*h], ml[2*h+1] = m, 1/sc[top]
+				c.chunkSoftmax(scores[h*n:(h+1)*n], ml[2*h:2*h+2], nt > 1)
 			}
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
@@ -680,5 +704,117 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 				c.k.Axpy(d, float32(float64(w)/sum), tasks[o+h*hd:o+(h+1)*hd])
 			}
 		}
+	}
+}
+
+// chunkSoftmax turns a chunk's scores of one query head (already scaled by
+// 1/√headDim) into the chunk's softmax; when the row's chunks are merged
+// it keeps the chunk's score maximum and exponent sum in ml (NaN where any
+// score is NaN, which the merge then spreads).
+func (c *CPU) chunkSoftmax(sc, ml []float32, merged bool) {
+	if !merged {
+		c.k.Softmax(sc)
+		return
+	}
+	m, sum := c.k.SoftmaxParts(sc)
+	ml[0], ml[1] = m, float32(sum)
+}
+
+// sharedGroup is a set of a Batch's rows whose caches share their first
+// blocks (the same frozen blocks), each of them before every row's last.
+type sharedGroup struct {
+	rows   []int
+	blocks int
+}
+
+// sharedGroups returns the groups of at least two of the n rows that share
+// at least their first block: rows with the same first block, and the
+// number of leading blocks all of them share and see whole (every one
+// before each row's last, which RoPE has just made private).
+func sharedGroups(n int, row func(t int) (*Cache, int)) []sharedGroup {
+	var groups []sharedGroup
+	taken := make([]bool, n)
+	for t := range n {
+		kv, pos := row(t)
+		if taken[t] || pos < blockLen {
+			continue
+		}
+		g := sharedGroup{rows: []int{t}, blocks: pos / blockLen}
+		for u := t + 1; u < n; u++ {
+			kv2, pos2 := row(u)
+			if taken[u] || pos2 < blockLen || kv2.blocks[0] != kv.blocks[0] {
+				continue
+			}
+			shared := 1
+			for shared < min(g.blocks, pos2/blockLen) && kv2.blocks[shared] == kv.blocks[shared] {
+				shared++
+			}
+			g.rows, g.blocks = append(g.rows, u), shared
+			taken[u] = true
+		}
+		if len(g.rows) > 1 {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
+
+// sharedAttention computes, for every row of g, the first of its tasks in
+// partial: attention over the g.blocks blocks its rows share, with every
+// block's keys and values read once for all the rows' queries (kernels'
+// AxpyRowsMany: scores = the queries times the block's transposed keys,
+// outputs += the probabilities times its values).
+func (c *CPU) sharedAttention(partial []float32, part int, taskStart []int, q []float32, a AttentionSpec, g sharedGroup, row func(t int) (*Cache, int)) {
+	hd, G := a.HeadDim, len(g.rows)
+	qDim := a.Heads * hd
+	scale := float32(1 / math.Sqrt(float64(hd)))
+	n := g.blocks * blockLen // positions
+	group := a.Heads / a.KVHeads
+	kv, _ := row(g.rows[0])
+	// Scratch: the queries transposed per head (heads × hd × G), the
+	// scores (G × heads × n), the probabilities transposed per head
+	// (heads × n × G) and the outputs (G × qDim).
+	buf := c.floats(a.Heads*hd*G + 2*G*a.Heads*n + G*qDim)
+	defer c.scratch.Put(buf)
+	qt := (*buf)[:a.Heads*hd*G]
+	scores := (*buf)[len(qt) : len(qt)+G*a.Heads*n]
+	pt := (*buf)[len(qt)+len(scores) : len(qt)+2*len(scores)]
+	out := (*buf)[len(qt)+2*len(scores) : len(qt)+2*len(scores)+G*qDim]
+	for i, t := range g.rows {
+		qrow := q[t*qDim : (t+1)*qDim]
+		for e, v := range qrow {
+			qt[e*G+i] = v * scale // (h·hd + e')·G + i, scaled by 1/√hd
+		}
+	}
+	clear(scores)
+	for b := range g.blocks {
+		if b+1 < g.blocks {
+			kv.prefetchBlock(a.Layer, 0, b+1)
+		}
+		for h := range a.Heads {
+			kv.dotKeysMany(c.k, scores[h*n+b*blockLen:], a.Heads*n, qt[h*hd*G:(h+1)*hd*G], G, a.Layer, h/group, b)
+		}
+	}
+	for i, t := range g.rows {
+		ml := partial[taskStart[t]*part+qDim : (taskStart[t]+1)*part]
+		for h := range a.Heads {
+			sc := scores[(i*a.Heads+h)*n : (i*a.Heads+h+1)*n]
+			c.chunkSoftmax(sc, ml[2*h:2*h+2], true)
+			for j, v := range sc {
+				pt[(h*n+j)*G+i] = v
+			}
+		}
+	}
+	clear(out)
+	for b := range g.blocks {
+		if b+1 < g.blocks {
+			kv.prefetchBlock(a.Layer, 1, b+1)
+		}
+		for h := range a.Heads {
+			kv.axpyValuesMany(c.k, out[h*hd:], qDim, pt[(h*n+b*blockLen)*G:(h*n+(b+1)*blockLen)*G], G, a.Layer, h/group, b)
+		}
+	}
+	for i, t := range g.rows {
+		copy(partial[taskStart[t]*part:taskStart[t]*part+qDim], out[i*qDim:(i+1)*qDim])
 	}
 }

@@ -155,3 +155,68 @@ func testAxpyRows(t *testing.T, axpyRows rowsOp, bf16 bool) {
 	axpyRows(dst, []float32{1, 10, 100}, []float32{1, 2, 3, 4, 5}, 2)
 	require.Equal(t, []float32{1 + 1 + 30, 1 + 2 + 40}, dst, "third row does not fit")
 }
+
+// RowsManyOps are AxpyRowsMany and AxpyRowsManyBF16; kernels.Impl
+// implements them.
+type RowsManyOps interface {
+	AxpyRowsMany(dst []float32, ldd, width int, at []float32, n int, m []float32, stride int)
+	AxpyRowsManyBF16(dst []float32, ldd, width int, at []float32, n int, m []uint16, stride int)
+}
+
+// TestAxpyRowsMany checks dst[i·ldd + c] += Σ_j at[j·n + i] · m[j·stride +
+// c] against the float64 reference for numbers of rows of dst around the
+// kernels' groups (8, 4, 2, 1) and every RowsCases shape, F32 and BF16
+// rows: the gaps between rows of dst and the guard regions untouched, NaN
+// and Inf in m reaching the columns they are in, and rows of m without a
+// weight left out.
+func TestAxpyRowsMany(t *testing.T, impl RowsManyOps) {
+	r := newRand(t)
+	for _, bf16 := range []bool{false, true} {
+		for _, n := range []int{1, 2, 3, 5, 8, 11, 15, 16} {
+			for _, c := range RowsCases {
+				stride, ldd := c.Width+c.Extra, c.Width+c.Extra%5
+				name := fmt.Sprintf("bf16=%v/n=%d/rows=%d/width=%d/stride=%d", bf16, n, c.Rows, c.Width, stride)
+				m := make([]float32, (c.Rows-1)*stride+c.Width)
+				fill(r, m)
+				if bf16 {
+					roundBF16(m)
+				}
+				at := make([]float32, c.Rows*n+n-1) // a partial row of weights: left out
+				fill(r, at)
+				init := make([]float32, (n-1)*ldd+c.Width)
+				fill(r, init)
+				run := func(what string) {
+					ref := make([]float64, len(init))
+					for k := range ref {
+						ref[k] = float64(init[k])
+						if i, col := k/ldd, k%ldd; col < c.Width {
+							for j := range c.Rows {
+								ref[k] += float64(at[j*n+i]) * float64(m[j*stride+col])
+							}
+						}
+					}
+					dst := newGuarded(len(init))
+					copy(dst.s(), init)
+					if bf16 {
+						h := make([]uint16, len(m))
+						kernels.F32ToBF16Slice(h, m)
+						impl.AxpyRowsManyBF16(dst.s(), ldd, c.Width, at, n, h, stride)
+					} else {
+						impl.AxpyRowsMany(dst.s(), ldd, c.Width, at, n, m, stride)
+					}
+					dst.check(t, what)
+					for k, v := range dst.s() {
+						if k%ldd >= c.Width && math.Float32bits(v) != math.Float32bits(init[k]) {
+							t.Fatalf("%s: wrote between rows of dst: element %d", what, k)
+						}
+					}
+					expectClose(t, what, dst.s(), ref, LimitF32)
+				}
+				run(name)
+				m[r.IntN(c.Rows)*stride+r.IntN(c.Width)] = float32(math.Inf(1))
+				m[r.IntN(c.Rows)*stride+r.IntN(c.Width)] = float32(math.NaN())
+				run(name + "/nonfinite")
+			}
+		}
+	}
+}

@@ -251,6 +251,53 @@ func TestExpShifted(t *testing.T, impl interface {
 	}
 }
 
+// TestSoftmaxParts checks that SoftmaxParts leaves x's softmax and returns
+// x's largest element and Σ exp(x[i] − max), with masked (-Inf) entries,
+// NaN (every output and the shift NaN) and an empty x (-Inf, 0).
+func TestSoftmaxParts(t *testing.T, impl interface {
+	SoftmaxParts(x []float32) (float32, float64)
+}) {
+	r := newRand(t)
+	for _, n := range VectorLens {
+		what := fmt.Sprintf("softmaxparts/n=%d", n)
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(20 * (2*r.Float64() - 1))
+		}
+		if n > 1 {
+			x[r.IntN(n)] = float32(math.Inf(-1))
+		}
+		top := math.Inf(-1)
+		for _, v := range x {
+			top = math.Max(top, float64(v))
+		}
+		want := make([]float64, n)
+		var wantSum float64
+		for i, v := range x {
+			want[i] = math.Exp(float64(v) - top)
+			wantSum += want[i]
+		}
+		for i := range want {
+			want[i] /= wantSum
+		}
+		m, sum := impl.SoftmaxParts(x)
+		require.Equal(t, top, float64(m), "%s: shift", what)
+		if n == 0 {
+			require.Zero(t, sum, what)
+			continue
+		}
+		require.InEpsilon(t, wantSum, sum, 1e-6, "%s: sum", what)
+		expectClose(t, what, x, want, LimitF32)
+		fill(r, x)
+		x[r.IntN(n)] = float32(math.NaN())
+		m, sum = impl.SoftmaxParts(x)
+		require.True(t, math.IsNaN(float64(m)) && math.IsNaN(sum), "%s/nan: shift %v, sum %v", what, m, sum)
+		for i, v := range x {
+			require.True(t, math.IsNaN(float64(v)), "%s/nan: element %d = %v", what, i, v)
+		}
+	}
+}
+
 // TestArgmax checks the index of the largest element: the lowest among
 // ties, NaNs passed over (-1 when there is nothing else), at every
 // position of the vectors (the kernel's blocks and its tail). Argmax is a
