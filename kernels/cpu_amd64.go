@@ -73,6 +73,21 @@ func supportedISAs() []isa {
 //go:noescape
 func prefetchRange(p *byte, n int)
 
+//go:noescape
+func f32ToBF16AVX2(dst *uint16, src *float32, n int)
+
+// f32ToBF16Vec converts the longest prefix of src that the vector kernel
+// takes (a multiple of 16 elements, with AVX2) into dst, len(dst) ≥
+// len(src), and returns its length.
+func f32ToBF16Vec(dst []uint16, src []float32) int {
+	n := len(src) &^ 15
+	if !hasAVX2FMA || n == 0 {
+		return 0
+	}
+	f32ToBF16AVX2(&dst[0], &src[0], n)
+	return n
+}
+
 // spinPause executes one PAUSE: a spin-wait hint that saves power and frees
 // the core's other hardware thread while a Pool watches for work.
 func spinPause()

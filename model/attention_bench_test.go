@@ -37,6 +37,7 @@ func benchAttentionDecode(b *testing.B, r *rand.Rand, name string, layers, heads
 	c.grow(positions)
 	for l := range layers {
 		fillCache(r, c, l, positions, 1)
+		c.keysToColumns(l, 0, positions) // as attention finds full blocks
 	}
 	q := make([]float32, heads*hd)
 	for i := range q {
@@ -74,6 +75,7 @@ func BenchmarkAttentionBatch(b *testing.B) {
 			base.grow(prompt)
 			for l := range layers {
 				fillCache(r, base, l, prompt, 1)
+				base.keysToColumns(l, 0, prompt) // as attention finds full blocks
 			}
 			for i := range caches {
 				if forks {
@@ -83,6 +85,7 @@ func BenchmarkAttentionBatch(b *testing.B) {
 					caches[i].grow(prompt)
 					for l := range layers {
 						fillCache(r, caches[i], l, prompt, 1)
+						caches[i].keysToColumns(l, 0, prompt)
 					}
 				}
 				caches[i].grow(1)

@@ -23,8 +23,12 @@ const blockLen = 32
 // (shared by several caches, never written again). Fork freezes; a write
 // into a frozen block first copies it.
 type kvBlock struct {
-	f32    []float32
-	bf16   []uint16
+	f32  []float32
+	bf16 []uint16
+	// keysT[l] reports that layer l's keys are transposed (headRows):
+	// only ever in a block that holds all blockLen positions for every
+	// cache that holds it.
+	keysT  []bool
 	frozen atomic.Bool
 }
 
@@ -39,8 +43,9 @@ type kvBlock struct {
 // at long contexts that read, not the weights, bounds the step; BF16 halves
 // it. This is what PyTorch does for a BF16 model (K and V in the model's
 // dtype; llama.cpp keeps F16). Attention reads the BF16 rows in place
-// (kernels' AxpyRowsBF16 and AxpyRowsManyBF16, over keys stored transposed:
-// headRows); queries, scores and outputs stay float32.
+// (kernels' DotRowsBF16, AxpyRowsBF16 and AxpyRowsManyBF16, the keys of a
+// full block transposed: headRows); queries, scores and outputs stay
+// float32.
 //
 // Caches fork cheaply: Fork returns a cache that shares every block with its
 // parent, so a program's source is computed once and each debugging step or
@@ -59,6 +64,9 @@ type Cache struct {
 	// them or release frees them, and where new blocks come from (see
 	// blockPool).
 	pool *blockPool
+	// scratch16 and scratch32 are transposeKeys' copies of a head's keys.
+	scratch16 []uint16
+	scratch32 []float32
 }
 
 // blockPool keeps the KV-cache blocks that the caches of one model have
@@ -144,6 +152,9 @@ func (c *Cache) Truncate(n int) error {
 	}
 	c.blocks = c.blocks[:nb]
 	c.n = n
+	if n%blockLen != 0 && !c.blocks[nb-1].frozen.Load() {
+		c.keysToRows(nb - 1) // partly filled again (a frozen one: when grow copies it)
+	}
 	return nil
 }
 
@@ -162,10 +173,13 @@ func (c *Cache) newBlock(from *kvBlock) *kvBlock {
 		} else {
 			b.f32 = make([]float32, c.blockSize())
 		}
+		b.keysT = make([]bool, c.layers)
 	}
+	clear(b.keysT)
 	if from != nil {
 		copy(b.f32, from.f32)
 		copy(b.bf16, from.bf16)
+		copy(b.keysT, from.keysT)
 	}
 	return b
 }
@@ -180,7 +194,10 @@ func (c *Cache) grow(k int) {
 		case b == len(c.blocks):
 			c.blocks = append(c.blocks, c.newBlock(nil))
 		case c.blocks[b].frozen.Load():
+			// A copy to write into: it holds fewer than blockLen of c's
+			// positions, so its keys go back to rows.
 			c.blocks[b] = c.newBlock(c.blocks[b])
+			c.keysToRows(b)
 		}
 	}
 	c.n = end
@@ -190,12 +207,19 @@ func (c *Cache) grow(k int) {
 // g of layer l start in a block, and where they end. Within a block, each
 // layer's keys and values are laid out head by head, so that attention,
 // which walks one head at a time, reads them contiguously: a head's values
-// position by position (blockLen rows of headDim), its keys transposed,
-// element by element (headDim rows of blockLen: element e of the key at
-// position p at e·blockLen + p%blockLen). Transposed, a query's scores
-// against a block's keys are a sum of rows scaled by the query's elements
-// (kernels' AxpyRows), all blockLen lanes at once, instead of a dot
-// product per key, each reduced across its vector's lanes.
+// position by position (blockLen rows of headDim), and its keys likewise
+// while the block fills, then, once it holds all blockLen positions
+// (keysToColumns), transposed: element by element, headDim rows of
+// blockLen (element e of the key at position p at e·blockLen +
+// p%blockLen). Transposed, a query's scores against a block's keys are a
+// sum of rows scaled by the query's elements (kernels' AxpyRows), all
+// blockLen lanes at once, instead of a dot product per key reduced across
+// its vector's lanes; and the queries of several sessions that share a
+// block are a small matrix product (AxpyRowsMany). A block that is still
+// filling keeps rows: a new key is one row written, where a transposed
+// block takes a write into each of headDim cache lines (cold after a
+// step's weights have gone through the cache), and attention reads only
+// its filled rows.
 func (c *Cache) headRows(l, kv, g int) (start, end int) {
 	head := (l*2+kv)*blockLen*c.kvDim + g*blockLen*c.headDim
 	return head, head + blockLen*c.headDim
@@ -211,7 +235,7 @@ func (c *Cache) setRow(l, kv, pos int, row []float32) {
 		o, _ := c.headRows(l, kv, g)
 		src := row[g*hd : (g+1)*hd]
 		switch {
-		case kv == 0 && b.bf16 != nil:
+		case kv == 0 && b.keysT[l] && b.bf16 != nil:
 			var buf [256]uint16 // rounded by the vector kernel, then scattered
 			rounded := buf[:]
 			if hd > len(buf) {
@@ -222,7 +246,7 @@ func (c *Cache) setRow(l, kv, pos int, row []float32) {
 			for e, v := range rounded {
 				b.bf16[o+e*blockLen+p] = v
 			}
-		case kv == 0:
+		case kv == 0 && b.keysT[l]:
 			for e, v := range src {
 				b.f32[o+e*blockLen+p] = v
 			}
@@ -244,11 +268,11 @@ func (c *Cache) readRow(l, kv, pos int) []float32 {
 		o, _ := c.headRows(l, kv, g)
 		dst := out[g*hd : (g+1)*hd]
 		switch {
-		case kv == 0 && b.bf16 != nil:
+		case kv == 0 && b.keysT[l] && b.bf16 != nil:
 			for e := range dst {
 				dst[e] = kernels.BF16ToF32(b.bf16[o+e*blockLen+p])
 			}
-		case kv == 0:
+		case kv == 0 && b.keysT[l]:
 			for e := range dst {
 				dst[e] = b.f32[o+e*blockLen+p]
 			}
@@ -271,13 +295,22 @@ func (c *Cache) Value(l, pos int) []float32 { return c.readRow(l, 1, pos) }
 
 // dotKeys sets dst[j] = q · K[p+j] for the keys K of KV head g of layer l
 // from position p on, all in p's block (the scores of one query head
-// against a run of keys). The block's keys are transposed (headRows), so
-// the scores of all its positions are Σ_e q[e] · (row e of the head's
-// keys); the ones asked for are copied out. Positions of the block not
-// yet written hold stale numbers, which only their own lanes see.
+// against a run of keys): a dot product per key row while the block
+// fills; in a full block, whose keys are transposed (headRows), the scores
+// of all its positions as Σ_e q[e] · (row e of the head's keys), and the
+// ones asked for copied out.
 func (c *Cache) dotKeys(k kernels.Impl, dst, q []float32, l, g, p int) {
 	b := c.blocks[p/blockLen]
 	o, end := c.headRows(l, 0, g)
+	if !b.keysT[l] {
+		o += p % blockLen * c.headDim
+		if b.bf16 != nil {
+			k.DotRowsBF16(dst, q, b.bf16[o:end], c.headDim)
+			return
+		}
+		k.DotRows(dst, q, b.f32[o:end], c.headDim)
+		return
+	}
 	var all [blockLen]float32
 	scores := all[:]
 	if len(dst) == blockLen {
@@ -292,6 +325,66 @@ func (c *Cache) dotKeys(k kernels.Impl, dst, q []float32, l, g, p int) {
 	if len(dst) < blockLen {
 		copy(dst, all[p%blockLen:])
 	}
+}
+
+// keysToColumns transposes layer l's keys in every private block that
+// position p0 to p1-1 filled (their last position among them): RoPE has
+// written those positions of layer l, and attention is about to read them
+// (cpuSeq.Attention, cpuBatch.Attention). A frozen block is shared, and
+// is left as it is.
+func (c *Cache) keysToColumns(l, p0, p1 int) {
+	for last := p0/blockLen*blockLen + blockLen - 1; last < p1; last += blockLen {
+		if b := c.blocks[last/blockLen]; !b.keysT[l] && !b.frozen.Load() {
+			c.transposeKeys(b, l, true)
+		}
+	}
+}
+
+// keysToRows turns the transposed keys of block i (private) back into
+// rows, every layer: the block is filling again (Truncate, grow).
+func (c *Cache) keysToRows(i int) {
+	b := c.blocks[i]
+	for l, t := range b.keysT {
+		if t {
+			c.transposeKeys(b, l, false)
+		}
+	}
+}
+
+// transposeKeys turns layer l's keys in b from rows into columns (toT) or
+// back, and records it.
+func (c *Cache) transposeKeys(b *kvBlock, l int, toT bool) {
+	hd := c.headDim
+	rows, cols := blockLen, hd // the source's shape
+	if !toT {
+		rows, cols = hd, blockLen
+	}
+	for g := range c.kvDim / hd {
+		o, end := c.headRows(l, 0, g)
+		if b.bf16 != nil {
+			c.scratch16 = transpose(b.bf16[o:end], rows, cols, c.scratch16)
+		} else {
+			c.scratch32 = transpose(b.f32[o:end], rows, cols, c.scratch32)
+		}
+	}
+	b.keysT[l] = toT
+}
+
+// transpose transposes the rows × cols matrix m in place through a copy in
+// scratch (grown when short, and returned for the next call).
+func transpose[E uint16 | float32](m []E, rows, cols int, scratch []E) []E {
+	if cap(scratch) < len(m) {
+		scratch = make([]E, len(m))
+	}
+	src := scratch[:len(m)]
+	copy(src, m)
+	for r := range rows {
+		col := m[r:]
+		for c, v := range src[r*cols : (r+1)*cols] {
+			col[c*rows] = v
+		}
+	}
+	return scratch
 }
 
 // prefetchHead asks for the key (kv = 0) or value rows of KV head g of

@@ -3,6 +3,7 @@ package model
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -108,4 +109,80 @@ func TestCacheBlockPool(t *testing.T) {
 	d.grow(2 * blockLen)
 	d.release()
 	require.Equal(t, 1, small.blocks.Len())
+}
+
+// A block's keys are transposed once it holds all its positions and
+// attention is about to read them (keysToColumns, private blocks only),
+// back to rows when it fills again (Truncate into it; grow copying a
+// frozen one to write into it), and read and written the same either way:
+// Key gives every cached row back unchanged through all of it, in F32 and
+// BF16 caches.
+func TestCacheKeysTransposeWhenFull(t *testing.T) {
+	const layers, hd, kvDim = 2, 8, 16
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		r := rand.New(rand.NewPCG(5, 6))
+		c := newCache(layers, kvDim, hd, dt, nil)
+		c.grow(70)
+		want := make([][][]float32, layers)
+		for l := range layers {
+			keys, _ := fillCache(r, c, l, 70, 1)
+			for p := range 70 {
+				want[l] = append(want[l], keys[p*kvDim:(p+1)*kvDim])
+			}
+		}
+		check := func(what string, c *Cache) {
+			t.Helper()
+			for l := range layers {
+				for p := range c.Len() {
+					require.Equal(t, want[l][p], c.Key(l, p), "%v %s: layer %d position %d", dt, what, l, p)
+				}
+			}
+		}
+		c.keysToColumns(1, 60, 70) // block 1 filled (its last position, 63, among them); block 2 not
+		require.Equal(t, []bool{false, true}, c.blocks[1].keysT, dt)
+		require.Equal(t, []bool{false, false}, c.blocks[0].keysT, dt)
+		require.Equal(t, []bool{false, false}, c.blocks[2].keysT, dt)
+		c.keysToColumns(0, 0, 70)
+		c.keysToColumns(1, 0, 70)
+		require.Equal(t, []bool{true, true}, c.blocks[0].keysT, dt)
+		check("transposed", c)
+
+		// A write into a transposed block lands where Key reads it.
+		row := make([]float32, kvDim)
+		for i := range row {
+			row[i] = float32(r.NormFloat64())
+		}
+		c.setRow(0, 0, 5, row)
+		want[0][5] = c.Key(0, 5)
+		require.InDeltaSlice(t, row, want[0][5], 0.01, dt)
+		check("written", c)
+
+		f := c.Fork() // every block frozen, shared
+		require.NoError(t, f.Truncate(40))
+		require.True(t, f.blocks[1].keysT[0], "%v: a frozen block stays as it is", dt)
+		f.grow(1) // copies block 1 to write position 40: rows again
+		require.Equal(t, []bool{false, false}, f.blocks[1].keysT, dt)
+		require.Equal(t, []bool{true, true}, c.blocks[1].keysT, "%v: the parent's block", dt)
+		check("fork", f)
+		check("parent", c)
+
+		require.NoError(t, c.Truncate(0))
+		c.grow(64)
+		for l := range layers {
+			fillCache(r, c, l, 64, 1)
+		}
+		c.keysToColumns(0, 0, 64)
+		c.keysToColumns(1, 0, 64)
+		require.Equal(t, []bool{true, true}, c.blocks[1].keysT, dt)
+		want = make([][][]float32, layers)
+		for l := range layers {
+			for p := range 64 {
+				want[l] = append(want[l], c.Key(l, p))
+			}
+		}
+		require.NoError(t, c.Truncate(50)) // private, partly filled again: rows
+		require.Equal(t, []bool{false, false}, c.blocks[1].keysT, dt)
+		require.Equal(t, []bool{true, true}, c.blocks[0].keysT, dt)
+		check("truncated", c)
+	}
 }

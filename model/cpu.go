@@ -333,6 +333,7 @@ func (s *cpuSeq) RoPE(layer, pos0, n int) {
 }
 
 func (s *cpuSeq) Attention(layer, pos0, n int) {
+	s.cache.keysToColumns(layer, pos0, pos0+n)
 	s.r.c.attention(s.act[ActAtt], s.act[ActQ], s.r.attentionSpec(layer, pos0, n),
 		func(t int) (*Cache, int) { return s.cache, pos0 + t })
 }
@@ -388,6 +389,9 @@ func (b *cpuBatch) RoPE(layer, _, n int) {
 // within the noise (4.9-6.9 against 3.5-6.3 ms).
 func (b *cpuBatch) Attention(layer, _, n int) {
 	a := b.r.attentionSpec(layer, 0, n)
+	for _, s := range b.seqs[:n] {
+		s.cache.keysToColumns(layer, s.Len()-1, s.Len())
+	}
 	row := func(t int) (*Cache, int) { s := b.seqs[t]; return s.cache, s.Len() - 1 }
 	if n >= b.r.c.pool.Threads() {
 		b.r.c.decodeAttention(b.act[ActAtt], b.act[ActQ], a, row)
@@ -587,7 +591,7 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 	var groups []sharedGroup
 	own := make([]int, a.N) // the first block of each row's own chunks
 	if chunks == 1 && a.Window == 0 {
-		groups = sharedGroups(a.N, row)
+		groups = sharedGroups(a.N, a.Layer, row)
 		for _, g := range groups {
 			for _, t := range g.rows {
 				own[t] = g.blocks
@@ -730,13 +734,14 @@ type sharedGroup struct {
 // sharedGroups returns the groups of at least two of the n rows that share
 // at least their first block: rows with the same first block, and the
 // number of leading blocks all of them share and see whole (every one
-// before each row's last, which RoPE has just made private).
-func sharedGroups(n int, row func(t int) (*Cache, int)) []sharedGroup {
+// before each row's last, which RoPE has just made private) with layer
+// l's keys transposed (all such blocks, as keysToColumns leaves them).
+func sharedGroups(n, l int, row func(t int) (*Cache, int)) []sharedGroup {
 	var groups []sharedGroup
 	taken := make([]bool, n)
 	for t := range n {
 		kv, pos := row(t)
-		if taken[t] || pos < blockLen {
+		if taken[t] || pos < blockLen || !kv.blocks[0].keysT[l] {
 			continue
 		}
 		g := sharedGroup{rows: []int{t}, blocks: pos / blockLen}
@@ -746,7 +751,7 @@ func sharedGroups(n int, row func(t int) (*Cache, int)) []sharedGroup {
 				continue
 			}
 			shared := 1
-			for shared < min(g.blocks, pos2/blockLen) && kv2.blocks[shared] == kv.blocks[shared] {
+			for shared < min(g.blocks, pos2/blockLen) && kv2.blocks[shared] == kv.blocks[shared] && kv.blocks[shared].keysT[l] {
 				shared++
 			}
 			g.rows, g.blocks = append(g.rows, u), shared

@@ -7,8 +7,8 @@
 // random ones of a preset shape (NewRandom, for benchmarks). BF16 weights
 // stay BF16 in memory; activations are float32. Each Session owns a KV cache
 // in blocks of 32 positions (layer × {K, V} × KV head within a block, a
-// head's values position × head_dim, its keys transposed, head_dim ×
-// position); Forward runs a whole prompt in batched passes and one
+// head's values position × head_dim, its keys likewise until the block is
+// full, then transposed, head_dim × position); Forward runs a whole prompt in batched passes and one
 // token per step when decoding. Sessions fork copy-on-write, so a program's
 // source is prefilled once and every debugging step continues from it, and
 // they roll back with Truncate.
