@@ -422,10 +422,11 @@ type AttentionSpec struct {
 // rows, or a shorter one, work is split over (query, KV head) pairs, the last queries (the most keys, causal) handed out first so that
 // no thread is left with a long chunk at the end; each pair walks its
 // visible keys block by block for the query heads that share that KV head
-// (GQA): scores of a block's keys in one AxpyRows call per head (the keys
-// are stored transposed), a numerically stable softmax per head, and the
+// (GQA): scores of a block's keys in one call per head (Cache.dotKeys:
+// AxpyRows over a full block's transposed keys, DotRows over the rows of
+// one still filling), a numerically stable softmax per head, and the
 // weighted sum of values in one AxpyRows call per block and head
-// (AxpyRowsBF16 on a BF16 cache: Cache.dotKeys and Cache.axpyValues).
+// (Cache.axpyValues; the BF16 kernels on a BF16 cache).
 func (c *CPU) attention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	if a.N <= decodeAttentionRows { // decode: split over positions, not heads
 		_, pos := row(0)

@@ -149,26 +149,29 @@ func TestRMSNorm(t *testing.T, impl Ops) {
 	}, LimitF32)
 }
 
+// refSoftmax returns x's softmax in float64, its shift m (the largest
+// element, NaN where there is a NaN) and Σ exp(x[i] − m).
+func refSoftmax(x []float32) (out []float64, m, sum float64) {
+	m = math.Inf(-1)
+	for _, v := range x {
+		if float64(v) > m || v != v {
+			m = float64(v)
+		}
+	}
+	out = make([]float64, len(x))
+	for i, v := range x {
+		out[i] = math.Exp(float64(v) - m)
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out, m, sum
+}
+
 // TestSoftmax checks the softmax, masked (-Inf) entries and NaN.
 func TestSoftmax(t *testing.T, impl Ops) {
-	softmax := func(x []float32) []float64 {
-		m := math.Inf(-1)
-		for _, v := range x {
-			if float64(v) > m || v != v {
-				m = float64(v)
-			}
-		}
-		out := make([]float64, len(x))
-		var s float64
-		for i, v := range x {
-			out[i] = math.Exp(float64(v) - m)
-			s += out[i]
-		}
-		for i := range out {
-			out[i] /= s
-		}
-		return out
-	}
+	softmax := func(x []float32) []float64 { out, _, _ := refSoftmax(x); return out }
 	r := newRand(t)
 	for _, n := range VectorLens {
 		x := newGuarded(n)
@@ -267,19 +270,7 @@ func TestSoftmaxParts(t *testing.T, impl interface {
 		if n > 1 {
 			x[r.IntN(n)] = float32(math.Inf(-1))
 		}
-		top := math.Inf(-1)
-		for _, v := range x {
-			top = math.Max(top, float64(v))
-		}
-		want := make([]float64, n)
-		var wantSum float64
-		for i, v := range x {
-			want[i] = math.Exp(float64(v) - top)
-			wantSum += want[i]
-		}
-		for i := range want {
-			want[i] /= wantSum
-		}
+		want, top, wantSum := refSoftmax(x)
 		m, sum := impl.SoftmaxParts(x)
 		require.Equal(t, top, float64(m), "%s: shift", what)
 		if n == 0 {
