@@ -127,3 +127,88 @@ func testDecodeAttentionChunks(t *testing.T, dt kernels.DType, mixed bool) {
 		be.Close()
 	}
 }
+
+// A batch's decode attention with rows that share blocks (forks of two
+// prompts, of different lengths past them, the prompts themselves, and an
+// unrelated cache) against the float64 reference of each row's own keys
+// and values: groups of 8 and of 2, GQA, head_dim 64 (the AVX-512 kernels
+// of AxpyRowsMany for the values too), 1 and 2 threads, F32 and BF16.
+func TestDecodeAttentionSharedBlocks(t *testing.T) {
+	for _, dt := range []kernels.DType{kernels.F32, kernels.BF16} {
+		t.Run(dt.String(), func(t *testing.T) { testDecodeAttentionSharedBlocks(t, dt) })
+	}
+}
+
+func testDecodeAttentionSharedBlocks(t *testing.T, dt kernels.DType) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const layers, heads, kvHeads, hd = 2, 8, 2, 64
+	kvDim := kvHeads * hd
+	type rowData struct {
+		c          *Cache
+		keys, vals [][]float32 // per layer, positions × kvDim
+	}
+	// prompt returns a cache of n positions, its full blocks transposed as
+	// attention leaves them.
+	prompt := func(n int) rowData {
+		c := newCache(layers, kvDim, hd, dt, nil)
+		c.grow(n)
+		d := rowData{c: c, keys: make([][]float32, layers), vals: make([][]float32, layers)}
+		for l := range layers {
+			d.keys[l], d.vals[l] = fillCache(r, c, l, n, 2)
+			c.keysToColumns(l, 0, n)
+		}
+		return d
+	}
+	// extend forks d and writes k more positions of its own.
+	extend := func(d rowData, k int) rowData {
+		f := rowData{c: d.c.Fork(), keys: make([][]float32, layers), vals: make([][]float32, layers)}
+		n := f.c.Len()
+		f.c.grow(k)
+		row := make([]float32, kvDim)
+		for l := range layers {
+			f.keys[l], f.vals[l] = append([]float32(nil), d.keys[l]...), append([]float32(nil), d.vals[l]...)
+			for p := n; p < n+k; p++ {
+				for kv, dst := range []*[]float32{&f.keys[l], &f.vals[l]} {
+					for i := range row {
+						row[i] = float32(2 * r.NormFloat64())
+					}
+					f.c.setRow(l, kv, p, row)
+					*dst = append(*dst, f.c.readRow(l, kv, p)...)
+				}
+			}
+			f.c.keysToColumns(l, n, n+k)
+		}
+		return f
+	}
+	a, b := prompt(200), prompt(70)
+	var rows []rowData
+	for i := range 8 {
+		rows = append(rows, extend(a, 1+5*i)) // 201 to 236 positions: some past a block boundary
+	}
+	rows = append(rows, extend(b, 3), extend(b, 40), extend(prompt(90), 1))
+	for _, threads := range []int{1, 2} {
+		be := NewCPUWith(kernels.Native(), threads)
+		for l := range layers {
+			q := make([]float32, len(rows)*heads*hd)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			got := make([]float32, len(q))
+			spec := AttentionSpec{Layer: l, N: len(rows), Heads: heads, KVHeads: kvHeads, HeadDim: hd}
+			row := func(t int) (*Cache, int) { return rows[t].c, rows[t].c.Len() - 1 }
+			if groups := sharedGroups(len(rows), l, row); len(groups) != 2 || len(groups[0].rows) != 8 || len(groups[1].rows) != 2 {
+				t.Fatalf("threads %d layer %d: groups %+v, want one of 8 rows and one of 2", threads, l, groups)
+			}
+			be.decodeAttention(got, q, spec, row)
+			for i, d := range rows {
+				pos := d.c.Len() - 1
+				qi := q[i*heads*hd : (i+1)*heads*hd]
+				want := kerneltest.RefAttention(qi, d.keys[l], d.vals[l], 1, heads, kvHeads, hd, pos, 0, 0)
+				for j := range want {
+					require.InDelta(t, want[j], got[i*heads*hd+j], 1e-4, "threads %d layer %d row %d element %d", threads, l, i, j)
+				}
+			}
+		}
+		be.Close()
+	}
+}
