@@ -15,6 +15,18 @@ def header():
     e("// row of at, broadcast from memory by the FMAs themselves.\n")
 
 
+def dst_block(g, lo, hi):
+    """The column block at R11 of each of the g rows of dst (ldd bytes
+    apart, in R8) to or from its two accumulators: lo and hi, the
+    instructions for its first and second 16 columns."""
+    e("\tLEAQ (DI)(R11*4), R14")
+    for i in range(g):
+        e("\t" + lo % (2 * i))
+        e("\t" + hi % (2 * i + 1))
+        if i < g - 1:
+            e("\tADDQ R8, R14")
+
+
 def kernel(g, bf):
     name = "axpyRowsMany%d%sAVX512" % (g, "BF16" if bf else "F32")
     lab = "am%d%s" % (g, "b" if bf else "f")
@@ -35,12 +47,7 @@ def kernel(g, bf):
     e("%s_col:" % lab)
     e("\tCMPQ R11, R10")
     e("\tJGE %s_done" % lab)
-    e("\tLEAQ (DI)(R11*4), R14")
-    for i in range(g):
-        e("\tVMOVUPS (R14), Z%d" % (2 * i))
-        e("\tVMOVUPS 64(R14), Z%d" % (2 * i + 1))
-        if i < g - 1:
-            e("\tADDQ R8, R14")
+    dst_block(g, "VMOVUPS (R14), Z%d", "VMOVUPS 64(R14), Z%d")
     e("\tLEAQ (DX)(R11*%d), R12" % (2 if bf else 4))
     e("\tMOVQ SI, R13")
     e("\tMOVQ CX, R9")
@@ -63,12 +70,7 @@ def kernel(g, bf):
     e("\tDECQ R9")
     e("\tJMP %s_row" % lab)
     e("%s_store:" % lab)
-    e("\tLEAQ (DI)(R11*4), R14")
-    for i in range(g):
-        e("\tVMOVUPS Z%d, (R14)" % (2 * i))
-        e("\tVMOVUPS Z%d, 64(R14)" % (2 * i + 1))
-        if i < g - 1:
-            e("\tADDQ R8, R14")
+    dst_block(g, "VMOVUPS Z%d, (R14)", "VMOVUPS Z%d, 64(R14)")
     e("\tADDQ $32, R11")
     e("\tJMP %s_col" % lab)
     e("%s_done:" % lab)
