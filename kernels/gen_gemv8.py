@@ -43,6 +43,14 @@ def avx512(bf):
     e("%s_loop:" % lab)
     e("\tCMPQ R14, R8"); e("\tJGE %s_reduce" % lab)
     e("\tVMOVUPS (DX)(R14*4), Z16"); e("\tVMOVUPS 64(DX)(R14*4), Z17")
+    if bf:
+        # Each row's weights 256 bytes (four iterations) ahead: on the
+        # presets' short rows (512-2048 columns) eight streams of 16-64
+        # lines end before the hardware prefetcher has caught up with them
+        # (34m BF16 decode, one thread, four alternating rounds: 265-348 →
+        # 300-399 tokens/s; 134m within noise; bench/RESULTS.md).
+        for r in range(8):
+            e("\tPREFETCHT0 256(%s)(R14*2)" % bases[r])
     for h in range(2):
         for r in range(8):
             if bf:
