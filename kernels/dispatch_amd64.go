@@ -553,7 +553,7 @@ func (b Impl) gemmBF16Dot(p *Pool, dst, x []float32, n int, w *Mat) {
 		i0 += width
 	}
 	// x in BF16 pairs, in the pool's scratch (a float32 buffer seen as
-	// uint16s) rather than new memory each product: see floatStash.
+	// uint16s) rather than new memory each product: see Pool.floats.
 	xpf := p.scratch((max(off, 1) + 1) / 2)
 	defer p.release(xpf)
 	xp := unsafe.Slice((*uint16)(unsafe.Pointer(&xpf[0])), max(off, 1))

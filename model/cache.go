@@ -231,29 +231,19 @@ func (c *Cache) headRows(l, kv, g int) (start, end int) {
 func (c *Cache) setRow(l, kv, pos int, row []float32) {
 	b := c.blocks[pos/blockLen]
 	hd, p := c.headDim, pos%blockLen
+	if kv == 0 && b.keysT[l] {
+		// Only a block that is filling is written (Truncate and grow turn
+		// one back to rows); should a full one be, its keys go back to rows
+		// first, which attention reads as rows until the block fills again.
+		c.transposeKeys(b, l, false)
+	}
 	for g := range c.kvDim / hd {
 		o, _ := c.headRows(l, kv, g)
-		src := row[g*hd : (g+1)*hd]
-		switch {
-		case kv == 0 && b.keysT[l] && b.bf16 != nil:
-			var buf [256]uint16 // rounded by the vector kernel, then scattered
-			rounded := buf[:]
-			if hd > len(buf) {
-				rounded = make([]uint16, hd)
-			}
-			rounded = rounded[:hd]
-			kernels.F32ToBF16Slice(rounded, src)
-			for e, v := range rounded {
-				b.bf16[o+e*blockLen+p] = v
-			}
-		case kv == 0 && b.keysT[l]:
-			for e, v := range src {
-				b.f32[o+e*blockLen+p] = v
-			}
-		case b.bf16 != nil:
-			kernels.F32ToBF16Slice(b.bf16[o+p*hd:o+(p+1)*hd], src)
-		default:
-			copy(b.f32[o+p*hd:o+(p+1)*hd], src)
+		o += p * hd
+		if b.bf16 != nil {
+			kernels.F32ToBF16Slice(b.bf16[o:o+hd], row[g*hd:(g+1)*hd])
+		} else {
+			copy(b.f32[o:o+hd], row[g*hd:(g+1)*hd])
 		}
 	}
 }

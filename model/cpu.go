@@ -564,6 +564,7 @@ func pooledFloats(p *sync.Pool, n int) *[]float32 {
 // of those weights, M the row's largest score.
 func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int) (kv *Cache, pos int)) {
 	hd := a.HeadDim
+	group := a.Heads / a.KVHeads
 	qDim := a.Heads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	// Each row's visible positions [first, pos], its blocks, and its tasks:
@@ -656,7 +657,6 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			out := partial[i*part : i*part+qDim]
 			ml := partial[i*part+qDim : (i+1)*part]
 			qrow := q[t*qDim : (t+1)*qDim]
-			group := a.Heads / a.KVHeads
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
 				if end < p1 { // the next block's keys are cold (see prefetchHead)

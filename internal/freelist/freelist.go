@@ -7,7 +7,10 @@
 // any goroutine (a sync.Pool keeps an item on one P).
 package freelist
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // List is a bounded free list of T; its zero value keeps nothing until Max
 // is set. Safe for concurrent use.
@@ -30,7 +33,7 @@ func (l *List[T]) Take(fits func(T) bool) (T, bool) {
 	defer l.mu.Unlock()
 	for i := len(l.free) - 1; i >= 0; i-- {
 		if e := l.free[i]; fits == nil || fits(e.item) {
-			l.free = append(l.free[:i], l.free[i+1:]...)
+			l.free = slices.Delete(l.free, i, i+1) // the vacated slot cleared: no stale reference
 			l.bytes -= e.bytes
 			return e.item, true
 		}
