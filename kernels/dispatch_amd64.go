@@ -1088,17 +1088,27 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 	return quantRowQ8KAVX2(&x[0], nb, &q[0], qstride, &d[0], dstride, &bs[0], bstride)
 }
 
-// hasPackedQ8_0 reports whether the CPU runs the packed Q8_0 kernel
-// (AVX-512 BW, VL and VNNI).
-func hasPackedQ8_0() bool { return hasQuant512 }
+// packs reports whether the CPU runs kernels on packed matrices (Pack) of
+// type dt: every packed type with AVX-512 BW, VL and VNNI; Q4_K with AVX2,
+// FMA and F16C.
+func packs(dt DType) bool {
+	switch {
+	case hasQuant512:
+		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K
+	case hasAVX2FMA && hasF16C:
+		return dt == Q4_K
+	}
+	return false
+}
 
 // qdotPacked computes rows [lo, hi) of a packed matrix (Pack; lo a
 // multiple of 16) with nx ≤ packedTile rows of x from row i0 (a tile's
 // first row), into d (d[i*ldd + r - lo]) by the packed kernel, as far as
-// whole groups go, and returns the first row it did not compute. Only on
-// the AVX-512 levels.
+// whole groups go, and returns the first row it did not compute. On the
+// AVX-512 levels, and for Q4_K on AVX2.
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
-	if m.pk == nil || b.isa < isaAVX512 || lo%16 != 0 {
+	avx2 := b.isa == isaAVX2 && m.DType == Q4_K
+	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {
 		return lo
 	}
 	g1 := hi / 16
@@ -1109,6 +1119,17 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	i1 := i0 // the second tile's first row (rows past qTile)
 	if nx > qTile {
 		i1 += qTile
+	}
+	if avx2 { // a tile of x at a time, the group's blocks then in L1
+		nb := K / qkK
+		for g := lo / 16; g < g1; g++ {
+			w := &m.pk[g*nb*packedQ4_K]
+			qdotQ4_KP16AVX2[min(nx, qTile)-1](&d[g*16-lo], ldd, w, nb, &a.q[i0*K], &a.d[i0*nb], &a.s32[i0*nb*4])
+			if nx > qTile {
+				qdotQ4_KP16AVX2[nx-qTile-1](&d[qTile*ldd+g*16-lo], ldd, w, nb, &a.q[i1*K], &a.d[i1*nb], &a.s32[i1*nb*4])
+			}
+		}
+		return g1 * 16
 	}
 	switch m.DType {
 	case Q4_K, Q6_K:

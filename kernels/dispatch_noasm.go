@@ -46,7 +46,7 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 	return false
 }
 
-func hasPackedQ8_0() bool { return false }
+func packs(DType) bool { return false }
 
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
 	return lo

@@ -81,6 +81,9 @@ def constants():
     data("k6sha", [4] * 16 + [2] * 16, 2)
     data("k6shb", [0] * 16 + [2] * 16, 2)
     data("k6perm", [j0 + k // 8 for j0 in (0, 4, 8, 12) for k in range(32)], 2)
+    # AVX2 on packed weights: byte r of a broadcast quadword (row r's
+    # scale) to the int16 pair (sc, sc) of dword lane r.
+    data("kpair8", [b for r in range(8) for b in (r, 0x80, r, 0x80)])
 
 
 # Registers: DI d, BX ldd·4, SI w, DX rows, CX blocks left, R8/R9/R10 the
@@ -782,6 +785,113 @@ def q6_k_p16(nx):
     k_blocks_end(lab, nx, 3392, 64)
 
 
+def q4_k_p16_avx2(nx):
+    """Q4_K on packed weights (Pack's layout, as q4_k_p16) with AVX2: each
+    16-row group as two halves of 8 rows, a half's lane r holding four
+    quants of row r; per quadruple of a row of x (broadcast) one VPMADDUBSW
+    gives each row two int16 products of pairs, and a sub-block's eight
+    are summed in int16 (VPADDW: at most 8·2·15·127 = 30480, no overflow)
+    before one VPMADDWD by the rows' scales, where the row kernels (q4_k)
+    need a VPMADDWD and a VPADDD per 32 products of a row. Mins and the
+    float step once per block and half, for up to 4 rows of x (one tile).
+    The sub-blocks are a loop, not unrolled: unrolled, the kernels of 3
+    and 4 rows ran slower per product than those of 2 (AMD EPYC Zen 3).
+
+      func qdotQ4_KP16x<nx>AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+
+    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
+    name = "qdotQ4_KP16x%dAVX2" % nx
+    lab = "q4a%d" % nx
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
+    nibble_mask(15)
+    out = ["(DI)", "(DI)(BX*1)", "(R14)", "(R14)(BX*1)"]
+    # Registers: AX the block, DX blocks left, R8/R9/R10 x's quants,
+    # scales and sums; in the sub-block loop R11 its vectors, R12 its
+    # scales, R13 x's quants, CX sub-blocks left. Y0-Y3 each row's int16
+    # sums over a sub-block, Y4-Y7 its int32 Σ sc·dot over the block.
+    for h in range(2):
+        e("\tMOVQ pk+16(FP), AX")
+        e("\tMOVQ nb+24(FP), DX")
+        e("\tMOVQ xq+32(FP), R8")
+        e("\tMOVQ xd+40(FP), R9")
+        e("\tMOVQ xs+48(FP), R10")
+        e("\tVXORPS Y8, Y8, Y8")
+        for i in range(nx):
+            e("\tVMOVUPS Y8, %d%s" % (32 * h, out[i]))
+        e("%s_h%d:" % (lab, h))
+        if h == 0:
+            for c in range(2048, 2368, 64):  # the scales' lines; the sub-blocks' in the loop
+                e("\tPREFETCHT0 %d(AX)" % (c + PF))
+        for i in range(nx):
+            e("\tVPXOR Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
+        e("\tMOVQ AX, R11")
+        e("\tLEAQ %d(AX), R12" % (2048 + 8 * h))
+        e("\tMOVQ R8, R13")
+        e("\tMOVL $8, CX")
+        e("%s_s%d:" % (lab, h))
+        if h == 0:
+            for c in range(4):
+                e("\tPREFETCHT0 %d(R11)" % (64 * c + PF))
+        e("\tVPBROADCASTQ (R12), Y14")
+        e("\tVPSHUFB kpair8<>(SB), Y14, Y14")  # (sc, sc) per row
+        for v in range(4):
+            lo, hi = (12, 13) if v % 2 == 0 else (8, 9)
+            e("\tVMOVDQU %d(R11), Y%d" % (64 * v + 32 * h, lo))
+            e("\tVPSRLW $4, Y%d, Y%d" % (lo, hi))
+            e("\tVPAND Y15, Y%d, Y%d" % (lo, lo))  # values 4v…4v+3
+            e("\tVPAND Y15, Y%d, Y%d" % (hi, hi))  # values 16+4v…
+            for i in range(nx):
+                for w, off in ((lo, 0), (hi, 16)):
+                    e("\tVPBROADCASTD %d(R13), Y11" % (256 * i + off + 4 * v))
+                    if v == 0 and off == 0:
+                        e("\tVPMADDUBSW Y11, Y%d, Y%d" % (w, i))
+                    else:
+                        e("\tVPMADDUBSW Y11, Y%d, Y10" % w)
+                        e("\tVPADDW Y10, Y%d, Y%d" % (i, i))
+        for i in range(nx):
+            e("\tVPMADDWD Y14, Y%d, Y%d" % (i, i))
+            e("\tVPADDD Y%d, Y%d, Y%d" % (i, 4 + i, 4 + i))
+        e("\tADDQ $256, R11")
+        e("\tADDQ $16, R12")
+        e("\tADDQ $32, R13")
+        e("\tDECL CX")
+        e("\tJNZ %s_s%d" % (lab, h))
+        for p in range(4):  # the rows' mins, sub-blocks 2p and 2p+1 as int16 pairs
+            e("\tVPMOVZXBW %d(AX), Y%d" % (2176 + 32 * p + 16 * h, p))
+        e("\tVCVTPH2PS %d(AX), Y12" % (2304 + 16 * h))  # d per row
+        e("\tVCVTPH2PS %d(AX), Y13" % (2336 + 16 * h))  # dmin per row
+        for i in range(nx):
+            for p in range(4):  # Σ m·(sums of 32 of x), a pair of sub-blocks at a time
+                e("\tVPBROADCASTD %d(R10), Y11" % (16 * i + 4 * p))
+                if p == 0:
+                    e("\tVPMADDWD Y11, Y0, Y10")
+                else:
+                    e("\tVPMADDWD Y11, Y%d, Y11" % p)
+                    e("\tVPADDD Y11, Y10, Y10")
+            e("\tVCVTDQ2PS Y10, Y10")
+            e("\tVBROADCASTSS %d(R9), Y11" % (4 * i))
+            e("\tVMULPS Y11, Y13, Y9")
+            e("\tVMULPS Y11, Y12, Y8")
+            e("\tVCVTDQ2PS Y%d, Y%d" % (4 + i, 4 + i))
+            e("\tVMULPS Y8, Y%d, Y%d" % (4 + i, 4 + i))
+            e("\tVFNMADD231PS Y9, Y10, Y%d" % (4 + i))
+            e("\tVADDPS %d%s, Y%d, Y%d" % (32 * h, out[i], 4 + i, 4 + i))
+            e("\tVMOVUPS Y%d, %d%s" % (4 + i, 32 * h, out[i]))
+        e("\tADDQ $2368, AX")
+        e("\tADDQ $%d, R8" % (256 * nx))
+        e("\tADDQ $%d, R9" % (4 * nx))
+        e("\tADDQ $%d, R10" % (16 * nx))
+        e("\tDECQ DX")
+        e("\tJNZ %s_h%d" % (lab, h))
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 def k_blocks_start(lab, nx):
     """The Q4_K and Q6_K packed kernels' float accumulators (Z0…) cleared,
     then their block loop's label and integer accumulators (Z16…,
@@ -803,14 +913,14 @@ def k_blocks_end(lab, nx, size, xs):
     p16_store(nx)
 
 
-def prefetch_share(j, parts, size):
+def prefetch_share(j, parts, size, base="SI"):
     """Part j of parts of the prefetches of a packed block of size bytes:
     its 64-byte lines PF bytes ahead, spread evenly over the parts (at
     n = 8 the hardware prefetchers alone leave the kernels waiting on
     memory: BenchmarkDecodeBatchGGUF)."""
     lines = (size + 63) // 64
     for c in range((lines * j + parts - 1) // parts, (lines * (j + 1) + parts - 1) // parts):
-        e("\tPREFETCHT0 %d(SI)" % (64 * c + PF))
+        e("\tPREFETCHT0 %d(%s)" % (64 * c + PF, base))
 
 
 def p16_store(nx):
@@ -843,4 +953,6 @@ for nx in range(1, 9):
     q8_0_p16(nx, True)
     q4_k_p16(nx)
     q6_k_p16(nx)
+for nx in range(1, 5):
+    q4_k_p16_avx2(nx)
 print("\n".join(L))

@@ -199,6 +199,18 @@ func qdotQ6_KP16x7AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *fl
 //go:noescape
 func qdotQ6_KP16x8AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
 
+//go:noescape
+func qdotQ4_KP16x1AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+
+//go:noescape
+func qdotQ4_KP16x2AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+
+//go:noescape
+func qdotQ4_KP16x3AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+
+//go:noescape
+func qdotQ4_KP16x4AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
+
 // qdotKernel is the signature of the kernels above.
 type qdotKernel func(d *float32, ldd int, w *byte, rows, nb int, xq *int8, xd *float32, xs *byte)
 
@@ -228,6 +240,9 @@ type (
 
 // The kernels on packed weights by nx-1.
 var (
+	qdotQ4_KP16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32){
+		qdotQ4_KP16x1AVX2, qdotQ4_KP16x2AVX2, qdotQ4_KP16x3AVX2, qdotQ4_KP16x4AVX2,
+	}
 	qdotQ8_0P16 = [packedTile]packedQ32Kernel{
 		qdotQ8_0P16x1AVX512, qdotQ8_0P16x2AVX512, qdotQ8_0P16x3AVX512, qdotQ8_0P16x4AVX512,
 		qdotQ8_0P16x5AVX512, qdotQ8_0P16x6AVX512, qdotQ8_0P16x7AVX512, qdotQ8_0P16x8AVX512,

@@ -3,20 +3,21 @@ package kernels
 import "math"
 
 // Pack gives a quantized matrix (or each quantized part of a matrix of
-// parts) a second copy of its weights packed for the AVX-512 VNNI
-// outer-product kernels, when this CPU has them (nothing happens
-// otherwise): Q8_0, Q5_0, Q4_K and Q6_K, in groups of 16 rows whose
-// quants are interleaved four at a time, so that one VPDPBUSD multiplies
-// four quants of a row of x (broadcast) with four of each of the 16 rows
+// parts) a second copy of its weights packed for the outer-product
+// kernels, when this CPU has them for its type (nothing happens
+// otherwise): Q8_0, Q5_0, Q4_K and Q6_K with AVX-512 VNNI, Q4_K with
+// AVX2. Groups of 16 rows whose quants are interleaved four at a time, so
+// that one VPDPBUSD multiplies four quants of a row of x (broadcast) with
+// four of each of the 16 rows (AVX2: one VPMADDUBSW with those of 8 rows)
 // and the float work of a block is done once for 16 rows (llama.cpp
-// repacks its weights likewise on this CPU). Products then read the
+// repacks its weights likewise on AVX-512 CPUs). Products then read the
 // packed copy, decode included (the original is left to the page cache
 // when mapped); a matrix's last Rows mod 16 rows stay on the row kernels.
 // The copy takes about as much memory again beside the weights (below,
 // per type); call Pack before the matrix is shared (it sets an unexported
 // field). Packing a matrix twice, or one of another type, does nothing.
 func Pack(m *Mat) {
-	if m == nil || !hasPackedQ8_0() {
+	if m == nil {
 		return
 	}
 	if m.Parts != nil {
@@ -25,7 +26,7 @@ func Pack(m *Mat) {
 		}
 		return
 	}
-	if m.Check() != nil || m.Rows < 16 || m.pk != nil {
+	if !packs(m.DType) || m.Check() != nil || m.Rows < 16 || m.pk != nil {
 		return
 	}
 	switch m.DType {
