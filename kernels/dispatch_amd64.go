@@ -1089,14 +1089,15 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 }
 
 // packs reports whether the CPU runs kernels on packed matrices (Pack) of
-// type dt: every packed type with AVX-512 BW, VL and VNNI; Q4_K with AVX2,
-// FMA and F16C.
+// type dt: every packed type with AVX-512 BW, VL and VNNI; Q8_0, Q5_0 and
+// Q4_K with AVX2, FMA and F16C (Q6_K's six bits leave room for only two
+// products in int16: its row kernels do about as well).
 func packs(dt DType) bool {
 	switch {
 	case hasQuant512:
 		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K
 	case hasAVX2FMA && hasF16C:
-		return dt == Q4_K
+		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K
 	}
 	return false
 }
@@ -1107,7 +1108,7 @@ func packs(dt DType) bool {
 // whole groups go, and returns the first row it did not compute. On the
 // AVX-512 levels, and for Q4_K on AVX2.
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
-	avx2 := b.isa == isaAVX2 && m.DType == Q4_K
+	avx2 := b.isa == isaAVX2 && m.DType != Q6_K
 	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {
 		return lo
 	}
@@ -1120,13 +1121,25 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	if nx > qTile {
 		i1 += qTile
 	}
-	if avx2 { // a tile of x at a time, the group's blocks then in L1
-		nb := K / qkK
+	if avx2 { // a tile of x at a time, the group's blocks then in L1 or L2
+		tiles := [2]struct{ i, nx, d int }{{i0, min(nx, qTile), 0}, {i1, nx - qTile, qTile * ldd}}
 		for g := lo / 16; g < g1; g++ {
-			w := &m.pk[g*nb*packedQ4_K]
-			qdotQ4_KP16AVX2[min(nx, qTile)-1](&d[g*16-lo], ldd, w, nb, &a.q[i0*K], &a.d[i0*nb], &a.s32[i0*nb*4])
-			if nx > qTile {
-				qdotQ4_KP16AVX2[nx-qTile-1](&d[qTile*ldd+g*16-lo], ldd, w, nb, &a.q[i1*K], &a.d[i1*nb], &a.s32[i1*nb*4])
+			for _, t := range tiles {
+				if t.nx <= 0 {
+					break
+				}
+				dg := &d[t.d+g*16-lo]
+				if m.DType == Q4_K {
+					nb := K / qkK
+					qdotQ4_KP16AVX2[t.nx-1](dg, ldd, &m.pk[g*nb*packedQ4_K], nb, &a.q[t.i*K], &a.d[t.i*nb], &a.s32[t.i*nb*4])
+					continue
+				}
+				nb, np := K/qk0, pairsOf(K)
+				k := qdotQ8_0P16AVX2
+				if m.DType == Q5_0 {
+					k = qdotQ5_0P16AVX2
+				}
+				k[t.nx-1](dg, ldd, &m.pk[g*nb*qk0Packed], nb, &a.q[t.i*np*64], &a.d[t.i*np*2], &a.s[t.i*np*2])
 			}
 		}
 		return g1 * 16

@@ -785,6 +785,116 @@ def q6_k_p16(nx):
     k_blocks_end(lab, nx, 3392, 64)
 
 
+def q8_0_p16_avx2(nx, five=False):
+    """Q8_0 and Q5_0 on packed weights (Pack's layout, as q8_0_p16) with
+    AVX2: each 16-row group as two halves of 8 rows, a half's lane r
+    holding four quants of row r. Q8_0's quants (+ 128 in the layout) are
+    made signed again (XOR 0x80), and each VPMADDUBSW multiplies their
+    magnitudes with a broadcast quadruple of a row of x given their signs
+    (VPSIGNB), a VPMADDWD with ones per quadruple (a pair of products is at
+    most 2·128·127: no room to sum two in int16). Q5_0's quants (0…31) go
+    in as they are, four quadruples summed in int16 (at most 4·2·31·127 =
+    31496) before a VPMADDWD, and its offset of 16 comes off in the float
+    step from the activations' d·Σq (xs). The float step once per block
+    for 8 rows, where the row kernels (q8_0) take one per block and row,
+    for up to 4 rows of x (one tile).
+
+      func qdot<T>P16x<nx>AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
+    name = "qdot%sP16x%dAVX2" % ("Q5_0" if five else "Q8_0", nx)
+    lab = "%sa%d" % ("q5" if five else "q8", nx)
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
+    ones16(15)
+    if five:
+        e("\tVBROADCASTSS km16<>(SB), Y14")
+    else:
+        e("\tVPBROADCASTB k80<>(SB), Y14")
+    out = ["(DI)", "(DI)(BX*1)", "(R14)", "(R14)(BX*1)"]
+    # Registers: AX the blocks, DX pairs left, R8/R9/R10 x's quants,
+    # scales and sums; Y0-Y3 each row's int32 sum over a block, Y4-Y7 its
+    # float sums, Y15 int16 ones, Y14 0x80 bytes (Q8_0) or -16 (Q5_0).
+
+    def block(h, b, vectors, scales, pf):
+        """Block b (0, 1) of a pair: its vectors at vectors(AX), its
+        scales at scales(AX); half h of the rows."""
+        if pf:
+            prefetch_share(b, 2, 2 * 544, "AX")
+        for g in range(8):
+            w, t = (13, 11) if g % 2 == 0 or five else (12, 10)
+            e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
+            if not five:
+                e("\tVPXOR Y14, Y%d, Y%d" % (w, 9))  # the signed quants
+                e("\tVPABSB Y9, Y%d" % w)
+            for i in range(nx):
+                e("\tVPBROADCASTD %d(R8), Y%d" % (64 * i + 32 * b + 4 * g, t))
+                if not five:
+                    e("\tVPSIGNB Y9, Y%d, Y%d" % (t, t))
+                e("\tVPMADDUBSW Y%d, Y%d, Y%d" % (t, w, t if (not five or g % 4) else i))
+                if five:
+                    if g % 4:
+                        e("\tVPADDW Y%d, Y%d, Y%d" % (t, i, i))
+                    part = (8, 9, 10, 12)[i]  # the first four quadruples' int32 sums
+                    if g == 3:
+                        e("\tVPMADDWD Y15, Y%d, Y%d" % (i, part))
+                    elif g == 7:
+                        e("\tVPMADDWD Y15, Y%d, Y%d" % (i, i))
+                        e("\tVPADDD Y%d, Y%d, Y%d" % (part, i, i))
+                    continue
+                if g == 0:
+                    e("\tVPMADDWD Y15, Y%d, Y%d" % (t, i))
+                else:
+                    e("\tVPMADDWD Y15, Y%d, Y%d" % (t, t))
+                    e("\tVPADDD Y%d, Y%d, Y%d" % (t, i, i))
+        e("\tVCVTPH2PS %d(AX), Y13" % (scales + 16 * h))  # the rows' scales
+        for i in range(nx):
+            e("\tVCVTDQ2PS Y%d, Y%d" % (i, i))
+            e("\tVBROADCASTSS %d(R9), Y11" % (8 * i + 4 * b))
+            if five:  # dx·Σ (q-16)·x = dx·Σ q·x - 16·(dx·Σx): xs holds dx·Σx
+                e("\tVBROADCASTSS %d(R10), Y10" % (8 * i + 4 * b))
+                e("\tVMULPS Y11, Y%d, Y%d" % (i, i))
+                e("\tVFMADD231PS Y14, Y10, Y%d" % i)
+                e("\tVFMADD231PS Y13, Y%d, Y%d" % (i, 4 + i))
+                continue
+            e("\tVMULPS Y13, Y11, Y11")
+            e("\tVFMADD231PS Y11, Y%d, Y%d" % (i, 4 + i))
+
+    for h in range(2):
+        e("\tMOVQ pk+16(FP), AX")
+        e("\tMOVQ xq+32(FP), R8")
+        e("\tMOVQ xd+40(FP), R9")
+        e("\tMOVQ xs+48(FP), R10")
+        for i in range(nx):
+            e("\tVXORPS Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
+        e("\tMOVQ nb+24(FP), DX")
+        e("\tSHRQ $1, DX")
+        e("\tJZ %s_tail%d" % (lab, h))
+        e("%s_pair%d:" % (lab, h))
+        block(h, 0, 0, 1024, h == 0)
+        block(h, 1, 512, 1056, h == 0)
+        e("\tADDQ $1088, AX")
+        e("\tADDQ $%d, R8" % (64 * nx))
+        e("\tADDQ $%d, R9" % (8 * nx))
+        e("\tADDQ $%d, R10" % (8 * nx))
+        e("\tDECQ DX")
+        e("\tJNZ %s_pair%d" % (lab, h))
+        e("%s_tail%d:" % (lab, h))
+        e("\tMOVQ nb+24(FP), DX")
+        e("\tTESTQ $1, DX")
+        e("\tJZ %s_store%d" % (lab, h))
+        block(h, 0, 0, 512, False)
+        e("%s_store%d:" % (lab, h))
+        for i in range(nx):
+            e("\tVMOVUPS Y%d, %d%s" % (4 + i, 32 * h, out[i]))
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 def q4_k_p16_avx2(nx):
     """Q4_K on packed weights (Pack's layout, as q4_k_p16) with AVX2: each
     16-row group as two halves of 8 rows, a half's lane r holding four
@@ -954,5 +1064,7 @@ for nx in range(1, 9):
     q4_k_p16(nx)
     q6_k_p16(nx)
 for nx in range(1, 5):
+    q8_0_p16_avx2(nx)
+    q8_0_p16_avx2(nx, True)
     q4_k_p16_avx2(nx)
 print("\n".join(L))

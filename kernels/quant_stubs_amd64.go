@@ -200,6 +200,30 @@ func qdotQ6_KP16x7AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *fl
 func qdotQ6_KP16x8AVX512(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32, xq2 *int8, xd2 *float32, xs2 *int32)
 
 //go:noescape
+func qdotQ8_0P16x1AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ8_0P16x2AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ8_0P16x3AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ8_0P16x4AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x1AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x2AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x3AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
+func qdotQ5_0P16x4AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
+
+//go:noescape
 func qdotQ4_KP16x1AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
 
 //go:noescape
@@ -242,6 +266,12 @@ type (
 var (
 	qdotQ4_KP16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32){
 		qdotQ4_KP16x1AVX2, qdotQ4_KP16x2AVX2, qdotQ4_KP16x3AVX2, qdotQ4_KP16x4AVX2,
+	}
+	qdotQ8_0P16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
+		qdotQ8_0P16x1AVX2, qdotQ8_0P16x2AVX2, qdotQ8_0P16x3AVX2, qdotQ8_0P16x4AVX2,
+	}
+	qdotQ5_0P16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
+		qdotQ5_0P16x1AVX2, qdotQ5_0P16x2AVX2, qdotQ5_0P16x3AVX2, qdotQ5_0P16x4AVX2,
 	}
 	qdotQ8_0P16 = [packedTile]packedQ32Kernel{
 		qdotQ8_0P16x1AVX512, qdotQ8_0P16x2AVX512, qdotQ8_0P16x3AVX512, qdotQ8_0P16x4AVX512,
