@@ -10,6 +10,8 @@
 // held in 2g accumulators while the rows of m stream by; each row of m is
 // loaded (and, BF16, widened) once and multiplied by the g weights of its
 // row of at, broadcast from memory by the FMAs themselves.
+// And with AVX2 and FMA (g = 4, 2, 1): column blocks of 16, each weight
+// broadcast by VBROADCASTSS.
 
 // func axpyRowsMany8F32AVX512(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
 TEXT ·axpyRowsMany8F32AVX512(SB), NOSPLIT, $0-64
@@ -272,6 +274,177 @@ am1f_store:
 	ADDQ $32, R11
 	JMP am1f_col
 am1f_done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsMany4F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+TEXT ·axpyRowsMany4F32AVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ at+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ m+32(FP), DX
+	MOVQ stride+40(FP), BX
+	SHLQ $2, BX
+	MOVQ rows+48(FP), CX
+	MOVQ k+56(FP), R10
+	XORQ R11, R11
+am4fa_col:
+	CMPQ R11, R10
+	JGE am4fa_done
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	ADDQ R8, R14
+	VMOVUPS (R14), Y2
+	VMOVUPS 32(R14), Y3
+	ADDQ R8, R14
+	VMOVUPS (R14), Y4
+	VMOVUPS 32(R14), Y5
+	ADDQ R8, R14
+	VMOVUPS (R14), Y6
+	VMOVUPS 32(R14), Y7
+	LEAQ (DX)(R11*4), R12
+	MOVQ SI, R13
+	MOVQ CX, R9
+am4fa_row:
+	TESTQ R9, R9
+	JZ am4fa_store
+	VMOVUPS (R12), Y8
+	VMOVUPS 32(R12), Y9
+	VBROADCASTSS 0(R13), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VBROADCASTSS 4(R13), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y3
+	VBROADCASTSS 8(R13), Y10
+	VFMADD231PS Y10, Y8, Y4
+	VFMADD231PS Y10, Y9, Y5
+	VBROADCASTSS 12(R13), Y10
+	VFMADD231PS Y10, Y8, Y6
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ BX, R12
+	ADDQ AX, R13
+	DECQ R9
+	JMP am4fa_row
+am4fa_store:
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS Y0, (R14)
+	VMOVUPS Y1, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y2, (R14)
+	VMOVUPS Y3, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y4, (R14)
+	VMOVUPS Y5, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y6, (R14)
+	VMOVUPS Y7, 32(R14)
+	ADDQ $16, R11
+	JMP am4fa_col
+am4fa_done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsMany2F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+TEXT ·axpyRowsMany2F32AVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ at+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ m+32(FP), DX
+	MOVQ stride+40(FP), BX
+	SHLQ $2, BX
+	MOVQ rows+48(FP), CX
+	MOVQ k+56(FP), R10
+	XORQ R11, R11
+am2fa_col:
+	CMPQ R11, R10
+	JGE am2fa_done
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	ADDQ R8, R14
+	VMOVUPS (R14), Y2
+	VMOVUPS 32(R14), Y3
+	LEAQ (DX)(R11*4), R12
+	MOVQ SI, R13
+	MOVQ CX, R9
+am2fa_row:
+	TESTQ R9, R9
+	JZ am2fa_store
+	VMOVUPS (R12), Y8
+	VMOVUPS 32(R12), Y9
+	VBROADCASTSS 0(R13), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VBROADCASTSS 4(R13), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y3
+	ADDQ BX, R12
+	ADDQ AX, R13
+	DECQ R9
+	JMP am2fa_row
+am2fa_store:
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS Y0, (R14)
+	VMOVUPS Y1, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y2, (R14)
+	VMOVUPS Y3, 32(R14)
+	ADDQ $16, R11
+	JMP am2fa_col
+am2fa_done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsMany1F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+TEXT ·axpyRowsMany1F32AVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ at+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ m+32(FP), DX
+	MOVQ stride+40(FP), BX
+	SHLQ $2, BX
+	MOVQ rows+48(FP), CX
+	MOVQ k+56(FP), R10
+	XORQ R11, R11
+am1fa_col:
+	CMPQ R11, R10
+	JGE am1fa_done
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	LEAQ (DX)(R11*4), R12
+	MOVQ SI, R13
+	MOVQ CX, R9
+am1fa_row:
+	TESTQ R9, R9
+	JZ am1fa_store
+	VMOVUPS (R12), Y8
+	VMOVUPS 32(R12), Y9
+	VBROADCASTSS 0(R13), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	ADDQ BX, R12
+	ADDQ AX, R13
+	DECQ R9
+	JMP am1fa_row
+am1fa_store:
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS Y0, (R14)
+	VMOVUPS Y1, 32(R14)
+	ADDQ $16, R11
+	JMP am1fa_col
+am1fa_done:
 	VZEROUPPER
 	RET
 
@@ -544,5 +717,182 @@ am1b_store:
 	ADDQ $32, R11
 	JMP am1b_col
 am1b_done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsMany4BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+TEXT ·axpyRowsMany4BF16AVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ at+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ m+32(FP), DX
+	MOVQ stride+40(FP), BX
+	SHLQ $1, BX
+	MOVQ rows+48(FP), CX
+	MOVQ k+56(FP), R10
+	XORQ R11, R11
+am4ba_col:
+	CMPQ R11, R10
+	JGE am4ba_done
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	ADDQ R8, R14
+	VMOVUPS (R14), Y2
+	VMOVUPS 32(R14), Y3
+	ADDQ R8, R14
+	VMOVUPS (R14), Y4
+	VMOVUPS 32(R14), Y5
+	ADDQ R8, R14
+	VMOVUPS (R14), Y6
+	VMOVUPS 32(R14), Y7
+	LEAQ (DX)(R11*2), R12
+	MOVQ SI, R13
+	MOVQ CX, R9
+am4ba_row:
+	TESTQ R9, R9
+	JZ am4ba_store
+	VPMOVZXWD (R12), Y8
+	VPMOVZXWD 16(R12), Y9
+	VPSLLD $16, Y8, Y8
+	VPSLLD $16, Y9, Y9
+	VBROADCASTSS 0(R13), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VBROADCASTSS 4(R13), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y3
+	VBROADCASTSS 8(R13), Y10
+	VFMADD231PS Y10, Y8, Y4
+	VFMADD231PS Y10, Y9, Y5
+	VBROADCASTSS 12(R13), Y10
+	VFMADD231PS Y10, Y8, Y6
+	VFMADD231PS Y10, Y9, Y7
+	ADDQ BX, R12
+	ADDQ AX, R13
+	DECQ R9
+	JMP am4ba_row
+am4ba_store:
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS Y0, (R14)
+	VMOVUPS Y1, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y2, (R14)
+	VMOVUPS Y3, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y4, (R14)
+	VMOVUPS Y5, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y6, (R14)
+	VMOVUPS Y7, 32(R14)
+	ADDQ $16, R11
+	JMP am4ba_col
+am4ba_done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsMany2BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+TEXT ·axpyRowsMany2BF16AVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ at+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ m+32(FP), DX
+	MOVQ stride+40(FP), BX
+	SHLQ $1, BX
+	MOVQ rows+48(FP), CX
+	MOVQ k+56(FP), R10
+	XORQ R11, R11
+am2ba_col:
+	CMPQ R11, R10
+	JGE am2ba_done
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	ADDQ R8, R14
+	VMOVUPS (R14), Y2
+	VMOVUPS 32(R14), Y3
+	LEAQ (DX)(R11*2), R12
+	MOVQ SI, R13
+	MOVQ CX, R9
+am2ba_row:
+	TESTQ R9, R9
+	JZ am2ba_store
+	VPMOVZXWD (R12), Y8
+	VPMOVZXWD 16(R12), Y9
+	VPSLLD $16, Y8, Y8
+	VPSLLD $16, Y9, Y9
+	VBROADCASTSS 0(R13), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	VBROADCASTSS 4(R13), Y10
+	VFMADD231PS Y10, Y8, Y2
+	VFMADD231PS Y10, Y9, Y3
+	ADDQ BX, R12
+	ADDQ AX, R13
+	DECQ R9
+	JMP am2ba_row
+am2ba_store:
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS Y0, (R14)
+	VMOVUPS Y1, 32(R14)
+	ADDQ R8, R14
+	VMOVUPS Y2, (R14)
+	VMOVUPS Y3, 32(R14)
+	ADDQ $16, R11
+	JMP am2ba_col
+am2ba_done:
+	VZEROUPPER
+	RET
+
+// func axpyRowsMany1BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+TEXT ·axpyRowsMany1BF16AVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ ldd+8(FP), R8
+	SHLQ $2, R8
+	MOVQ at+16(FP), SI
+	MOVQ lda+24(FP), AX
+	SHLQ $2, AX
+	MOVQ m+32(FP), DX
+	MOVQ stride+40(FP), BX
+	SHLQ $1, BX
+	MOVQ rows+48(FP), CX
+	MOVQ k+56(FP), R10
+	XORQ R11, R11
+am1ba_col:
+	CMPQ R11, R10
+	JGE am1ba_done
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS (R14), Y0
+	VMOVUPS 32(R14), Y1
+	LEAQ (DX)(R11*2), R12
+	MOVQ SI, R13
+	MOVQ CX, R9
+am1ba_row:
+	TESTQ R9, R9
+	JZ am1ba_store
+	VPMOVZXWD (R12), Y8
+	VPMOVZXWD 16(R12), Y9
+	VPSLLD $16, Y8, Y8
+	VPSLLD $16, Y9, Y9
+	VBROADCASTSS 0(R13), Y10
+	VFMADD231PS Y10, Y8, Y0
+	VFMADD231PS Y10, Y9, Y1
+	ADDQ BX, R12
+	ADDQ AX, R13
+	DECQ R9
+	JMP am1ba_row
+am1ba_store:
+	LEAQ (DI)(R11*4), R14
+	VMOVUPS Y0, (R14)
+	VMOVUPS Y1, 32(R14)
+	ADDQ $16, R11
+	JMP am1ba_col
+am1ba_done:
 	VZEROUPPER
 	RET

@@ -2,7 +2,10 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // gemvMaxN is the largest n computed as matrix-vector products rather than
 // one blocked product (which pads n up to a whole panel of rows), where
@@ -1170,58 +1173,69 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	return g1 * 16
 }
 
-// axpyRowsManyOf is AxpyRowsMany with the AVX-512 kernels of 8, 4, 2 and 1
-// rows of dst over the multiples of 32 columns; the other columns, and
-// every column without AVX-512, one row of dst at a time (axpyRows).
+// axpyRowsManyOf is AxpyRowsMany with the assembly kernels over the
+// columns they take (AVX-512: 8, 4, 2 and 1 rows of dst, multiples of 32
+// columns; AVX2: 4, 2 and 1 rows, multiples of 16); the other columns, and
+// every column on the other levels, one row of dst at a time (axpyRows).
 func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, at []float32, n int, m []T, stride int) {
-	k32 := 0
-	if b.isa >= isaAVX512 {
-		k32 = width &^ 31
+	kw, sizes := 0, []int(nil)
+	switch {
+	case b.isa >= isaAVX512:
+		kw, sizes = width&^31, []int{8, 4, 2, 1}
+	case b.isa == isaAVX2:
+		kw, sizes = width&^15, []int{4, 2, 1}
 	}
-	if k32 > 0 {
+	if kw > 0 {
 		rows := len(at) / n
 		for i := 0; i < n; {
 			g := 1
-			for _, size := range []int{8, 4, 2} {
+			for _, size := range sizes {
 				if n-i >= size {
 					g = size
 					break
 				}
 			}
-			manyKernelOf(g, &dst[i*ldd], ldd, &at[i], n, m, stride, rows, k32)
+			manyKernelOf(b.isa >= isaAVX512, g, &dst[i*ldd], ldd, &at[i], n, m, stride, rows, kw)
 			i += g
 		}
 	}
-	if k32 < width {
-		axpyRowsManyGoOf(b, dst[k32:], ldd, width-k32, at, n, m[k32:], stride)
+	if kw < width {
+		axpyRowsManyGoOf(b, dst[kw:], ldd, width-kw, at, n, m[kw:], stride)
 	}
 }
 
-// manyKernelOf calls the AVX-512 AxpyRowsMany kernel of g rows of dst for
-// m's element type.
-func manyKernelOf[T float32 | uint16](g int, dst *float32, ldd int, at *float32, lda int, m []T, stride, rows, k int) {
+// The AxpyRowsMany kernels by log2 of their rows of dst.
+var (
+	axpyManyF32AVX512 = [4]func(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int){
+		axpyRowsMany1F32AVX512, axpyRowsMany2F32AVX512, axpyRowsMany4F32AVX512, axpyRowsMany8F32AVX512,
+	}
+	axpyManyBF16AVX512 = [4]func(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int){
+		axpyRowsMany1BF16AVX512, axpyRowsMany2BF16AVX512, axpyRowsMany4BF16AVX512, axpyRowsMany8BF16AVX512,
+	}
+	axpyManyF32AVX2 = [3]func(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int){
+		axpyRowsMany1F32AVX2, axpyRowsMany2F32AVX2, axpyRowsMany4F32AVX2,
+	}
+	axpyManyBF16AVX2 = [3]func(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int){
+		axpyRowsMany1BF16AVX2, axpyRowsMany2BF16AVX2, axpyRowsMany4BF16AVX2,
+	}
+)
+
+// manyKernelOf calls the AxpyRowsMany kernel (AVX-512 or AVX2) of g rows
+// of dst for m's element type.
+func manyKernelOf[T float32 | uint16](avx512 bool, g int, dst *float32, ldd int, at *float32, lda int, m []T, stride, rows, k int) {
+	l := bits.TrailingZeros(uint(g))
 	switch m := any(m).(type) {
 	case []float32:
-		switch g {
-		case 8:
-			axpyRowsMany8F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
-		case 4:
-			axpyRowsMany4F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
-		case 2:
-			axpyRowsMany2F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
-		default:
-			axpyRowsMany1F32AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		if avx512 {
+			axpyManyF32AVX512[l](dst, ldd, at, lda, &m[0], stride, rows, k)
+		} else {
+			axpyManyF32AVX2[l](dst, ldd, at, lda, &m[0], stride, rows, k)
 		}
 	case []uint16:
-		switch g {
-		case 8:
-			axpyRowsMany8BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
-		case 4:
-			axpyRowsMany4BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
-		case 2:
-			axpyRowsMany2BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
-		default:
-			axpyRowsMany1BF16AVX512(dst, ldd, at, lda, &m[0], stride, rows, k)
+		if avx512 {
+			axpyManyBF16AVX512[l](dst, ldd, at, lda, &m[0], stride, rows, k)
+		} else {
+			axpyManyBF16AVX2[l](dst, ldd, at, lda, &m[0], stride, rows, k)
 		}
 	}
 }

@@ -12,14 +12,18 @@ def header():
     e("// c < k, k a multiple of 32. A column block of 32 of every row of dst is")
     e("// held in 2g accumulators while the rows of m stream by; each row of m is")
     e("// loaded (and, BF16, widened) once and multiplied by the g weights of its")
-    e("// row of at, broadcast from memory by the FMAs themselves.\n")
+    e("// row of at, broadcast from memory by the FMAs themselves.")
+    e("// And with AVX2 and FMA (g = 4, 2, 1): column blocks of 16, each weight")
+    e("// broadcast by VBROADCASTSS.\n")
 
 
-def dst_block(g, lo, hi):
+def dst_block(g, lo, hi, avx2=False):
     """The column block at R11 of each of the g rows of dst (ldd bytes
     apart, in R8) to or from its two accumulators: lo and hi, the
     instructions for its first and second 16 columns."""
     e("\tLEAQ (DI)(R11*4), R14")
+    if avx2:
+        lo, hi = lo.replace("Z", "Y"), hi.replace("64(R14)", "32(R14)").replace("Z", "Y")
     for i in range(g):
         e("\t" + lo % (2 * i))
         e("\t" + hi % (2 * i + 1))
@@ -27,9 +31,10 @@ def dst_block(g, lo, hi):
             e("\tADDQ R8, R14")
 
 
-def kernel(g, bf):
-    name = "axpyRowsMany%d%sAVX512" % (g, "BF16" if bf else "F32")
-    lab = "am%d%s" % (g, "b" if bf else "f")
+def kernel(g, bf, avx2=False):
+    isa, v, width = ("AVX2", "Y", 16) if avx2 else ("AVX512", "Z", 32)
+    name = "axpyRowsMany%d%s%s" % (g, "BF16" if bf else "F32", isa)
+    lab = "am%d%s%s" % (g, "b" if bf else "f", "a" if avx2 else "")
     e("// func %s(dst *float32, ldd int, at *float32, lda int, m *%s, stride, rows, k int)" % (name, "uint16" if bf else "float32"))
     e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     e("\tMOVQ dst+0(FP), DI")
@@ -47,22 +52,29 @@ def kernel(g, bf):
     e("%s_col:" % lab)
     e("\tCMPQ R11, R10")
     e("\tJGE %s_done" % lab)
-    dst_block(g, "VMOVUPS (R14), Z%d", "VMOVUPS 64(R14), Z%d")
+    dst_block(g, "VMOVUPS (R14), Z%d", "VMOVUPS 64(R14), Z%d", avx2)
     e("\tLEAQ (DX)(R11*%d), R12" % (2 if bf else 4))
     e("\tMOVQ SI, R13")
     e("\tMOVQ CX, R9")
     e("%s_row:" % lab)
     e("\tTESTQ R9, R9")
     e("\tJZ %s_store" % lab)
+    m0, m1 = (8, 9) if avx2 else (16, 17)
+    half = width // 2  # elements a register
     if bf:
-        e("\tVPMOVZXWD (R12), Z16")
-        e("\tVPMOVZXWD 32(R12), Z17")
-        e("\tVPSLLD $16, Z16, Z16")
-        e("\tVPSLLD $16, Z17, Z17")
+        e("\tVPMOVZXWD (R12), %s%d" % (v, m0))
+        e("\tVPMOVZXWD %d(R12), %s%d" % (2 * half, v, m1))
+        e("\tVPSLLD $16, %s%d, %s%d" % (v, m0, v, m0))
+        e("\tVPSLLD $16, %s%d, %s%d" % (v, m1, v, m1))
     else:
-        e("\tVMOVUPS (R12), Z16")
-        e("\tVMOVUPS 64(R12), Z17")
+        e("\tVMOVUPS (R12), %s%d" % (v, m0))
+        e("\tVMOVUPS %d(R12), %s%d" % (4 * half, v, m1))
     for i in range(g):
+        if avx2:
+            e("\tVBROADCASTSS %d(R13), Y10" % (4 * i))
+            e("\tVFMADD231PS Y10, Y8, Y%d" % (2 * i))
+            e("\tVFMADD231PS Y10, Y9, Y%d" % (2 * i + 1))
+            continue
         e("\tVFMADD231PS.BCST %d(R13), Z16, Z%d" % (4 * i, 2 * i))
         e("\tVFMADD231PS.BCST %d(R13), Z17, Z%d" % (4 * i, 2 * i + 1))
     e("\tADDQ BX, R12")
@@ -70,8 +82,8 @@ def kernel(g, bf):
     e("\tDECQ R9")
     e("\tJMP %s_row" % lab)
     e("%s_store:" % lab)
-    dst_block(g, "VMOVUPS Z%d, (R14)", "VMOVUPS Z%d, 64(R14)")
-    e("\tADDQ $32, R11")
+    dst_block(g, "VMOVUPS Z%d, (R14)", "VMOVUPS Z%d, 64(R14)", avx2)
+    e("\tADDQ $%d, R11" % width)
     e("\tJMP %s_col" % lab)
     e("%s_done:" % lab)
     e("\tVZEROUPPER")
@@ -82,4 +94,6 @@ header()
 for bf in (False, True):
     for g in (8, 4, 2, 1):
         kernel(g, bf)
+    for g in (4, 2, 1):
+        kernel(g, bf, True)
 print("\n".join(L), end="")

@@ -231,3 +231,21 @@ func axpyRowsMany2BF16AVX512(dst *float32, ldd int, at *float32, lda int, m *uin
 
 //go:noescape
 func axpyRowsMany1BF16AVX512(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+
+//go:noescape
+func axpyRowsMany4F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+
+//go:noescape
+func axpyRowsMany2F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+
+//go:noescape
+func axpyRowsMany1F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+
+//go:noescape
+func axpyRowsMany4BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+
+//go:noescape
+func axpyRowsMany2BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+
+//go:noescape
+func axpyRowsMany1BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
