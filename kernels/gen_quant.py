@@ -28,6 +28,7 @@
 L = []
 e = L.append
 PF = 4096  # prefetch distance of the packed kernels, bytes
+qk0_packed = 544  # a block of 16 rows in Pack's Q8_0/Q5_0 layout
 
 
 def header():
@@ -810,6 +811,8 @@ def q8_0_p16_avx2(nx, five=False):
     e("\tMOVQ ldd+8(FP), BX")
     e("\tSHLQ $2, BX")
     e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
+    e("\tMOVQ nb+24(FP), SI")
+    e("\tIMULQ $%d, SI" % qk0_packed)  # the group's bytes
     ones16(15)
     if five:
         e("\tVBROADCASTSS km16<>(SB), Y14")
@@ -823,8 +826,8 @@ def q8_0_p16_avx2(nx, five=False):
     def block(h, b, vectors, scales, pf):
         """Block b (0, 1) of a pair: its vectors at vectors(AX), its
         scales at scales(AX); half h of the rows."""
-        if pf:
-            prefetch_share(b, 2, 2 * 544, "AX")
+        if pf:  # half 0: PF ahead; half 1: the next group, at this block's place
+            prefetch_share(b, 2, 2 * 544, "AX", *((PF, "") if h == 0 else (0, "(SI*1)")))
         for g in range(8):
             w, t = (13, 11) if g % 2 == 0 or five else (12, 10)
             e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
@@ -875,8 +878,8 @@ def q8_0_p16_avx2(nx, five=False):
         e("\tSHRQ $1, DX")
         e("\tJZ %s_tail%d" % (lab, h))
         e("%s_pair%d:" % (lab, h))
-        block(h, 0, 0, 1024, h == 0)
-        block(h, 1, 512, 1056, h == 0)
+        block(h, 0, 0, 1024, True)
+        block(h, 1, 512, 1056, True)
         e("\tADDQ $1088, AX")
         e("\tADDQ $%d, R8" % (64 * nx))
         e("\tADDQ $%d, R9" % (8 * nx))
@@ -918,6 +921,8 @@ def q4_k_p16_avx2(nx):
     e("\tMOVQ ldd+8(FP), BX")
     e("\tSHLQ $2, BX")
     e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
+    e("\tMOVQ nb+24(FP), SI")
+    e("\tIMULQ $2368, SI")  # the group's bytes
     nibble_mask(15)
     out = ["(DI)", "(DI)(BX*1)", "(R14)", "(R14)(BX*1)"]
     # Registers: AX the block, DX blocks left, R8/R9/R10 x's quants,
@@ -934,9 +939,11 @@ def q4_k_p16_avx2(nx):
         for i in range(nx):
             e("\tVMOVUPS Y8, %d%s" % (32 * h, out[i]))
         e("%s_h%d:" % (lab, h))
-        if h == 0:
-            for c in range(2048, 2368, 64):  # the scales' lines; the sub-blocks' in the loop
-                e("\tPREFETCHT0 %d(AX)" % (c + PF))
+        # Prefetch: half 0 PF ahead, half 1 the next group at the same place
+        # (else memory would idle while half 1 reads the group from L1).
+        ahead, index = (PF, "") if h == 0 else (0, "(SI*1)")
+        for c in range(2048, 2368, 64):  # the scales' lines; the sub-blocks' in the loop
+            e("\tPREFETCHT0 %d(AX)%s" % (c + ahead, index))
         for i in range(nx):
             e("\tVPXOR Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
         e("\tMOVQ AX, R11")
@@ -944,9 +951,8 @@ def q4_k_p16_avx2(nx):
         e("\tMOVQ R8, R13")
         e("\tMOVL $8, CX")
         e("%s_s%d:" % (lab, h))
-        if h == 0:
-            for c in range(4):
-                e("\tPREFETCHT0 %d(R11)" % (64 * c + PF))
+        for c in range(4):
+            e("\tPREFETCHT0 %d(R11)%s" % (64 * c + ahead, index))
         e("\tVPBROADCASTQ (R12), Y14")
         e("\tVPSHUFB kpair8<>(SB), Y14, Y14")  # (sc, sc) per row
         for v in range(4):
@@ -1023,14 +1029,14 @@ def k_blocks_end(lab, nx, size, xs):
     p16_store(nx)
 
 
-def prefetch_share(j, parts, size, base="SI"):
+def prefetch_share(j, parts, size, base="SI", ahead=PF, index=""):
     """Part j of parts of the prefetches of a packed block of size bytes:
     its 64-byte lines PF bytes ahead, spread evenly over the parts (at
     n = 8 the hardware prefetchers alone leave the kernels waiting on
     memory: BenchmarkDecodeBatchGGUF)."""
     lines = (size + 63) // 64
     for c in range((lines * j + parts - 1) // parts, (lines * (j + 1) + parts - 1) // parts):
-        e("\tPREFETCHT0 %d(%s)" % (64 * c + PF, base))
+        e("\tPREFETCHT0 %d(%s)%s" % (64 * c + ahead, base, index))
 
 
 def p16_store(nx):
