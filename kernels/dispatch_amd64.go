@@ -1093,8 +1093,8 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 
 // packs reports whether the CPU runs kernels on packed matrices (Pack) of
 // type dt: every packed type with AVX-512 BW, VL and VNNI; Q8_0, Q5_0 and
-// Q4_K with AVX2, FMA and F16C (Q6_K's six bits leave room for only two
-// products in int16: its row kernels do about as well).
+// Q4_K with AVX2, FMA and F16C (an AVX2 kernel on Q6_K's packed copy was
+// no faster than its row kernels: bench/RESULTS.md).
 func packs(dt DType) bool {
 	switch {
 	case hasQuant512:

@@ -105,3 +105,5 @@ func FuzzMatMul(f *testing.F) {
 }
 
 func TestMatMulQuant(t *testing.T) { forEach(t, kerneltest.TestMatMulQuant) }
+
+func TestMatMulQuantExtremes(t *testing.T) { forEach(t, kerneltest.TestMatMulQuantExtremes) }

@@ -5,12 +5,14 @@ import "math"
 // Pack gives a quantized matrix (or each quantized part of a matrix of
 // parts) a second copy of its weights packed for the outer-product
 // kernels, when this CPU has them for its type (nothing happens
-// otherwise): Q8_0, Q5_0, Q4_K and Q6_K with AVX-512 VNNI, Q4_K with
-// AVX2. Groups of 16 rows whose quants are interleaved four at a time, so
-// that one VPDPBUSD multiplies four quants of a row of x (broadcast) with
-// four of each of the 16 rows (AVX2: one VPMADDUBSW with those of 8 rows)
-// and the float work of a block is done once for 16 rows (llama.cpp
-// repacks its weights likewise on AVX-512 CPUs). Products then read the
+// otherwise): Q8_0, Q5_0, Q4_K and Q6_K with AVX-512 VNNI, Q8_0, Q5_0 and
+// Q4_K with AVX2 (Q6_K's AVX2 kernel on the packed copy was no faster than
+// its row kernel: bench/RESULTS.md). Groups of 16 rows whose quants are
+// interleaved four at a time, so that one VPDPBUSD multiplies four quants
+// of a row of x (broadcast) with four of each of the 16 rows (AVX2: one
+// VPMADDUBSW with those of 8 rows) and the float work of a block is done
+// once for 16 rows (llama.cpp repacks its weights likewise on AVX-512
+// CPUs). Products then read the
 // packed copy, decode included (the original is left to the page cache
 // when mapped); a matrix's last Rows mod 16 rows stay on the row kernels.
 // The copy takes about as much memory again beside the weights (below,

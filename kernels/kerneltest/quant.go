@@ -75,6 +75,67 @@ func roundRows(t testing.TB, dt kernels.DType, x []float32, n, K int) []float32 
 	return out
 }
 
+// TestMatMulQuantExtremes checks the quantized products where their
+// integer sums are largest: every quant of the weights at an extreme
+// (bytes all 0xFF: Q4_K's nibbles 15 with scales 63, Q5_0's 31, Q6_K's
+// 63; 0x80: Q8_0's -128; 0x7F: 127; 0x00) and every activation of one
+// magnitude (quants ±127, all of one sign in a row, so nothing cancels),
+// on the row kernels and packed (kernels.Pack), against the float64
+// reference on x rounded as the kernels round it. A kernel that sums more
+// products in int16 than fit, or saturates one, fails here (random
+// weights and activations stay far from those sums).
+func TestMatMulQuantExtremes(t *testing.T, impl Ops) {
+	pool := kernels.NewPool(2)
+	defer pool.Close()
+	const n, rows = 8, 32
+	for _, dt := range QuantTypes {
+		for _, cols := range []int{512, 2048} {
+			for _, fill := range []byte{0xFF, 0x80, 0x7F, 0x00} {
+				w := &kernels.Mat{Rows: rows, Cols: cols, DType: dt, Q: make([]byte, rows*dt.RowBytes(cols))}
+				for i := range w.Q {
+					w.Q[i] = fill
+				}
+				// The float16 scales (d, and Q4_K's dmin) 2^-7: finite.
+				bb := dt.BlockBytes()
+				for b := 0; b < len(w.Q); b += bb {
+					at := []int{0}
+					switch dt {
+					case kernels.Q4_K:
+						at = []int{0, 2}
+					case kernels.Q6_K:
+						at = []int{208}
+					}
+					for _, o := range at {
+						w.Q[b+o], w.Q[b+o+1] = 0x00, 0x20
+					}
+				}
+				x := make([]float32, n*cols)
+				for i := range n {
+					v := float32(1 - 2*(i%2)) // rows of +1, rows of -1
+					if i >= n/2 {
+						v *= 1000
+					}
+					for c := range cols {
+						x[i*cols+c] = v
+					}
+				}
+				xr := roundRows(t, dt, x, n, cols)
+				ref := refQuant(t, xr, n, w)
+				for _, packed := range []bool{false, true} {
+					name := fmt.Sprintf("%s/%dx%d/fill %#x", dt, rows, cols, fill)
+					if packed {
+						kernels.Pack(w)
+						name += "/packed"
+					}
+					dst := make([]float32, n*rows)
+					require.NoError(t, impl.MatMul(pool, dst, x, n, w), name)
+					expectClose(t, name, dst, ref, LimitF32)
+				}
+			}
+		}
+	}
+}
+
 // TestMatMulQuant checks dst = x · Wᵀ with quantized weights (every type of
 // QuantTypes, and a matrix of parts of mixed types as a fused projection of
 // a Q4_K_M file) over QuantCases on 1 and 3 threads (with 3, Q8_0, Q5_0,
