@@ -898,6 +898,105 @@ def q8_0_p16_avx2(nx, five=False):
     e("\tRET\n")
 
 
+def q4_k_p16_avx2_one():
+    """qdotQ4_KP16x1AVX2, decode's: as q4_k_p16_avx2 for one row of x, but
+    both halves of a group in one pass, each broadcast quadruple of x
+    multiplied into both, and the weights streamed once (the kernels of
+    more rows read a group twice, the second time from L1)."""
+    name = "qdotQ4_KP16x1AVX2"
+    lab = "q4a1"
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ pk+16(FP), AX")
+    e("\tMOVQ nb+24(FP), DX")
+    e("\tMOVQ xq+32(FP), R8")
+    e("\tMOVQ xd+40(FP), R9")
+    e("\tMOVQ xs+48(FP), R10")
+    nibble_mask(15)
+    # Registers: Y0/Y1 the two halves' int16 sums over a sub-block, Y2/Y3
+    # their int32 Σ sc·dot over the block, Y12/Y11 their float sums; Y4-Y7
+    # the unpacked weights, Y8/Y9 the broadcast quadruples, Y10 a product,
+    # Y14/Y13 the halves' scales.
+    e("\tVXORPS Y12, Y12, Y12")
+    e("\tVXORPS Y11, Y11, Y11")
+    e("%s_blk:" % lab)
+    for c in range(2048, 2368, 64):  # the scales' lines; the sub-blocks' in the loop
+        e("\tPREFETCHT0 %d(AX)" % (c + PF))
+    e("\tVPXOR Y2, Y2, Y2")
+    e("\tVPXOR Y3, Y3, Y3")
+    e("\tMOVQ AX, R11")
+    e("\tLEAQ 2048(AX), R12")
+    e("\tMOVQ R8, R13")
+    e("\tMOVL $8, CX")
+    e("%s_s:" % lab)
+    for c in range(4):
+        e("\tPREFETCHT0 %d(R11)" % (64 * c + PF))
+    e("\tVPBROADCASTQ (R12), Y14")
+    e("\tVPBROADCASTQ 8(R12), Y13")
+    e("\tVPSHUFB kpair8<>(SB), Y14, Y14")  # (sc, sc) per row, half 0
+    e("\tVPSHUFB kpair8<>(SB), Y13, Y13")  # half 1
+    for v in range(4):
+        e("\tVMOVDQU %d(R11), Y4" % (64 * v))
+        e("\tVMOVDQU %d(R11), Y6" % (64 * v + 32))
+        e("\tVPSRLW $4, Y4, Y5")
+        e("\tVPSRLW $4, Y6, Y7")
+        for r in (4, 5, 6, 7):
+            e("\tVPAND Y15, Y%d, Y%d" % (r, r))
+        e("\tVPBROADCASTD %d(R13), Y8" % (4 * v))
+        e("\tVPBROADCASTD %d(R13), Y9" % (16 + 4 * v))
+        for acc, (lo, hi) in ((0, (4, 5)), (1, (6, 7))):
+            if v == 0:
+                e("\tVPMADDUBSW Y8, Y%d, Y%d" % (lo, acc))
+            else:
+                e("\tVPMADDUBSW Y8, Y%d, Y10" % lo)
+                e("\tVPADDW Y10, Y%d, Y%d" % (acc, acc))
+            e("\tVPMADDUBSW Y9, Y%d, Y10" % hi)
+            e("\tVPADDW Y10, Y%d, Y%d" % (acc, acc))
+    e("\tVPMADDWD Y14, Y0, Y0")
+    e("\tVPMADDWD Y13, Y1, Y1")
+    e("\tVPADDD Y0, Y2, Y2")
+    e("\tVPADDD Y1, Y3, Y3")
+    e("\tADDQ $256, R11")
+    e("\tADDQ $16, R12")
+    e("\tADDQ $32, R13")
+    e("\tDECL CX")
+    e("\tJNZ %s_s" % lab)
+    # Mins: Σ m·(sums of 32 of x), a pair of sub-blocks at a time, both halves.
+    for p in range(4):
+        e("\tVPMOVZXBW %d(AX), Y4" % (2176 + 32 * p))
+        e("\tVPMOVZXBW %d(AX), Y5" % (2176 + 32 * p + 16))
+        e("\tVPBROADCASTD %d(R10), Y8" % (4 * p))
+        if p == 0:
+            e("\tVPMADDWD Y8, Y4, Y6")
+            e("\tVPMADDWD Y8, Y5, Y7")
+        else:
+            e("\tVPMADDWD Y8, Y4, Y4")
+            e("\tVPMADDWD Y8, Y5, Y5")
+            e("\tVPADDD Y4, Y6, Y6")
+            e("\tVPADDD Y5, Y7, Y7")
+    e("\tVBROADCASTSS (R9), Y8")  # dx
+    for h, (acc, mins, f) in enumerate(((2, 6, 12), (3, 7, 11))):
+        e("\tVCVTPH2PS %d(AX), Y9" % (2304 + 16 * h))  # d per row
+        e("\tVCVTPH2PS %d(AX), Y10" % (2336 + 16 * h))  # dmin per row
+        e("\tVMULPS Y8, Y9, Y9")
+        e("\tVMULPS Y8, Y10, Y10")
+        e("\tVCVTDQ2PS Y%d, Y%d" % (acc, acc))
+        e("\tVCVTDQ2PS Y%d, Y%d" % (mins, mins))
+        e("\tVFMADD231PS Y9, Y%d, Y%d" % (acc, f))
+        e("\tVFNMADD231PS Y10, Y%d, Y%d" % (mins, f))
+    e("\tADDQ $2368, AX")
+    e("\tADDQ $256, R8")
+    e("\tADDQ $4, R9")
+    e("\tADDQ $16, R10")
+    e("\tDECQ DX")
+    e("\tJNZ %s_blk" % lab)
+    e("\tVMOVUPS Y12, (DI)")
+    e("\tVMOVUPS Y11, 32(DI)")
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 def q4_k_p16_avx2(nx):
     """Q4_K on packed weights (Pack's layout, as q4_k_p16) with AVX2: each
     16-row group as two halves of 8 rows, a half's lane r holding four
@@ -1072,5 +1171,8 @@ for nx in range(1, 9):
 for nx in range(1, 5):
     q8_0_p16_avx2(nx)
     q8_0_p16_avx2(nx, True)
-    q4_k_p16_avx2(nx)
+    if nx == 1:
+        q4_k_p16_avx2_one()
+    else:
+        q4_k_p16_avx2(nx)
 print("\n".join(L))
