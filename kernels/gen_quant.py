@@ -898,6 +898,98 @@ def q8_0_p16_avx2(nx, five=False):
     e("\tRET\n")
 
 
+def q8_0_p16_avx2_one(five=False):
+    """qdotQ8_0P16x1AVX2 and qdotQ5_0P16x1AVX2, decode's: as q8_0_p16_avx2
+    for one row of x, but both halves of a group in one pass, each
+    broadcast quadruple of x multiplied into both, the weights streamed
+    once."""
+    name = "qdot%sP16x1AVX2" % ("Q5_0" if five else "Q8_0")
+    lab = "%sa1" % ("q5" if five else "q8")
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ pk+16(FP), AX")
+    e("\tMOVQ xq+32(FP), R8")
+    e("\tMOVQ xd+40(FP), R9")
+    e("\tMOVQ xs+48(FP), R10")
+    ones16(15)
+    if five:
+        e("\tVBROADCASTSS km16<>(SB), Y14")
+    else:
+        e("\tVPBROADCASTB k80<>(SB), Y14")
+    # Registers: Y0/Y1 the halves' int32 sums over a block (Q5_0: int16
+    # over four quadruples, Y2/Y3 the first four's int32), Y4/Y5 their
+    # float sums; Y12/Y13 the halves' weights (Q8_0: magnitudes, Y8/Y9
+    # signed), Y11 the broadcast quadruple, Y10 a product.
+    e("\tVXORPS Y4, Y4, Y4")
+    e("\tVXORPS Y5, Y5, Y5")
+
+    def block(b, vectors, scales, pf):
+        if pf:
+            prefetch_share(b, 2, 2 * 544, "AX")
+        for g in range(8):
+            for h, w in ((0, 12), (1, 13)):
+                e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
+                if not five:
+                    e("\tVPXOR Y14, Y%d, Y%d" % (w, 8 + h))  # the signed quants
+                    e("\tVPABSB Y%d, Y%d" % (8 + h, w))
+            e("\tVPBROADCASTD %d(R8), Y11" % (32 * b + 4 * g))
+            for h, w in ((0, 12), (1, 13)):
+                if five:
+                    e("\tVPMADDUBSW Y11, Y%d, Y%d" % (w, 10 if g % 4 else h))
+                    if g % 4:
+                        e("\tVPADDW Y10, Y%d, Y%d" % (h, h))
+                    if g == 3:
+                        e("\tVPMADDWD Y15, Y%d, Y%d" % (h, 2 + h))
+                    elif g == 7:
+                        e("\tVPMADDWD Y15, Y%d, Y%d" % (h, h))
+                        e("\tVPADDD Y%d, Y%d, Y%d" % (2 + h, h, h))
+                    continue
+                e("\tVPSIGNB Y%d, Y11, Y10" % (8 + h))
+                e("\tVPMADDUBSW Y10, Y%d, Y10" % w)
+                if g == 0:
+                    e("\tVPMADDWD Y15, Y10, Y%d" % h)
+                else:
+                    e("\tVPMADDWD Y15, Y10, Y10")
+                    e("\tVPADDD Y10, Y%d, Y%d" % (h, h))
+        e("\tVBROADCASTSS %d(R9), Y11" % (4 * b))
+        if five:
+            e("\tVBROADCASTSS %d(R10), Y10" % (4 * b))
+        for h in range(2):
+            e("\tVCVTPH2PS %d(AX), Y%d" % (scales + 16 * h, 12 + h))  # the rows' scales
+            e("\tVCVTDQ2PS Y%d, Y%d" % (h, h))
+            if five:  # dx·Σ (q-16)·x = dx·Σ q·x - 16·(dx·Σx): xs holds dx·Σx
+                e("\tVMULPS Y11, Y%d, Y%d" % (h, h))
+                e("\tVFMADD231PS Y14, Y10, Y%d" % h)
+                e("\tVFMADD231PS Y%d, Y%d, Y%d" % (12 + h, h, 4 + h))
+            else:
+                e("\tVMULPS Y%d, Y11, Y%d" % (12 + h, 12 + h))
+                e("\tVFMADD231PS Y%d, Y%d, Y%d" % (12 + h, h, 4 + h))
+
+    e("\tMOVQ nb+24(FP), DX")
+    e("\tSHRQ $1, DX")
+    e("\tJZ %s_tail" % lab)
+    e("%s_pair:" % lab)
+    block(0, 0, 1024, True)
+    block(1, 512, 1056, True)
+    e("\tADDQ $1088, AX")
+    e("\tADDQ $64, R8")
+    e("\tADDQ $8, R9")
+    e("\tADDQ $8, R10")
+    e("\tDECQ DX")
+    e("\tJNZ %s_pair" % lab)
+    e("%s_tail:" % lab)
+    e("\tMOVQ nb+24(FP), DX")
+    e("\tTESTQ $1, DX")
+    e("\tJZ %s_store" % lab)
+    block(0, 0, 512, False)
+    e("%s_store:" % lab)
+    e("\tVMOVUPS Y4, (DI)")
+    e("\tVMOVUPS Y5, 32(DI)")
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 def q4_k_p16_avx2_one():
     """qdotQ4_KP16x1AVX2, decode's: as q4_k_p16_avx2 for one row of x, but
     both halves of a group in one pass, each broadcast quadruple of x
@@ -1169,8 +1261,12 @@ for nx in range(1, 9):
     q4_k_p16(nx)
     q6_k_p16(nx)
 for nx in range(1, 5):
-    q8_0_p16_avx2(nx)
-    q8_0_p16_avx2(nx, True)
+    if nx == 1:
+        q8_0_p16_avx2_one()
+        q8_0_p16_avx2_one(True)
+    else:
+        q8_0_p16_avx2(nx)
+        q8_0_p16_avx2(nx, True)
     if nx == 1:
         q4_k_p16_avx2_one()
     else:
