@@ -786,6 +786,22 @@ def q6_k_p16(nx):
     k_blocks_end(lab, nx, 3392, 64)
 
 
+def avx2_tile_prologue(name, xs_type, group):
+    """The packed AVX2 kernels' header for a tile of up to 4 rows of x: DI
+    and R14 rows 0 and 2 of d (BX ldd·4 bytes apart), SI the group's bytes
+    (group a block); returns the addresses of rows 0-3 of d."""
+    scales = "xd, xs *float32" if xs_type == "*float32" else "xd *float32, xs " + xs_type
+    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, %s)" % (name, scales))
+    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    e("\tMOVQ d+0(FP), DI")
+    e("\tMOVQ ldd+8(FP), BX")
+    e("\tSHLQ $2, BX")
+    e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
+    e("\tMOVQ nb+24(FP), SI")
+    e("\tIMULQ $%d, SI" % group)  # the group's bytes
+    return ["(DI)", "(DI)(BX*1)", "(R14)", "(R14)(BX*1)"]
+
+
 def q8_0_p16_avx2(nx, five=False):
     """Q8_0 and Q5_0 on packed weights (Pack's layout, as q8_0_p16) with
     AVX2: each 16-row group as two halves of 8 rows, a half's lane r
@@ -805,20 +821,12 @@ def q8_0_p16_avx2(nx, five=False):
     sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
     name = "qdot%sP16x%dAVX2" % ("Q5_0" if five else "Q8_0", nx)
     lab = "%sa%d" % ("q5" if five else "q8", nx)
-    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)" % name)
-    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
-    e("\tMOVQ d+0(FP), DI")
-    e("\tMOVQ ldd+8(FP), BX")
-    e("\tSHLQ $2, BX")
-    e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
-    e("\tMOVQ nb+24(FP), SI")
-    e("\tIMULQ $%d, SI" % qk0_packed)  # the group's bytes
+    out = avx2_tile_prologue(name, "*float32", qk0_packed)
     ones16(15)
     if five:
         e("\tVBROADCASTSS km16<>(SB), Y14")
     else:
         e("\tVPBROADCASTB k80<>(SB), Y14")
-    out = ["(DI)", "(DI)(BX*1)", "(R14)", "(R14)(BX*1)"]
     # Registers: AX the blocks, DX pairs left, R8/R9/R10 x's quants,
     # scales and sums; Y0-Y3 each row's int32 sum over a block, Y4-Y7 its
     # float sums, Y15 int16 ones, Y14 0x80 bytes (Q8_0) or -16 (Q5_0).
@@ -1106,16 +1114,8 @@ def q4_k_p16_avx2(nx):
     sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
     name = "qdotQ4_KP16x%dAVX2" % nx
     lab = "q4a%d" % nx
-    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)" % name)
-    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
-    e("\tMOVQ d+0(FP), DI")
-    e("\tMOVQ ldd+8(FP), BX")
-    e("\tSHLQ $2, BX")
-    e("\tLEAQ (DI)(BX*2), R14")  # row 2 of d; row 3 at (R14)(BX*1)
-    e("\tMOVQ nb+24(FP), SI")
-    e("\tIMULQ $2368, SI")  # the group's bytes
+    out = avx2_tile_prologue(name, "*int32", 2368)
     nibble_mask(15)
-    out = ["(DI)", "(DI)(BX*1)", "(R14)", "(R14)(BX*1)"]
     # Registers: AX the block, DX blocks left, R8/R9/R10 x's quants,
     # scales and sums; in the sub-block loop R11 its vectors, R12 its
     # scales, R13 x's quants, CX sub-blocks left. Y0-Y3 each row's int16
