@@ -1109,7 +1109,8 @@ func packs(dt DType) bool {
 // multiple of 16) with nx ≤ packedTile rows of x from row i0 (a tile's
 // first row), into d (d[i*ldd + r - lo]) by the packed kernel, as far as
 // whole groups go, and returns the first row it did not compute. On the
-// AVX-512 levels, and for Q4_K on AVX2.
+// AVX-512 levels, and on AVX2 for the types it packs (not Q6_K, which an
+// AVX-512 CPU packs for its own kernels).
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
 	avx2 := b.isa == isaAVX2 && m.DType != Q6_K
 	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {
