@@ -613,7 +613,7 @@ def q8_0_p16(nx, five=False):
     def block(half, vectors, scales, pf):
         """A block: its vectors at vectors(SI), its 16 float16 scales at
         scales(SI), x's half-pair half; pf: prefetch part pf[0] of pf[1]."""
-        prefetch_share(pf[0], pf[1], 2 * 544)
+        prefetch_share(pf[0], pf[1], 2 * qk0_packed)
         for g in range(8):
             e("\tVMOVDQU64 %d(SI), Z%d" % (vectors + 64 * g, 8 + g))
         e("\tVCVTPH2PS %d(SI), Z30" % scales)
@@ -835,7 +835,7 @@ def q8_0_p16_avx2(nx, five=False):
         """Block b (0, 1) of a pair: its vectors at vectors(AX), its
         scales at scales(AX); half h of the rows."""
         if pf:  # half 0: PF ahead; half 1: the next group, at this block's place
-            prefetch_share(b, 2, 2 * 544, "AX", *((PF, "") if h == 0 else (0, "(SI*1)")))
+            prefetch_share(b, 2, 2 * qk0_packed, "AX", *((PF, "") if h == 0 else (0, "(SI*1)")))
         for g in range(8):
             w, t = (13, 11) if g % 2 == 0 or five else (12, 10)
             e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
@@ -934,7 +934,7 @@ def q8_0_p16_avx2_one(five=False):
 
     def block(b, vectors, scales, pf):
         if pf:
-            prefetch_share(b, 2, 2 * 544, "AX")
+            prefetch_share(b, 2, 2 * qk0_packed, "AX")
         for g in range(8):
             for h, w in ((0, 12), (1, 13)):
                 e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
