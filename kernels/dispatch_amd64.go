@@ -1092,15 +1092,14 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 }
 
 // packs reports whether the CPU runs kernels on packed matrices (Pack) of
-// type dt: every packed type with AVX-512 BW, VL and VNNI; Q8_0, Q5_0 and
-// Q4_K with AVX2, FMA and F16C (an AVX2 kernel on Q6_K's packed copy was
-// no faster than its row kernels: bench/RESULTS.md).
+// type dt: every packed type, with AVX-512 BW, VL and VNNI or with AVX2,
+// FMA and F16C (Q6_K in a layout of its own there: packQ6_KAVX2).
 func packs(dt DType) bool {
 	switch {
 	case hasQuant512:
 		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K
 	case hasAVX2FMA && hasF16C:
-		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K
+		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K
 	}
 	return false
 }
@@ -1109,10 +1108,12 @@ func packs(dt DType) bool {
 // multiple of 16) with nx ≤ packedTile rows of x from row i0 (a tile's
 // first row), into d (d[i*ldd + r - lo]) by the packed kernel, as far as
 // whole groups go, and returns the first row it did not compute. On the
-// AVX-512 levels, and on AVX2 for the types it packs (not Q6_K, which an
-// AVX-512 CPU packs for its own kernels).
+// AVX-512 levels, and on AVX2 for the types it packs: Q6_K only where Pack
+// laid it out for AVX2 (packQ6_KAVX2, on a CPU without the AVX-512
+// kernels), and not for a single row of x (decode), which the row kernel
+// reads from the fewer bytes of the blocks.
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
-	avx2 := b.isa == isaAVX2 && m.DType != Q6_K
+	avx2 := b.isa == isaAVX2 && (m.DType != Q6_K || !hasQuant512 && nx > 1)
 	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {
 		return lo
 	}
@@ -1133,9 +1134,12 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 					break
 				}
 				dg := &d[t.d+g*16-lo]
-				if m.DType == Q4_K {
-					nb := K / qkK
+				switch nb := K / qkK; m.DType {
+				case Q4_K:
 					qdotQ4_KP16AVX2[t.nx-1](dg, ldd, &m.pk[g*nb*packedQ4_K], nb, &a.q[t.i*K], &a.d[t.i*nb], &a.s32[t.i*nb*4])
+					continue
+				case Q6_K:
+					qdotQ6_KP16AVX2[t.nx-1](dg, ldd, &m.pk[g*nb*packedQ6_KAVX2], nb, &a.u[t.i*K], &a.d[t.i*nb])
 					continue
 				}
 				nb, np := K/qk0, pairsOf(K)

@@ -85,6 +85,8 @@ def constants():
     # AVX2 on packed weights: byte r of a broadcast quadword (row r's
     # scale) to the int16 pair (sc, sc) of dword lane r.
     data("kpair8", [b for r in range(8) for b in (r, 0x80, r, 0x80)])
+    # The same for signed bytes: (sc << 8, sc << 8), for a VPSRAW by 8.
+    data("kpair8s", [b for r in range(8) for b in (0x80, r, 0x80, r)])
 
 
 # Registers: DI d, BX ldd·4, SI w, DX rows, CX blocks left, R8/R9/R10 the
@@ -789,10 +791,15 @@ def q6_k_p16(nx):
 def avx2_tile_prologue(name, xs_type, group):
     """The packed AVX2 kernels' header for a tile of up to 4 rows of x: DI
     and R14 rows 0 and 2 of d (BX ldd·4 bytes apart), SI the group's bytes
-    (group a block); returns the addresses of rows 0-3 of d."""
-    scales = "xd, xs *float32" if xs_type == "*float32" else "xd *float32, xs " + xs_type
-    e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, %s)" % (name, scales))
-    e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
+    (group a block); returns the addresses of rows 0-3 of d. xs_type None:
+    no sums, x's quants unsigned (xu)."""
+    if xs_type is None:
+        e("// func %s(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32)" % name)
+        e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
+    else:
+        scales = "xd, xs *float32" if xs_type == "*float32" else "xd *float32, xs " + xs_type
+        e("// func %s(d *float32, ldd int, pk *byte, nb int, xq *int8, %s)" % (name, scales))
+        e("TEXT ·%s(SB), NOSPLIT, $0-56" % name)
     e("\tMOVQ d+0(FP), DI")
     e("\tMOVQ ldd+8(FP), BX")
     e("\tSHLQ $2, BX")
@@ -1199,6 +1206,89 @@ def q4_k_p16_avx2(nx):
     e("\tRET\n")
 
 
+def q6_k_p16_avx2(nx):
+    """Q6_K on packed weights with AVX2 (packQ6_KAVX2's layout: quants q - 32
+    as signed bytes, a 64-byte line per quadruple of a sub-block of 16
+    values, its 32-byte halves rows 0-7 and 8-15): each half of the group
+    in its own pass, as q4_k_p16_avx2; per quadruple of x + 128 (unsigned,
+    broadcast) one VPMADDUBSW gives each of 8 rows two int16 products of
+    pairs (at most 2·255·32 = 16320), two quadruples summed in int16 before
+    a VPMADDWD by the rows' scales (sign-extended to int16 pairs); per block
+    the weights' constant C (128·Σ sc·Σ(q - 32)) taken off, then the float
+    step, for up to 4 rows of x (one tile).
+
+      func qdotQ6_KP16x<nx>AVX2(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32)
+
+    sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
+    name = "qdotQ6_KP16x%dAVX2" % nx
+    lab = "q6a%d" % nx
+    size = 4480
+    out = avx2_tile_prologue(name, None, size)
+    # Registers: AX the block, DX blocks left, R8/R9 x's quants and
+    # scales; in the sub-block loop R11 its vectors, R12 its scales, R13
+    # x's quants, CX sub-blocks left. Y0-Y3 each row's int16 sums over two
+    # quadruples, Y4-Y7 its int32 Σ sc·dot over the block, Y8 the weights,
+    # Y10 a product, Y11 a broadcast quadruple, Y14 the scales.
+    for h in range(2):
+        e("\tMOVQ pk+16(FP), AX")
+        e("\tMOVQ nb+24(FP), DX")
+        e("\tMOVQ xu+32(FP), R8")
+        e("\tMOVQ xd+40(FP), R9")
+        e("\tVXORPS Y8, Y8, Y8")
+        for i in range(nx):
+            e("\tVMOVUPS Y8, %d%s" % (32 * h, out[i]))
+        e("%s_h%d:" % (lab, h))
+        # Prefetch: half 0 PF ahead, half 1 the next group at the same place.
+        ahead, index = (PF, "") if h == 0 else (0, "(SI*1)")
+        for c in range(4096, size, 64):  # scales, d and C; the sub-blocks' in the loop
+            e("\tPREFETCHT0 %d(AX)%s" % (c + ahead, index))
+        for i in range(nx):
+            e("\tVPXOR Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
+        e("\tLEAQ %d(AX), R11" % (32 * h))
+        e("\tLEAQ %d(AX), R12" % (4096 + 8 * h))
+        e("\tMOVQ R8, R13")
+        e("\tMOVL $16, CX")
+        e("%s_s%d:" % (lab, h))
+        for c in range(4):
+            e("\tPREFETCHT0 %d(R11)%s" % (64 * c + ahead - 32 * h, index))
+        e("\tVPBROADCASTQ (R12), Y14")
+        e("\tVPSHUFB kpair8s<>(SB), Y14, Y14")
+        e("\tVPSRAW $8, Y14, Y14")  # (sc, sc) per row, sign-extended
+        for v in range(4):
+            e("\tVMOVDQU %d(R11), Y8" % (64 * v))
+            for i in range(nx):
+                e("\tVPBROADCASTD %d(R13), Y11" % (256 * i + 4 * v))
+                if v % 2 == 0:
+                    e("\tVPMADDUBSW Y8, Y11, Y%d" % i)
+                else:
+                    e("\tVPMADDUBSW Y8, Y11, Y10")
+                    e("\tVPADDW Y10, Y%d, Y%d" % (i, i))
+                    e("\tVPMADDWD Y14, Y%d, Y%d" % (i, i))
+                    e("\tVPADDD Y%d, Y%d, Y%d" % (i, 4 + i, 4 + i))
+        e("\tADDQ $256, R11")
+        e("\tADDQ $16, R12")
+        e("\tADDQ $16, R13")
+        e("\tDECL CX")
+        e("\tJNZ %s_s%d" % (lab, h))
+        e("\tVCVTPH2PS %d(AX), Y12" % (4352 + 16 * h))  # d per row
+        e("\tVMOVDQU %d(AX), Y13" % (4384 + 32 * h))  # C per row
+        for i in range(nx):
+            e("\tVPSUBD Y13, Y%d, Y%d" % (4 + i, 4 + i))
+            e("\tVCVTDQ2PS Y%d, Y%d" % (4 + i, 4 + i))
+            e("\tVBROADCASTSS %d(R9), Y11" % (4 * i))
+            e("\tVMULPS Y11, Y12, Y9")
+            e("\tVMULPS Y9, Y%d, Y%d" % (4 + i, 4 + i))
+            e("\tVADDPS %d%s, Y%d, Y%d" % (32 * h, out[i], 4 + i, 4 + i))
+            e("\tVMOVUPS Y%d, %d%s" % (4 + i, 32 * h, out[i]))
+        e("\tADDQ $%d, AX" % size)
+        e("\tADDQ $%d, R8" % (256 * nx))
+        e("\tADDQ $%d, R9" % (4 * nx))
+        e("\tDECQ DX")
+        e("\tJNZ %s_h%d" % (lab, h))
+    e("\tVZEROUPPER")
+    e("\tRET\n")
+
+
 def k_blocks_start(lab, nx):
     """The Q4_K and Q6_K packed kernels' float accumulators (Z0…) cleared,
     then their block loop's label and integer accumulators (Z16…,
@@ -1271,4 +1361,5 @@ for nx in range(1, 5):
         q4_k_p16_avx2_one()
     else:
         q4_k_p16_avx2(nx)
+    q6_k_p16_avx2(nx)
 print("\n".join(L))

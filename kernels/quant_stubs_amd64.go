@@ -224,6 +224,18 @@ func qdotQ5_0P16x3AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *
 func qdotQ5_0P16x4AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32)
 
 //go:noescape
+func qdotQ6_KP16x1AVX2(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32)
+
+//go:noescape
+func qdotQ6_KP16x2AVX2(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32)
+
+//go:noescape
+func qdotQ6_KP16x3AVX2(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32)
+
+//go:noescape
+func qdotQ6_KP16x4AVX2(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32)
+
+//go:noescape
 func qdotQ4_KP16x1AVX2(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32)
 
 //go:noescape
@@ -266,6 +278,9 @@ type (
 var (
 	qdotQ4_KP16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd *float32, xs *int32){
 		qdotQ4_KP16x1AVX2, qdotQ4_KP16x2AVX2, qdotQ4_KP16x3AVX2, qdotQ4_KP16x4AVX2,
+	}
+	qdotQ6_KP16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xu *uint8, xd *float32){
+		qdotQ6_KP16x1AVX2, qdotQ6_KP16x2AVX2, qdotQ6_KP16x3AVX2, qdotQ6_KP16x4AVX2,
 	}
 	qdotQ8_0P16AVX2 = [qTile]func(d *float32, ldd int, pk *byte, nb int, xq *int8, xd, xs *float32){
 		qdotQ8_0P16x1AVX2, qdotQ8_0P16x2AVX2, qdotQ8_0P16x3AVX2, qdotQ8_0P16x4AVX2,

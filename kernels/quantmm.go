@@ -63,6 +63,9 @@ type qact struct {
 	// times the sum of each 16 quants (Q6_K's offset), o16[(r0·nb + b·nx +
 	// i)·16 + j].
 	o16 []int32
+	// u: Q8_K only, with a Q6_K matrix packed for AVX2 (packQ6_KAVX2):
+	// the quants plus 128 as unsigned bytes, laid out as q.
+	u []uint8
 }
 
 // actQ8K reports whether weights of type dt take Q8_K activations (else Q8_0).
@@ -211,13 +214,17 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	for _, pt := range parts {
 		if actQ8K(pt.DType) && aK == nil {
 			aK = sc.act(&sc.k, n, K, true)
-			aK.s32, aK.o16 = aK.s32[:0], aK.o16[:0]
+			aK.s32, aK.o16, aK.u = aK.s32[:0], aK.o16[:0], aK.u[:0]
 		}
 		if pt.pk != nil && pt.DType == Q4_K {
 			aK.s32 = sized(aK.s32, n*K/64)
 		}
 		if pt.pk != nil && pt.DType == Q6_K {
-			aK.o16 = sized(aK.o16, n*K/16)
+			if hasQuant512 {
+				aK.o16 = sized(aK.o16, n*K/16)
+			} else {
+				aK.u = sized(aK.u, n*K)
+			}
 		}
 		if !actQ8K(pt.DType) && a0 == nil {
 			a0 = sc.act(&sc.zero, n, K, false)
@@ -295,15 +302,21 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 	}
 }
 
-// packedSums fills a.s32 and a.o16 (see qact), where sized, for rows
-// [lo, hi) of n: the activations' sums the packed Q4_K and Q6_K kernels
-// take.
+// packedSums fills a.s32, a.o16 and a.u (see qact), where sized, for rows
+// [lo, hi) of n: the activations' sums and unsigned quants the packed
+// Q4_K and Q6_K kernels take.
 func packedSums(a *qact, n, K, lo, hi int) {
 	nb := K / qkK
 	for i := lo; i < hi; i++ {
 		r0, nx, ii := tileOf(i, n)
 		for b := range nb {
 			e := r0*nb + b*nx + ii
+			if len(a.u) > 0 {
+				o := r0*K + (b*nx+ii)*qkK
+				for j, v := range a.q[o : o+qkK] {
+					a.u[o+j] = uint8(v) ^ 0x80
+				}
+			}
 			bs := a.bs[e*16 : e*16+16]
 			if len(a.s32) > 0 {
 				s := a.s32[e*4 : e*4+4]

@@ -5,16 +5,16 @@ import "math"
 // Pack gives a quantized matrix (or each quantized part of a matrix of
 // parts) a second copy of its weights packed for the outer-product
 // kernels, when this CPU has them for its type (nothing happens
-// otherwise): Q8_0, Q5_0, Q4_K and Q6_K with AVX-512 VNNI, Q8_0, Q5_0 and
-// Q4_K with AVX2 (Q6_K's AVX2 kernel on the packed copy was no faster than
-// its row kernel: bench/RESULTS.md). Groups of 16 rows whose quants are
-// interleaved four at a time, so that one VPDPBUSD multiplies four quants
-// of a row of x (broadcast) with four of each of the 16 rows (AVX2: one
-// VPMADDUBSW with those of 8 rows) and the float work of a block is done
-// once for 16 rows (llama.cpp repacks its weights likewise on AVX-512
-// CPUs). Products then read the
-// packed copy, decode included (the original is left to the page cache
-// when mapped); a matrix's last Rows mod 16 rows stay on the row kernels.
+// otherwise): Q8_0, Q5_0, Q4_K and Q6_K, with AVX-512 VNNI or with AVX2
+// (Q6_K then in a layout of its own, packQ6_KAVX2). Groups of 16 rows whose
+// quants are interleaved four at a time, so that one VPDPBUSD multiplies
+// four quants of a row of x (broadcast) with four of each of the 16 rows
+// (AVX2: one VPMADDUBSW with those of 8 rows) and the float work of a
+// block is done once for 16 rows (llama.cpp repacks its weights likewise
+// on AVX-512 CPUs). Products then read the packed copy, decode included
+// (the original is left to the page cache when mapped; but AVX2 decodes
+// Q6_K from the blocks, see packQ6_KAVX2); a matrix's last Rows mod 16
+// rows stay on the row kernels.
 // The copy takes about as much memory again beside the weights (below,
 // per type); call Pack before the matrix is shared (it sets an unexported
 // field). Packing a matrix twice, or one of another type, does nothing.
@@ -37,7 +37,11 @@ func Pack(m *Mat) {
 	case Q4_K:
 		packQ4_K(m)
 	case Q6_K:
-		packQ6_K(m)
+		if hasQuant512 {
+			packQ6_K(m)
+		} else {
+			packQ6_KAVX2(m)
+		}
 	}
 }
 
@@ -171,6 +175,52 @@ func packQ6_K(m *Mat) {
 	})
 }
 
+// packQ6_KAVX2 packs Q6_K matrices for the AVX2 kernels, which have no
+// VPDPBUSD: per group of 16 rows and super-block, per sub-block of 16
+// values (s = 0…15) and quadruple v = 0…3 of it a 64-byte line whose
+// 32-byte half h holds rows 8h…8h+7's values 16s+4v … 16s+4v+3 (lane r,
+// row 8h+r) as signed bytes q - 32, unpacked (4096 bytes); then the
+// scales, row 8h+r's of sub-block s at 4096 + 16s + 8h + r (256); d per
+// row as float16 (32); and per row the int32 C = 128·Σ_s sc_s·Σ (q - 32)
+// over the block (64): 4480 bytes with padding to a whole cache line,
+// 1.33 times the blocks' bytes. The kernel multiplies x + 128 (unsigned,
+// x's quants with the top bit flipped) by q - 32: a pair of products
+// fills at most 2·255·32 = 16320 of an int16, so two quadruples are
+// summed before the VPMADDWD by the scales, and C takes off what the 128
+// added, a constant of the weights. With 6-bit quants unpacked in the
+// kernel (the AVX-512 layout, packQ6_K) the unpacking cost as much as the
+// multiplies, and a per-row-of-x offset (x's sums times -32 times the
+// scales) a multiply more (bench/RESULTS.md). Decode (one row of x) reads
+// the blocks with the row kernel instead: it streams the fewer bytes.
+func packQ6_KAVX2(m *Mat) {
+	var q [qkK]uint8
+	packRows(m, m.Cols/qkK*packedQ6_KAVX2, func(group []byte, b, r int, blk []byte) {
+		out := group[b*packedQ6_KAVX2:]
+		q6Values(blk, &q)
+		h, rr := r/8, r%8
+		var c int32
+		for s := range 16 {
+			sc := int8(blk[192+s])
+			sum := int32(0)
+			for v := range 4 {
+				for j := range 4 {
+					w := int8(q[16*s+4*v+j]) - 32
+					out[(4*s+v)*64+32*h+4*rr+j] = byte(w)
+					sum += int32(w)
+				}
+			}
+			out[4096+16*s+8*h+rr] = byte(sc)
+			c += int32(sc) * sum
+		}
+		copy(out[4352+2*r:4352+2*r+2], blk[208:210]) // d
+		putLE32(out[4384+4*r:], uint32(128*c))
+	})
+}
+
+// packedQ6_KAVX2 is the size of a super-block of 16 rows in packQ6_KAVX2's
+// layout.
+const packedQ6_KAVX2 = 4480
+
 // packRows makes m's packed copy: per group of 16 rows (m's last Rows mod
 // 16 rows left out), size bytes, which put fills with row r's share of
 // block b from that row's block blk.
@@ -196,7 +246,9 @@ func packRows(m *Mat, size int, put func(group []byte, b, r int, blk []byte)) {
 const packedQ6_K = 3392
 
 // putF32 stores f at b[0:4], little-endian.
-func putF32(b []byte, f float32) {
-	u := math.Float32bits(f)
+func putF32(b []byte, f float32) { putLE32(b, math.Float32bits(f)) }
+
+// putLE32 stores u at b[0:4], little-endian.
+func putLE32(b []byte, u uint32) {
 	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
 }
