@@ -1104,6 +1104,33 @@ def q4_k_p16_avx2_one():
     e("\tRET\n")
 
 
+def avx2_k_half_start(lab, h, nx, out, x, sums, lines):
+    """The start of half h of the packed AVX2 K-quant kernels (a tile of nx
+    rows of x, d's rows at out): AX the blocks, DX their count, R8 x's
+    quants (argument x), R9 their scales, R10 their sums where sums; the
+    half's d cleared; the block loop's label; the prefetch of the block's
+    lines at offsets lines (the sub-blocks' are in the kernels' loops):
+    half 0 PF ahead, half 1 the next group's at the same place (else memory
+    would idle while half 1 reads the group from L1); Y4… (the int32 sums
+    over a block) cleared. Returns the prefetch's offset and index."""
+    e("\tMOVQ pk+16(FP), AX")
+    e("\tMOVQ nb+24(FP), DX")
+    e("\tMOVQ %s+32(FP), R8" % x)
+    e("\tMOVQ xd+40(FP), R9")
+    if sums:
+        e("\tMOVQ xs+48(FP), R10")
+    e("\tVXORPS Y8, Y8, Y8")
+    for i in range(nx):
+        e("\tVMOVUPS Y8, %d%s" % (32 * h, out[i]))
+    e("%s_h%d:" % (lab, h))
+    ahead, index = (PF, "") if h == 0 else (0, "(SI*1)")
+    for c in lines:
+        e("\tPREFETCHT0 %d(AX)%s" % (c + ahead, index))
+    for i in range(nx):
+        e("\tVPXOR Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
+    return ahead, index
+
+
 def q4_k_p16_avx2(nx):
     """Q4_K on packed weights (Pack's layout, as q4_k_p16) with AVX2: each
     16-row group as two halves of 8 rows, a half's lane r holding four
@@ -1128,22 +1155,7 @@ def q4_k_p16_avx2(nx):
     # scales, R13 x's quants, CX sub-blocks left. Y0-Y3 each row's int16
     # sums over a sub-block, Y4-Y7 its int32 Σ sc·dot over the block.
     for h in range(2):
-        e("\tMOVQ pk+16(FP), AX")
-        e("\tMOVQ nb+24(FP), DX")
-        e("\tMOVQ xq+32(FP), R8")
-        e("\tMOVQ xd+40(FP), R9")
-        e("\tMOVQ xs+48(FP), R10")
-        e("\tVXORPS Y8, Y8, Y8")
-        for i in range(nx):
-            e("\tVMOVUPS Y8, %d%s" % (32 * h, out[i]))
-        e("%s_h%d:" % (lab, h))
-        # Prefetch: half 0 PF ahead, half 1 the next group at the same place
-        # (else memory would idle while half 1 reads the group from L1).
-        ahead, index = (PF, "") if h == 0 else (0, "(SI*1)")
-        for c in range(2048, 2368, 64):  # the scales' lines; the sub-blocks' in the loop
-            e("\tPREFETCHT0 %d(AX)%s" % (c + ahead, index))
-        for i in range(nx):
-            e("\tVPXOR Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
+        ahead, index = avx2_k_half_start(lab, h, nx, out, "xq", True, range(2048, 2368, 64))
         e("\tMOVQ AX, R11")
         e("\tLEAQ %d(AX), R12" % (2048 + 8 * h))
         e("\tMOVQ R8, R13")
@@ -1230,20 +1242,7 @@ def q6_k_p16_avx2(nx):
     # quadruples, Y4-Y7 its int32 Σ sc·dot over the block, Y8 the weights,
     # Y10 a product, Y11 a broadcast quadruple, Y14 the scales.
     for h in range(2):
-        e("\tMOVQ pk+16(FP), AX")
-        e("\tMOVQ nb+24(FP), DX")
-        e("\tMOVQ xu+32(FP), R8")
-        e("\tMOVQ xd+40(FP), R9")
-        e("\tVXORPS Y8, Y8, Y8")
-        for i in range(nx):
-            e("\tVMOVUPS Y8, %d%s" % (32 * h, out[i]))
-        e("%s_h%d:" % (lab, h))
-        # Prefetch: half 0 PF ahead, half 1 the next group at the same place.
-        ahead, index = (PF, "") if h == 0 else (0, "(SI*1)")
-        for c in range(4096, size, 64):  # scales, d and C; the sub-blocks' in the loop
-            e("\tPREFETCHT0 %d(AX)%s" % (c + ahead, index))
-        for i in range(nx):
-            e("\tVPXOR Y%d, Y%d, Y%d" % (4 + i, 4 + i, 4 + i))
+        ahead, index = avx2_k_half_start(lab, h, nx, out, "xu", False, range(4096, size, 64))
         e("\tLEAQ %d(AX), R11" % (32 * h))
         e("\tLEAQ %d(AX), R12" % (4096 + 8 * h))
         e("\tMOVQ R8, R13")
