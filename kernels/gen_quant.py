@@ -1131,6 +1131,20 @@ def avx2_k_half_start(lab, h, nx, out, x, sums, lines):
     return ahead, index
 
 
+def avx2_k_sub_start(lab, h, vectors, scales, count, ahead, index):
+    """The start of the sub-block loop of half h of the packed AVX2 K-quant
+    kernels: R11 the sub-block's vectors (at vectors(AX)), R12 its scales
+    (scales(AX)), R13 x's quants, CX the count of sub-blocks; the loop's
+    label; the prefetch of its four lines (as avx2_k_half_start's)."""
+    e("\tLEAQ %d(AX), R11" % vectors if vectors else "\tMOVQ AX, R11")
+    e("\tLEAQ %d(AX), R12" % scales)
+    e("\tMOVQ R8, R13")
+    e("\tMOVL $%d, CX" % count)
+    e("%s_s%d:" % (lab, h))
+    for c in range(4):
+        e("\tPREFETCHT0 %d(R11)%s" % (64 * c + ahead - vectors, index))
+
+
 def q4_k_p16_avx2(nx):
     """Q4_K on packed weights (Pack's layout, as q4_k_p16) with AVX2: each
     16-row group as two halves of 8 rows, a half's lane r holding four
@@ -1156,13 +1170,7 @@ def q4_k_p16_avx2(nx):
     # sums over a sub-block, Y4-Y7 its int32 Σ sc·dot over the block.
     for h in range(2):
         ahead, index = avx2_k_half_start(lab, h, nx, out, "xq", True, range(2048, 2368, 64))
-        e("\tMOVQ AX, R11")
-        e("\tLEAQ %d(AX), R12" % (2048 + 8 * h))
-        e("\tMOVQ R8, R13")
-        e("\tMOVL $8, CX")
-        e("%s_s%d:" % (lab, h))
-        for c in range(4):
-            e("\tPREFETCHT0 %d(R11)%s" % (64 * c + ahead, index))
+        avx2_k_sub_start(lab, h, 0, 2048 + 8 * h, 8, ahead, index)
         e("\tVPBROADCASTQ (R12), Y14")
         e("\tVPSHUFB kpair8<>(SB), Y14, Y14")  # (sc, sc) per row
         for v in range(4):
@@ -1243,13 +1251,7 @@ def q6_k_p16_avx2(nx):
     # Y10 a product, Y11 a broadcast quadruple, Y14 the scales.
     for h in range(2):
         ahead, index = avx2_k_half_start(lab, h, nx, out, "xu", False, range(4096, size, 64))
-        e("\tLEAQ %d(AX), R11" % (32 * h))
-        e("\tLEAQ %d(AX), R12" % (4096 + 8 * h))
-        e("\tMOVQ R8, R13")
-        e("\tMOVL $16, CX")
-        e("%s_s%d:" % (lab, h))
-        for c in range(4):
-            e("\tPREFETCHT0 %d(R11)%s" % (64 * c + ahead - 32 * h, index))
+        avx2_k_sub_start(lab, h, 32 * h, 4096 + 8 * h, 16, ahead, index)
         e("\tVPBROADCASTQ (R12), Y14")
         e("\tVPSHUFB kpair8s<>(SB), Y14, Y14")
         e("\tVPSRAW $8, Y14, Y14")  # (sc, sc) per row, sign-extended
