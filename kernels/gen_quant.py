@@ -1131,6 +1131,18 @@ def avx2_k_half_start(lab, h, nx, out, x, sums, lines):
     return ahead, index
 
 
+def avx2_k_block_end(lab, h, nx, size, sums):
+    """The end of avx2_k_half_start's block loop: past the block (size
+    bytes) and x's quants, scales and (where sums) sums of the tile."""
+    e("\tADDQ $%d, AX" % size)
+    e("\tADDQ $%d, R8" % (256 * nx))
+    e("\tADDQ $%d, R9" % (4 * nx))
+    if sums:
+        e("\tADDQ $%d, R10" % (16 * nx))
+    e("\tDECQ DX")
+    e("\tJNZ %s_h%d" % (lab, h))
+
+
 def avx2_k_sub_start(lab, h, vectors, scales, count, ahead, index):
     """The start of the sub-block loop of half h of the packed AVX2 K-quant
     kernels: R11 the sub-block's vectors (at vectors(AX)), R12 its scales
@@ -1143,6 +1155,16 @@ def avx2_k_sub_start(lab, h, vectors, scales, count, ahead, index):
     e("%s_s%d:" % (lab, h))
     for c in range(4):
         e("\tPREFETCHT0 %d(R11)%s" % (64 * c + ahead - vectors, index))
+
+
+def avx2_k_sub_end(lab, h, xstep):
+    """The end of avx2_k_sub_start's loop: past a sub-block's 256 bytes of
+    vectors, its 16 of scales and xstep of x's quants."""
+    e("\tADDQ $256, R11")
+    e("\tADDQ $16, R12")
+    e("\tADDQ $%d, R13" % xstep)
+    e("\tDECL CX")
+    e("\tJNZ %s_s%d" % (lab, h))
 
 
 def q4_k_p16_avx2(nx):
@@ -1190,11 +1212,7 @@ def q4_k_p16_avx2(nx):
         for i in range(nx):
             e("\tVPMADDWD Y14, Y%d, Y%d" % (i, i))
             e("\tVPADDD Y%d, Y%d, Y%d" % (i, 4 + i, 4 + i))
-        e("\tADDQ $256, R11")
-        e("\tADDQ $16, R12")
-        e("\tADDQ $32, R13")
-        e("\tDECL CX")
-        e("\tJNZ %s_s%d" % (lab, h))
+        avx2_k_sub_end(lab, h, 32)
         for p in range(4):  # the rows' mins, sub-blocks 2p and 2p+1 as int16 pairs
             e("\tVPMOVZXBW %d(AX), Y%d" % (2176 + 32 * p + 16 * h, p))
         e("\tVCVTPH2PS %d(AX), Y12" % (2304 + 16 * h))  # d per row
@@ -1216,12 +1234,7 @@ def q4_k_p16_avx2(nx):
             e("\tVFNMADD231PS Y9, Y10, Y%d" % (4 + i))
             e("\tVADDPS %d%s, Y%d, Y%d" % (32 * h, out[i], 4 + i, 4 + i))
             e("\tVMOVUPS Y%d, %d%s" % (4 + i, 32 * h, out[i]))
-        e("\tADDQ $2368, AX")
-        e("\tADDQ $%d, R8" % (256 * nx))
-        e("\tADDQ $%d, R9" % (4 * nx))
-        e("\tADDQ $%d, R10" % (16 * nx))
-        e("\tDECQ DX")
-        e("\tJNZ %s_h%d" % (lab, h))
+        avx2_k_block_end(lab, h, nx, 2368, True)
     e("\tVZEROUPPER")
     e("\tRET\n")
 
@@ -1266,11 +1279,7 @@ def q6_k_p16_avx2(nx):
                     e("\tVPADDW Y10, Y%d, Y%d" % (i, i))
                     e("\tVPMADDWD Y14, Y%d, Y%d" % (i, i))
                     e("\tVPADDD Y%d, Y%d, Y%d" % (i, 4 + i, 4 + i))
-        e("\tADDQ $256, R11")
-        e("\tADDQ $16, R12")
-        e("\tADDQ $16, R13")
-        e("\tDECL CX")
-        e("\tJNZ %s_s%d" % (lab, h))
+        avx2_k_sub_end(lab, h, 16)
         e("\tVCVTPH2PS %d(AX), Y12" % (4352 + 16 * h))  # d per row
         e("\tVMOVDQU %d(AX), Y13" % (4384 + 32 * h))  # C per row
         for i in range(nx):
@@ -1281,11 +1290,7 @@ def q6_k_p16_avx2(nx):
             e("\tVMULPS Y9, Y%d, Y%d" % (4 + i, 4 + i))
             e("\tVADDPS %d%s, Y%d, Y%d" % (32 * h, out[i], 4 + i, 4 + i))
             e("\tVMOVUPS Y%d, %d%s" % (4 + i, 32 * h, out[i]))
-        e("\tADDQ $%d, AX" % size)
-        e("\tADDQ $%d, R8" % (256 * nx))
-        e("\tADDQ $%d, R9" % (4 * nx))
-        e("\tDECQ DX")
-        e("\tJNZ %s_h%d" % (lab, h))
+        avx2_k_block_end(lab, h, nx, size, False)
     e("\tVZEROUPPER")
     e("\tRET\n")
 
