@@ -1104,6 +1104,10 @@ func packs(dt DType) bool {
 	return false
 }
 
+// packsQ6_KForAVX2 reports whether Pack lays Q6_K matrices out for the
+// AVX2 kernels (packQ6_KAVX2): on a CPU without the AVX-512 kernels.
+func packsQ6_KForAVX2() bool { return !hasQuant512 }
+
 // qdotPacked computes rows [lo, hi) of a packed matrix (Pack; lo a
 // multiple of 16) with nx ≤ packedTile rows of x from row i0 (a tile's
 // first row), into d (d[i*ldd + r - lo]) by the packed kernel, as far as
@@ -1113,7 +1117,7 @@ func packs(dt DType) bool {
 // kernels), and not for a single row of x (decode), which the row kernel
 // reads from the fewer bytes of the blocks.
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
-	avx2 := b.isa == isaAVX2 && (m.DType != Q6_K || !hasQuant512 && nx > 1)
+	avx2 := b.isa == isaAVX2 && (m.DType != Q6_K || packsQ6_KForAVX2() && nx > 1)
 	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {
 		return lo
 	}

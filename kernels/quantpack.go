@@ -37,10 +37,10 @@ func Pack(m *Mat) {
 	case Q4_K:
 		packQ4_K(m)
 	case Q6_K:
-		if hasQuant512 {
-			packQ6_K(m)
-		} else {
+		if packsQ6_KForAVX2() {
 			packQ6_KAVX2(m)
+		} else {
+			packQ6_K(m)
 		}
 	}
 }
