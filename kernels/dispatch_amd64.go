@@ -1095,13 +1095,7 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 // type dt: every packed type, with AVX-512 BW, VL and VNNI or with AVX2,
 // FMA and F16C (Q6_K in a layout of its own there: packQ6_KAVX2).
 func packs(dt DType) bool {
-	switch {
-	case hasQuant512:
-		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K
-	case hasAVX2FMA && hasF16C:
-		return dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K
-	}
-	return false
+	return (hasQuant512 || hasAVX2FMA && hasF16C) && (dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K)
 }
 
 // packsQ6_KForAVX2 reports whether Pack lays Q6_K matrices out for the
@@ -1137,21 +1131,20 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 				if t.nx <= 0 {
 					break
 				}
-				dg := &d[t.d+g*16-lo]
-				switch nb := K / qkK; m.DType {
+				dg, nb := &d[t.d+g*16-lo], K/qkK
+				switch m.DType {
 				case Q4_K:
 					qdotQ4_KP16AVX2[t.nx-1](dg, ldd, &m.pk[g*nb*packedQ4_K], nb, &a.q[t.i*K], &a.d[t.i*nb], &a.s32[t.i*nb*4])
-					continue
 				case Q6_K:
 					qdotQ6_KP16AVX2[t.nx-1](dg, ldd, &m.pk[g*nb*packedQ6_KAVX2], nb, &a.u[t.i*K], &a.d[t.i*nb])
-					continue
+				default: // Q8_0, Q5_0
+					nb0, np := K/qk0, pairsOf(K) // blocks of 32, and their pairs
+					k := qdotQ8_0P16AVX2
+					if m.DType == Q5_0 {
+						k = qdotQ5_0P16AVX2
+					}
+					k[t.nx-1](dg, ldd, &m.pk[g*nb0*qk0Packed], nb0, &a.q[t.i*np*64], &a.d[t.i*np*2], &a.s[t.i*np*2])
 				}
-				nb, np := K/qk0, pairsOf(K)
-				k := qdotQ8_0P16AVX2
-				if m.DType == Q5_0 {
-					k = qdotQ5_0P16AVX2
-				}
-				k[t.nx-1](dg, ldd, &m.pk[g*nb*qk0Packed], nb, &a.q[t.i*np*64], &a.d[t.i*np*2], &a.s[t.i*np*2])
 			}
 		}
 		return g1 * 16

@@ -29,6 +29,9 @@ L = []
 e = L.append
 PF = 4096  # prefetch distance of the packed kernels, bytes
 qk0_packed = 544  # a block of 16 rows in Pack's Q8_0/Q5_0 layout
+qk4_packed = 2368  # in its Q4_K layout (packQ4_K)
+qk6_packed = 3392  # in its Q6_K layout for AVX-512 (packQ6_K)
+qk6_packed_avx2 = 4480  # in its Q6_K layout for AVX2 (packQ6_KAVX2)
 
 
 def header():
@@ -666,7 +669,7 @@ def q4_k_p16(nx):
     k_blocks_start(lab, nx)
     for j in range(8):
         o = 256 * j
-        prefetch_share(j, 8, 2368)
+        prefetch_share(j, 8, qk4_packed)
         e("\tVPMOVZXBD %d(SI), Z24" % (2048 + 16 * j))  # the rows' scales
         # Eight chains of VPDPBUSD in flight: its latency is 4 cycles and
         # two issue a cycle, so fewer leave the multipliers idle (measured
@@ -718,7 +721,7 @@ def q4_k_p16(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
         e("\tVMULPS.BCST %d(%s), Z24, Z27" % (4 * ii, d))
         e("\tVFMADD231PS Z27, Z%d, Z%d" % (16 + i, i))
-    k_blocks_end(lab, nx, 2368, 16)
+    k_blocks_end(lab, nx, qk4_packed, 16)
 
 
 def q6_k_p16(nx):
@@ -740,7 +743,7 @@ def q6_k_p16(nx):
     k_blocks_start(lab, nx)
     for p in range(8):
         o = 384 * p
-        prefetch_share(p, 8, 3392)
+        prefetch_share(p, 8, qk6_packed)
         for v in range(4):  # the low four bits: groups v and v+4
             e("\tVMOVDQU64 %d(SI), Z%d" % (o + 64 * v, 12 + v))
             e("\tVPANDD Z31, Z%d, Z%d" % (12 + v, 8 + v))
@@ -785,7 +788,7 @@ def q6_k_p16(nx):
         e("\tVCVTDQ2PS Z%d, Z%d" % (16 + i, 16 + i))
         e("\tVMULPS.BCST %d(%s), Z24, Z25" % (4 * ii, d))
         e("\tVFMADD231PS Z25, Z%d, Z%d" % (16 + i, i))
-    k_blocks_end(lab, nx, 3392, 64)
+    k_blocks_end(lab, nx, qk6_packed, 64)
 
 
 def avx2_tile_prologue(name, xs_type, group):
@@ -1028,7 +1031,7 @@ def q4_k_p16_avx2_one():
     e("\tVXORPS Y12, Y12, Y12")
     e("\tVXORPS Y11, Y11, Y11")
     e("%s_blk:" % lab)
-    for c in range(2048, 2368, 64):  # the scales' lines; the sub-blocks' in the loop
+    for c in range(2048, qk4_packed, 64):  # the scales' lines; the sub-blocks' in the loop
         e("\tPREFETCHT0 %d(AX)" % (c + PF))
     e("\tVPXOR Y2, Y2, Y2")
     e("\tVPXOR Y3, Y3, Y3")
@@ -1092,7 +1095,7 @@ def q4_k_p16_avx2_one():
         e("\tVCVTDQ2PS Y%d, Y%d" % (mins, mins))
         e("\tVFMADD231PS Y9, Y%d, Y%d" % (acc, f))
         e("\tVFNMADD231PS Y10, Y%d, Y%d" % (mins, f))
-    e("\tADDQ $2368, AX")
+    e("\tADDQ $%d, AX" % qk4_packed)
     e("\tADDQ $256, R8")
     e("\tADDQ $4, R9")
     e("\tADDQ $16, R10")
@@ -1184,14 +1187,14 @@ def q4_k_p16_avx2(nx):
     sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
     name = "qdotQ4_KP16x%dAVX2" % nx
     lab = "q4a%d" % nx
-    out = avx2_tile_prologue(name, "*int32", 2368)
+    out = avx2_tile_prologue(name, "*int32", qk4_packed)
     nibble_mask(15)
     # Registers: AX the block, DX blocks left, R8/R9/R10 x's quants,
     # scales and sums; in the sub-block loop R11 its vectors, R12 its
     # scales, R13 x's quants, CX sub-blocks left. Y0-Y3 each row's int16
     # sums over a sub-block, Y4-Y7 its int32 Σ sc·dot over the block.
     for h in range(2):
-        ahead, index = avx2_k_half_start(lab, h, nx, out, "xq", True, range(2048, 2368, 64))
+        ahead, index = avx2_k_half_start(lab, h, nx, out, "xq", True, range(2048, qk4_packed, 64))
         avx2_k_sub_start(lab, h, 0, 2048 + 8 * h, 8, ahead, index)
         e("\tVPBROADCASTQ (R12), Y14")
         e("\tVPSHUFB kpair8<>(SB), Y14, Y14")  # (sc, sc) per row
@@ -1234,7 +1237,7 @@ def q4_k_p16_avx2(nx):
             e("\tVFNMADD231PS Y9, Y10, Y%d" % (4 + i))
             e("\tVADDPS %d%s, Y%d, Y%d" % (32 * h, out[i], 4 + i, 4 + i))
             e("\tVMOVUPS Y%d, %d%s" % (4 + i, 32 * h, out[i]))
-        avx2_k_block_end(lab, h, nx, 2368, True)
+        avx2_k_block_end(lab, h, nx, qk4_packed, True)
     e("\tVZEROUPPER")
     e("\tRET\n")
 
@@ -1255,7 +1258,7 @@ def q6_k_p16_avx2(nx):
     sets d[i*ldd + r] = W[r]·x[i] for the group's rows r < 16, i < nx."""
     name = "qdotQ6_KP16x%dAVX2" % nx
     lab = "q6a%d" % nx
-    size = 4480
+    size = qk6_packed_avx2
     out = avx2_tile_prologue(name, None, size)
     # Registers: AX the block, DX blocks left, R8/R9 x's quants and
     # scales; in the sub-block loop R11 its vectors, R12 its scales, R13
@@ -1360,12 +1363,10 @@ for nx in range(1, 5):
     if nx == 1:
         q8_0_p16_avx2_one()
         q8_0_p16_avx2_one(True)
+        q4_k_p16_avx2_one()
     else:
         q8_0_p16_avx2(nx)
         q8_0_p16_avx2(nx, True)
-    if nx == 1:
-        q4_k_p16_avx2_one()
-    else:
         q4_k_p16_avx2(nx)
     q6_k_p16_avx2(nx)
 print("\n".join(L))
