@@ -382,30 +382,39 @@ func transpose[E uint16 | float32](m []E, rows, cols int, scratch []E) []E {
 // (kernels.Prefetch): decode attention's rows are cold, pushed out by the
 // weights read since the last token, and each head's rows of a block are
 // a run of a few KiB that the hardware prefetchers do not follow into the
-// next one.
+// next one. Only the rows asked for, but a block's transposed keys whole
+// (each row of them holds every position).
 func (c *Cache) prefetchHead(l, kv, g, p0, p1 int) {
 	for p := p0; p < p1; {
 		b := c.blocks[p/blockLen]
-		o, end := c.headRows(l, kv, g)
-		if b.bf16 != nil {
-			kernels.Prefetch(b.bf16[o:end])
-		} else {
-			kernels.Prefetch(b.f32[o:end])
+		end := min(p1, (p/blockLen+1)*blockLen)
+		o, oEnd := c.headRows(l, kv, g)
+		if kv == 1 || !b.keysT[l] {
+			o, oEnd = o+p%blockLen*c.headDim, o+((end-1)%blockLen+1)*c.headDim
 		}
-		p = (p/blockLen + 1) * blockLen
+		if b.bf16 != nil {
+			kernels.Prefetch(b.bf16[o:oEnd])
+		} else {
+			kernels.Prefetch(b.f32[o:oEnd])
+		}
+		p = end
 	}
 }
 
-// prefetchBlock is prefetchHead for the key (kv = 0) or value rows of every
-// KV head of layer l in block b, one run of memory.
-func (c *Cache) prefetchBlock(l, kv, b int) {
-	blk := c.blocks[b]
-	o, _ := c.headRows(l, kv, 0)
-	n := blockLen * c.kvDim
-	if blk.bf16 != nil {
-		kernels.Prefetch(blk.bf16[o : o+n])
-	} else {
-		kernels.Prefetch(blk.f32[o : o+n])
+// prefetchAhead is prefetchHead for the run a decode task reads after KV
+// head g's rows (keys, kv = 0, or values) of p's block: a task over
+// [p0, p1) reads each block's keys head by head, then each block's values
+// the same way. Asking one head ahead (a few KiB) keeps the lines coming
+// without pushing out those in use.
+func (c *Cache) prefetchAhead(l, kv, g, p, p0, p1 int) {
+	end := min(p1, (p/blockLen+1)*blockLen)
+	switch {
+	case g+1 < c.kvDim/c.headDim:
+		c.prefetchHead(l, kv, g+1, p, end)
+	case end < p1:
+		c.prefetchHead(l, kv, 0, end, min(p1, (end/blockLen+1)*blockLen))
+	case kv == 0:
+		c.prefetchHead(l, 1, 0, p0, min(p1, (p0/blockLen+1)*blockLen))
 	}
 }
 

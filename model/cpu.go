@@ -657,12 +657,13 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			out := partial[i*part : i*part+qDim]
 			ml := partial[i*part+qDim : (i+1)*part]
 			qrow := q[t*qDim : (t+1)*qDim]
+			kv.prefetchHead(a.Layer, 0, 0, p0, min(p1, (p0/blockLen+1)*blockLen))
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
-				if end < p1 { // the next block's keys are cold (see prefetchHead)
-					kv.prefetchBlock(a.Layer, 0, end/blockLen)
-				}
 				for h := range a.Heads {
+					if h%group == 0 {
+						kv.prefetchAhead(a.Layer, 0, h/group, p, p0, p1)
+					}
 					kv.dotKeys(c.k, scores[h*n+p-p0:h*n+end-p0], qrow[h*hd:(h+1)*hd], a.Layer, h/group, p)
 				}
 				p = end
@@ -673,10 +674,10 @@ func (c *CPU) decodeAttention(dst, q []float32, a AttentionSpec, row func(t int)
 			}
 			for p := p0; p < p1; {
 				end := min(p1, (p/blockLen+1)*blockLen)
-				if end < p1 {
-					kv.prefetchBlock(a.Layer, 1, end/blockLen)
-				}
 				for h := range a.Heads {
+					if h%group == 0 {
+						kv.prefetchAhead(a.Layer, 1, h/group, p, p0, p1)
+					}
 					kv.axpyValues(c.k, out[h*hd:(h+1)*hd], scores[h*n+p-p0:h*n+end-p0], a.Layer, h/group, p)
 				}
 				p = end
@@ -793,11 +794,12 @@ func (c *CPU) sharedAttention(partial []float32, part int, taskStart []int, q []
 		}
 	}
 	clear(scores)
+	kv.prefetchHead(a.Layer, 0, 0, 0, blockLen)
 	for b := range g.blocks {
-		if b+1 < g.blocks {
-			kv.prefetchBlock(a.Layer, 0, b+1)
-		}
 		for h := range a.Heads {
+			if h%group == 0 {
+				kv.prefetchAhead(a.Layer, 0, h/group, b*blockLen, 0, n)
+			}
 			kv.dotKeysMany(c.k, scores[h*n+b*blockLen:], a.Heads*n, qt[h*hd*G:(h+1)*hd*G], G, a.Layer, h/group, b)
 		}
 	}
@@ -813,10 +815,10 @@ func (c *CPU) sharedAttention(partial []float32, part int, taskStart []int, q []
 	}
 	clear(out)
 	for b := range g.blocks {
-		if b+1 < g.blocks {
-			kv.prefetchBlock(a.Layer, 1, b+1)
-		}
 		for h := range a.Heads {
+			if h%group == 0 {
+				kv.prefetchAhead(a.Layer, 1, h/group, b*blockLen, 0, n)
+			}
 			kv.axpyValuesMany(c.k, out[h*hd:], qDim, pt[(h*n+b*blockLen)*G:(h*n+(b+1)*blockLen)*G], G, a.Layer, h/group, b)
 		}
 	}
