@@ -1175,11 +1175,12 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	return g1 * 16
 }
 
-// axpyRowsManyOf is AxpyRowsMany with the assembly kernels over the
-// columns they take (AVX-512: 8, 4, 2 and 1 rows of dst, multiples of 32
-// columns; AVX2: 4, 2 and 1 rows, multiples of 16); the other columns, and
-// every column on the other levels, one row of dst at a time (axpyRows).
-func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, at []float32, n int, m []T, stride int) {
+// axpyRowsManyOf is AxpyRowsMany over rows rows of m with the assembly
+// kernels over the columns they take (AVX-512: 8, 4, 2 and 1 rows of dst,
+// multiples of 32 columns; AVX2: 4, 2 and 1 rows, multiples of 16); the
+// other columns, and every column on the other levels, one row of dst at a
+// time (axpyRows).
+func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, a []float32, lda, n int, m []T, stride, rows int) {
 	kw, sizes := 0, []int(nil)
 	switch {
 	case b.isa >= isaAVX512:
@@ -1188,7 +1189,6 @@ func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, a
 		kw, sizes = width&^15, []int{4, 2, 1}
 	}
 	if kw > 0 {
-		rows := len(at) / n
 		for i := 0; i < n; {
 			g := 1
 			for _, size := range sizes {
@@ -1197,47 +1197,47 @@ func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, a
 					break
 				}
 			}
-			manyKernelOf(b.isa >= isaAVX512, g, &dst[i*ldd], ldd, &at[i], n, m, stride, rows, kw)
+			manyKernelOf(b.isa >= isaAVX512, g, &dst[i*ldd], ldd, &a[i*lda], lda, m, stride, rows, kw)
 			i += g
 		}
 	}
 	if kw < width {
-		axpyRowsManyGoOf(b, dst[kw:], ldd, width-kw, at, n, m[kw:], stride)
+		axpyRowsManyGoOf(b, dst[kw:], ldd, width-kw, a, lda, n, m[kw:], stride, rows)
 	}
 }
 
 // The AxpyRowsMany kernels by log2 of their rows of dst.
 var (
-	axpyManyF32AVX512 = [4]func(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int){
+	axpyManyF32AVX512 = [4]func(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int){
 		axpyRowsMany1F32AVX512, axpyRowsMany2F32AVX512, axpyRowsMany4F32AVX512, axpyRowsMany8F32AVX512,
 	}
-	axpyManyBF16AVX512 = [4]func(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int){
+	axpyManyBF16AVX512 = [4]func(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int){
 		axpyRowsMany1BF16AVX512, axpyRowsMany2BF16AVX512, axpyRowsMany4BF16AVX512, axpyRowsMany8BF16AVX512,
 	}
-	axpyManyF32AVX2 = [3]func(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int){
+	axpyManyF32AVX2 = [3]func(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int){
 		axpyRowsMany1F32AVX2, axpyRowsMany2F32AVX2, axpyRowsMany4F32AVX2,
 	}
-	axpyManyBF16AVX2 = [3]func(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int){
+	axpyManyBF16AVX2 = [3]func(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int){
 		axpyRowsMany1BF16AVX2, axpyRowsMany2BF16AVX2, axpyRowsMany4BF16AVX2,
 	}
 )
 
 // manyKernelOf calls the AxpyRowsMany kernel (AVX-512 or AVX2) of g rows
 // of dst for m's element type.
-func manyKernelOf[T float32 | uint16](avx512 bool, g int, dst *float32, ldd int, at *float32, lda int, m []T, stride, rows, k int) {
+func manyKernelOf[T float32 | uint16](avx512 bool, g int, dst *float32, ldd int, a *float32, lda int, m []T, stride, rows, k int) {
 	l := bits.TrailingZeros(uint(g))
 	switch m := any(m).(type) {
 	case []float32:
 		if avx512 {
-			axpyManyF32AVX512[l](dst, ldd, at, lda, &m[0], stride, rows, k)
+			axpyManyF32AVX512[l](dst, ldd, a, lda, &m[0], stride, rows, k)
 		} else {
-			axpyManyF32AVX2[l](dst, ldd, at, lda, &m[0], stride, rows, k)
+			axpyManyF32AVX2[l](dst, ldd, a, lda, &m[0], stride, rows, k)
 		}
 	case []uint16:
 		if avx512 {
-			axpyManyBF16AVX512[l](dst, ldd, at, lda, &m[0], stride, rows, k)
+			axpyManyBF16AVX512[l](dst, ldd, a, lda, &m[0], stride, rows, k)
 		} else {
-			axpyManyBF16AVX2[l](dst, ldd, at, lda, &m[0], stride, rows, k)
+			axpyManyBF16AVX2[l](dst, ldd, a, lda, &m[0], stride, rows, k)
 		}
 	}
 }

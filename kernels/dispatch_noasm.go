@@ -54,6 +54,6 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 	return lo
 }
 
-func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, at []float32, n int, m []T, stride int) {
-	axpyRowsManyGoOf(b, dst, ldd, width, at, n, m, stride)
+func axpyRowsManyOf[T float32 | uint16](b Impl, dst []float32, ldd, width int, a []float32, lda, n int, m []T, stride, rows int) {
+	axpyRowsManyGoOf(b, dst, ldd, width, a, lda, n, m, stride, rows)
 }

@@ -8,11 +8,11 @@ def header():
     e("//go:build !noasm\n")
     e('#include "textflag.h"\n')
     e("// AxpyRows for g rows of weights at once (AVX-512F; g = 8, 4, 2, 1):")
-    e("// dst[i*ldd + c] += Σ_{j<rows} at[j*lda + i] · m[j*stride + c] for i < g and")
+    e("// dst[i*ldd + c] += Σ_{j<rows} a[i*lda + j] · m[j*stride + c] for i < g and")
     e("// c < k, k a multiple of 32. A column block of 32 of every row of dst is")
     e("// held in 2g accumulators while the rows of m stream by; each row of m is")
-    e("// loaded (and, BF16, widened) once and multiplied by the g weights of its")
-    e("// row of at, broadcast from memory by the FMAs themselves.")
+    e("// loaded (and, BF16, widened) once and multiplied by its weight in each of")
+    e("// the g rows of a, broadcast from memory by the FMAs themselves.")
     e("// And with AVX2 and FMA (g = 4, 2, 1): column blocks of 16, each weight")
     e("// broadcast by VBROADCASTSS.\n")
 
@@ -20,42 +20,52 @@ def header():
 def dst_block(g, lo, hi, avx2=False):
     """The column block at R11 of each of the g rows of dst (ldd bytes
     apart, in R8) to or from its two accumulators: lo and hi, the
-    instructions for its first and second 16 columns."""
-    e("\tLEAQ (DI)(R11*4), R14")
+    instructions for its first and second 16 columns (R12, the row of m,
+    is free before and after the rows)."""
+    e("\tLEAQ (DI)(R11*4), R12")
     if avx2:
-        lo, hi = lo.replace("Z", "Y"), hi.replace("64(R14)", "32(R14)").replace("Z", "Y")
+        lo, hi = lo.replace("Z", "Y"), hi.replace("64(R12)", "32(R12)").replace("Z", "Y")
     for i in range(g):
         e("\t" + lo % (2 * i))
         e("\t" + hi % (2 * i + 1))
         if i < g - 1:
-            e("\tADDQ R8, R14")
+            e("\tADDQ R8, R12")
+
+
+# The weight of row j of m in row i of a, for the current j: R13 is a's
+# row 0 at j (moving on 4 bytes a row of m), AX its lda in bytes, CX three
+# times that and R14 = R13 + CX (only g = 8 uses it).
+WEIGHT = ["(R13)", "(R13)(AX*1)", "(R13)(AX*2)", "(R13)(CX*1)",
+          "(R13)(AX*4)", "(R14)(AX*2)", "(R13)(CX*2)", "(R14)(AX*4)"]
 
 
 def kernel(g, bf, avx2=False):
     isa, v, width = ("AVX2", "Y", 16) if avx2 else ("AVX512", "Z", 32)
     name = "axpyRowsMany%d%s%s" % (g, "BF16" if bf else "F32", isa)
     lab = "am%d%s%s" % (g, "b" if bf else "f", "a" if avx2 else "")
-    e("// func %s(dst *float32, ldd int, at *float32, lda int, m *%s, stride, rows, k int)" % (name, "uint16" if bf else "float32"))
+    e("// func %s(dst *float32, ldd int, a *float32, lda int, m *%s, stride, rows, k int)" % (name, "uint16" if bf else "float32"))
     e("TEXT ·%s(SB), NOSPLIT, $0-64" % name)
     e("\tMOVQ dst+0(FP), DI")
     e("\tMOVQ ldd+8(FP), R8")
     e("\tSHLQ $2, R8")
-    e("\tMOVQ at+16(FP), SI")
+    e("\tMOVQ a+16(FP), SI")
     e("\tMOVQ lda+24(FP), AX")
     e("\tSHLQ $2, AX")
+    e("\tLEAQ (AX)(AX*2), CX")
     e("\tMOVQ m+32(FP), DX")
     e("\tMOVQ stride+40(FP), BX")
     e("\tSHLQ $%d, BX" % (1 if bf else 2))
-    e("\tMOVQ rows+48(FP), CX")
     e("\tMOVQ k+56(FP), R10")
     e("\tXORQ R11, R11")
     e("%s_col:" % lab)
     e("\tCMPQ R11, R10")
     e("\tJGE %s_done" % lab)
-    dst_block(g, "VMOVUPS (R14), Z%d", "VMOVUPS 64(R14), Z%d", avx2)
+    dst_block(g, "VMOVUPS (R12), Z%d", "VMOVUPS 64(R12), Z%d", avx2)
     e("\tLEAQ (DX)(R11*%d), R12" % (2 if bf else 4))
     e("\tMOVQ SI, R13")
-    e("\tMOVQ CX, R9")
+    if g == 8:
+        e("\tLEAQ (SI)(CX*1), R14")
+    e("\tMOVQ rows+48(FP), R9")
     e("%s_row:" % lab)
     e("\tTESTQ R9, R9")
     e("\tJZ %s_store" % lab)
@@ -71,18 +81,20 @@ def kernel(g, bf, avx2=False):
         e("\tVMOVUPS %d(R12), %s%d" % (4 * half, v, m1))
     for i in range(g):
         if avx2:
-            e("\tVBROADCASTSS %d(R13), Y10" % (4 * i))
+            e("\tVBROADCASTSS %s, Y10" % WEIGHT[i])
             e("\tVFMADD231PS Y10, Y8, Y%d" % (2 * i))
             e("\tVFMADD231PS Y10, Y9, Y%d" % (2 * i + 1))
             continue
-        e("\tVFMADD231PS.BCST %d(R13), Z16, Z%d" % (4 * i, 2 * i))
-        e("\tVFMADD231PS.BCST %d(R13), Z17, Z%d" % (4 * i, 2 * i + 1))
+        e("\tVFMADD231PS.BCST %s, Z16, Z%d" % (WEIGHT[i], 2 * i))
+        e("\tVFMADD231PS.BCST %s, Z17, Z%d" % (WEIGHT[i], 2 * i + 1))
     e("\tADDQ BX, R12")
-    e("\tADDQ AX, R13")
+    e("\tADDQ $4, R13")
+    if g == 8:
+        e("\tADDQ $4, R14")
     e("\tDECQ R9")
     e("\tJMP %s_row" % lab)
     e("%s_store:" % lab)
-    dst_block(g, "VMOVUPS Z%d, (R14)", "VMOVUPS Z%d, 64(R14)", avx2)
+    dst_block(g, "VMOVUPS Z%d, (R12)", "VMOVUPS Z%d, 64(R12)", avx2)
     e("\tADDQ $%d, R11" % width)
     e("\tJMP %s_col" % lab)
     e("%s_done:" % lab)

@@ -209,43 +209,43 @@ func quantRowQ8_0AVX2(x *float32, nb int, q *int8, qstride int, d, s *float32, d
 func quantRowQ8KAVX2(x *float32, nb int, q *int8, qstride int, d *float32, dstride int, bs *int16, bstride int) (ok bool)
 
 //go:noescape
-func axpyRowsMany8F32AVX512(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany8F32AVX512(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany4F32AVX512(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany4F32AVX512(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany2F32AVX512(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany2F32AVX512(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany1F32AVX512(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany1F32AVX512(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany8BF16AVX512(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany8BF16AVX512(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany4BF16AVX512(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany4BF16AVX512(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany2BF16AVX512(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany2BF16AVX512(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany1BF16AVX512(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany1BF16AVX512(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany4F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany4F32AVX2(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany2F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany2F32AVX2(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany1F32AVX2(dst *float32, ldd int, at *float32, lda int, m *float32, stride, rows, k int)
+func axpyRowsMany1F32AVX2(dst *float32, ldd int, a *float32, lda int, m *float32, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany4BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany4BF16AVX2(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany2BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany2BF16AVX2(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)
 
 //go:noescape
-func axpyRowsMany1BF16AVX2(dst *float32, ldd int, at *float32, lda int, m *uint16, stride, rows, k int)
+func axpyRowsMany1BF16AVX2(dst *float32, ldd int, a *float32, lda int, m *uint16, stride, rows, k int)

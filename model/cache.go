@@ -432,30 +432,32 @@ func (c *Cache) axpyValues(k kernels.Impl, dst, a []float32, l, g, p int) {
 	k.AxpyRows(dst, a, b.f32[o:end], c.headDim)
 }
 
-// dotKeysMany is dotKeys for the G queries of at (transposed: element e of
-// query i at at[e·G + i]) against every position of block b's keys of KV
-// head g of layer l: dst[i·ldd + j] += the score of query i at position j
-// of the block (dst cleared by the caller), the keys read once for all G.
-func (c *Cache) dotKeysMany(k kernels.Impl, dst []float32, ldd int, at []float32, G, l, g, b int) {
+// dotKeysMany is dotKeys for G queries, query i's head at q[i·ldq:]
+// (HeadDim elements), against every position of block b's keys of KV head
+// g of layer l: dst[i·ldd + j] += the score of query i at position j of
+// the block (dst cleared by the caller), the keys read once for all G.
+func (c *Cache) dotKeysMany(k kernels.Impl, dst []float32, ldd int, q []float32, ldq, G, l, g, b int) {
 	blk := c.blocks[b]
 	o, end := c.headRows(l, 0, g)
+	q = q[:(G-1)*ldq+c.headDim] // the transposed keys' rows: HeadDim of them
 	if blk.bf16 != nil {
-		k.AxpyRowsManyBF16(dst, ldd, blockLen, at, G, blk.bf16[o:end], blockLen)
+		k.AxpyRowsManyBF16(dst, ldd, blockLen, q, ldq, G, blk.bf16[o:end], blockLen)
 		return
 	}
-	k.AxpyRowsMany(dst, ldd, blockLen, at, G, blk.f32[o:end], blockLen)
+	k.AxpyRowsMany(dst, ldd, blockLen, q, ldq, G, blk.f32[o:end], blockLen)
 }
 
-// axpyValuesMany is axpyValues for G rows of weights at (transposed: the
-// weight of position j for row i at at[j·G + i]) over every position of
-// block b's values of KV head g of layer l: dst[i·ldd + e] += Σ_j at[j·G +
-// i] · V[j][e], the values read once for all G.
-func (c *Cache) axpyValuesMany(k kernels.Impl, dst []float32, ldd int, at []float32, G, l, g, b int) {
+// axpyValuesMany is axpyValues for G rows of weights, row i's at w[i·ldw:]
+// (a weight for each position of the block), over every position of block
+// b's values of KV head g of layer l: dst[i·ldd + e] += Σ_j w[i·ldw + j] ·
+// V[j][e], the values read once for all G.
+func (c *Cache) axpyValuesMany(k kernels.Impl, dst []float32, ldd int, w []float32, ldw, G, l, g, b int) {
 	blk := c.blocks[b]
 	o, end := c.headRows(l, 1, g)
+	w = w[:(G-1)*ldw+blockLen]
 	if blk.bf16 != nil {
-		k.AxpyRowsManyBF16(dst, ldd, c.headDim, at, G, blk.bf16[o:end], c.headDim)
+		k.AxpyRowsManyBF16(dst, ldd, c.headDim, w, ldw, G, blk.bf16[o:end], c.headDim)
 		return
 	}
-	k.AxpyRowsMany(dst, ldd, c.headDim, at, G, blk.f32[o:end], c.headDim)
+	k.AxpyRowsMany(dst, ldd, c.headDim, w, ldw, G, blk.f32[o:end], c.headDim)
 }

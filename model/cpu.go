@@ -770,29 +770,27 @@ func sharedGroups(n, l int, row func(t int) (*Cache, int)) []sharedGroup {
 // partial: attention over the g.blocks blocks its rows share, with every
 // block's keys and values read once for all the rows' queries (kernels'
 // AxpyRowsMany: scores = the queries times the block's transposed keys,
-// outputs += the probabilities times its values).
+// outputs += the probabilities times its values, each operand read where
+// it lies).
 func (c *CPU) sharedAttention(partial []float32, part int, taskStart []int, q []float32, a AttentionSpec, g sharedGroup, row func(t int) (*Cache, int)) {
 	hd, G := a.HeadDim, len(g.rows)
 	qDim := a.Heads * hd
 	scale := float32(1 / math.Sqrt(float64(hd)))
 	n := g.blocks * blockLen // positions
+	ldp := a.Heads * n       // a row's scores: heads × n
 	group := a.Heads / a.KVHeads
 	kv, _ := row(g.rows[0])
-	// Scratch: the queries transposed per head (heads × hd × G), the
-	// scores (G × heads × n), the probabilities transposed per head
-	// (heads × n × G) and the outputs (G × qDim).
-	buf := c.floats(a.Heads*hd*G + 2*G*a.Heads*n + G*qDim)
+	// Scratch: the rows' queries scaled by 1/√hd (G × qDim), their scores
+	// (G × heads × n) and their outputs (G × qDim).
+	buf := c.floats(2*G*qDim + G*ldp)
 	defer c.scratch.Put(buf)
-	qt := (*buf)[:a.Heads*hd*G]
-	scores := (*buf)[len(qt) : len(qt)+G*a.Heads*n]
-	pt := (*buf)[len(qt)+len(scores) : len(qt)+2*len(scores)]
-	out := (*buf)[len(qt)+2*len(scores) : len(qt)+2*len(scores)+G*qDim]
+	qs := (*buf)[:G*qDim]
+	scores := (*buf)[G*qDim : G*qDim+G*ldp]
+	out := (*buf)[G*qDim+G*ldp : 2*G*qDim+G*ldp]
 	for i, t := range g.rows {
-		qrow := q[t*qDim : (t+1)*qDim]
-		for e, v := range qrow {
-			qt[e*G+i] = v * scale // (h·hd + e')·G + i, scaled by 1/√hd
-		}
+		copy(qs[i*qDim:(i+1)*qDim], q[t*qDim:(t+1)*qDim])
 	}
+	c.k.Scale(qs, scale)
 	clear(scores)
 	kv.prefetchHead(a.Layer, 0, 0, 0, blockLen)
 	for b := range g.blocks {
@@ -800,17 +798,13 @@ func (c *CPU) sharedAttention(partial []float32, part int, taskStart []int, q []
 			if h%group == 0 {
 				kv.prefetchAhead(a.Layer, 0, h/group, b*blockLen, 0, n)
 			}
-			kv.dotKeysMany(c.k, scores[h*n+b*blockLen:], a.Heads*n, qt[h*hd*G:(h+1)*hd*G], G, a.Layer, h/group, b)
+			kv.dotKeysMany(c.k, scores[h*n+b*blockLen:], ldp, qs[h*hd:], qDim, G, a.Layer, h/group, b)
 		}
 	}
 	for i, t := range g.rows {
 		ml := partial[taskStart[t]*part+qDim : (taskStart[t]+1)*part]
 		for h := range a.Heads {
-			sc := scores[(i*a.Heads+h)*n : (i*a.Heads+h+1)*n]
-			c.chunkSoftmax(sc, ml[2*h:2*h+2], true)
-			for j, v := range sc {
-				pt[(h*n+j)*G+i] = v
-			}
+			c.chunkSoftmax(scores[i*ldp+h*n:i*ldp+(h+1)*n], ml[2*h:2*h+2], true)
 		}
 	}
 	clear(out)
@@ -819,7 +813,7 @@ func (c *CPU) sharedAttention(partial []float32, part int, taskStart []int, q []
 			if h%group == 0 {
 				kv.prefetchAhead(a.Layer, 1, h/group, b*blockLen, 0, n)
 			}
-			kv.axpyValuesMany(c.k, out[h*hd:], qDim, pt[(h*n+b*blockLen)*G:(h*n+(b+1)*blockLen)*G], G, a.Layer, h/group, b)
+			kv.axpyValuesMany(c.k, out[h*hd:], qDim, scores[h*n+b*blockLen:], ldp, G, a.Layer, h/group, b)
 		}
 	}
 	for i, t := range g.rows {

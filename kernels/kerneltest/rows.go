@@ -159,30 +159,38 @@ func testAxpyRows(t *testing.T, axpyRows rowsOp, bf16 bool) {
 // RowsManyOps are AxpyRowsMany and AxpyRowsManyBF16; kernels.Impl
 // implements them.
 type RowsManyOps interface {
-	AxpyRowsMany(dst []float32, ldd, width int, at []float32, n int, m []float32, stride int)
-	AxpyRowsManyBF16(dst []float32, ldd, width int, at []float32, n int, m []uint16, stride int)
+	AxpyRowsMany(dst []float32, ldd, width int, a []float32, lda, n int, m []float32, stride int)
+	AxpyRowsManyBF16(dst []float32, ldd, width int, a []float32, lda, n int, m []uint16, stride int)
 }
 
-// TestAxpyRowsMany checks dst[i·ldd + c] += Σ_j at[j·n + i] · m[j·stride +
+// TestAxpyRowsMany checks dst[i·ldd + c] += Σ_j a[i·lda + j] · m[j·stride +
 // c] against the float64 reference for numbers of rows of dst around the
 // kernels' groups (8, 4, 2, 1) and every RowsCases shape, F32 and BF16
-// rows: the gaps between rows of dst and the guard regions untouched, NaN
-// and Inf in m reaching the columns they are in, and rows of m without a
-// weight left out.
+// rows, rows of a packed (lda = rows), apart and overlapping: the gaps
+// between rows of dst and the guard regions untouched, NaN and Inf in m
+// reaching the columns they are in, and rows of m that the last row of a
+// has no weight for left out.
 func TestAxpyRowsMany(t *testing.T, impl RowsManyOps) {
 	r := newRand(t)
 	for _, bf16 := range []bool{false, true} {
 		for _, n := range []int{1, 2, 3, 5, 8, 11, 15, 16} {
-			for _, c := range RowsCases {
+			for ci, c := range RowsCases {
 				stride, ldd := c.Width+c.Extra, c.Width+c.Extra%5
-				name := fmt.Sprintf("bf16=%v/n=%d/rows=%d/width=%d/stride=%d", bf16, n, c.Rows, c.Width, stride)
+				lda := []int{c.Rows, c.Rows + 3 + c.Extra, max(1, c.Rows/2)}[ci%3]
+				name := fmt.Sprintf("bf16=%v/n=%d/rows=%d/width=%d/stride=%d/lda=%d", bf16, n, c.Rows, c.Width, stride, lda)
 				m := make([]float32, (c.Rows-1)*stride+c.Width)
 				fill(r, m)
 				if bf16 {
 					roundBF16(m)
 				}
-				at := make([]float32, c.Rows*n+n-1) // a partial row of weights: left out
-				fill(r, at)
+				// One row of m more than a's last row has a weight for: left out.
+				a := make([]float32, (n-1)*lda+c.Rows)
+				fill(r, a)
+				m = append(m, make([]float32, stride)...)
+				fill(r, m[len(m)-stride:])
+				if bf16 {
+					roundBF16(m)
+				}
 				init := make([]float32, (n-1)*ldd+c.Width)
 				fill(r, init)
 				run := func(what string) {
@@ -191,7 +199,7 @@ func TestAxpyRowsMany(t *testing.T, impl RowsManyOps) {
 						ref[k] = float64(init[k])
 						if i, col := k/ldd, k%ldd; col < c.Width {
 							for j := range c.Rows {
-								ref[k] += float64(at[j*n+i]) * float64(m[j*stride+col])
+								ref[k] += float64(a[i*lda+j]) * float64(m[j*stride+col])
 							}
 						}
 					}
@@ -200,9 +208,9 @@ func TestAxpyRowsMany(t *testing.T, impl RowsManyOps) {
 					if bf16 {
 						h := make([]uint16, len(m))
 						kernels.F32ToBF16Slice(h, m)
-						impl.AxpyRowsManyBF16(dst.s(), ldd, c.Width, at, n, h, stride)
+						impl.AxpyRowsManyBF16(dst.s(), ldd, c.Width, a, lda, n, h, stride)
 					} else {
-						impl.AxpyRowsMany(dst.s(), ldd, c.Width, at, n, m, stride)
+						impl.AxpyRowsMany(dst.s(), ldd, c.Width, a, lda, n, m, stride)
 					}
 					dst.check(t, what)
 					for k, v := range dst.s() {
