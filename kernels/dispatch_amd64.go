@@ -1098,20 +1098,31 @@ func packs(dt DType) bool {
 	return (hasQuant512 || hasAVX2FMA && hasF16C) && (dt == Q8_0 || dt == Q5_0 || dt == Q4_K || dt == Q6_K)
 }
 
-// packsQ6_KForAVX2 reports whether Pack lays Q6_K matrices out for the
-// AVX2 kernels (packQ6_KAVX2): on a CPU without the AVX-512 kernels.
-func packsQ6_KForAVX2() bool { return !hasQuant512 }
+// packsForAVX2 reports whether Pack lays matrices out for the AVX2
+// kernels (Q6_K: packQ6_KAVX2; Q8_0: signed quants, packQ32) rather than
+// the AVX-512 ones: on a CPU without the AVX-512 kernels.
+func packsForAVX2() bool { return !hasQuant512 }
 
 // qdotPacked computes rows [lo, hi) of a packed matrix (Pack; lo a
 // multiple of 16) with nx ≤ packedTile rows of x from row i0 (a tile's
 // first row), into d (d[i*ldd + r - lo]) by the packed kernel, as far as
 // whole groups go, and returns the first row it did not compute. On the
-// AVX-512 levels, and on AVX2 for the types it packs: Q6_K only where Pack
-// laid it out for AVX2 (packQ6_KAVX2, on a CPU without the AVX-512
-// kernels), and not for a single row of x (decode), which the row kernel
-// reads from the fewer bytes of the blocks.
+// AVX-512 levels, and on AVX2 for the types it packs: Q8_0 and Q6_K only
+// where Pack laid them out for AVX2 (packsForAVX2, on a CPU without the
+// AVX-512 kernels), and Q6_K not for a single row of x (decode), which the
+// row kernel reads from the fewer bytes of the blocks.
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
-	avx2 := b.isa == isaAVX2 && (m.DType != Q6_K || packsQ6_KForAVX2() && nx > 1)
+	avx2 := false
+	if b.isa == isaAVX2 {
+		switch m.DType {
+		case Q5_0, Q4_K:
+			avx2 = true
+		case Q8_0:
+			avx2 = packsForAVX2()
+		case Q6_K:
+			avx2 = packsForAVX2() && nx > 1
+		}
+	}
 	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {
 		return lo
 	}

@@ -48,7 +48,7 @@ func quantRowQ8K(x []float32, q []int8, qstride int, d []float32, dstride int, b
 
 func packs(DType) bool { return false }
 
-func packsQ6_KForAVX2() bool { return false }
+func packsForAVX2() bool { return false }
 
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
 	return lo

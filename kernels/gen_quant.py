@@ -815,10 +815,10 @@ def avx2_tile_prologue(name, xs_type, group):
 def q8_0_p16_avx2(nx, five=False):
     """Q8_0 and Q5_0 on packed weights (Pack's layout, as q8_0_p16) with
     AVX2: each 16-row group as two halves of 8 rows, a half's lane r
-    holding four quants of row r. Q8_0's quants (+ 128 in the layout) are
-    made signed again (XOR 0x80), and each VPMADDUBSW multiplies their
-    magnitudes with a broadcast quadruple of a row of x given their signs
-    (VPSIGNB), a VPMADDWD with ones per quadruple (a pair of products is at
+    holding four quants of row r. Q8_0's quants are signed (Pack's layout
+    for AVX2 adds no 128, as the AVX-512 one does for VPDPBUSD): each
+    VPMADDUBSW multiplies their magnitudes (VPABSB) with a broadcast
+    quadruple of a row of x given their signs (VPSIGNB), a VPMADDWD with ones per quadruple (a pair of products is at
     most 2·128·127: no room to sum two in int16). Q5_0's quants (0…31) go
     in as they are, four quadruples summed in int16 (at most 4·2·31·127 =
     31496) before a VPMADDWD, and its offset of 16 comes off in the float
@@ -835,11 +835,9 @@ def q8_0_p16_avx2(nx, five=False):
     ones16(15)
     if five:
         e("\tVBROADCASTSS km16<>(SB), Y14")
-    else:
-        e("\tVPBROADCASTB k80<>(SB), Y14")
     # Registers: AX the blocks, DX pairs left, R8/R9/R10 x's quants,
     # scales and sums; Y0-Y3 each row's int32 sum over a block, Y4-Y7 its
-    # float sums, Y15 int16 ones, Y14 0x80 bytes (Q8_0) or -16 (Q5_0).
+    # float sums, Y15 int16 ones, Y14 -16 (Q5_0).
 
     def block(h, b, vectors, scales, pf):
         """Block b (0, 1) of a pair: its vectors at vectors(AX), its
@@ -848,9 +846,10 @@ def q8_0_p16_avx2(nx, five=False):
             prefetch_share(b, 2, 2 * qk0_packed, "AX", *((PF, "") if h == 0 else (0, "(SI*1)")))
         for g in range(8):
             w, t = (13, 11) if g % 2 == 0 or five else (12, 10)
-            e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
-            if not five:
-                e("\tVPXOR Y14, Y%d, Y%d" % (w, 9))  # the signed quants
+            if five:
+                e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
+            else:  # the signed quants (Y9) and their magnitudes
+                e("\tVMOVDQU %d(AX), Y9" % (vectors + 64 * g + 32 * h))
                 e("\tVPABSB Y9, Y%d" % w)
             for i in range(nx):
                 e("\tVPBROADCASTD %d(R8), Y%d" % (64 * i + 32 * b + 4 * g, t))
@@ -933,8 +932,6 @@ def q8_0_p16_avx2_one(five=False):
     ones16(15)
     if five:
         e("\tVBROADCASTSS km16<>(SB), Y14")
-    else:
-        e("\tVPBROADCASTB k80<>(SB), Y14")
     # Registers: Y0/Y1 the halves' int32 sums over a block (Q5_0: int16
     # over four quadruples, Y2/Y3 the first four's int32), Y4/Y5 their
     # float sums; Y12/Y13 the halves' weights (Q8_0: magnitudes, Y8/Y9
@@ -947,9 +944,10 @@ def q8_0_p16_avx2_one(five=False):
             prefetch_share(b, 2, 2 * qk0_packed, "AX")
         for g in range(8):
             for h, w in ((0, 12), (1, 13)):
-                e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
-                if not five:
-                    e("\tVPXOR Y14, Y%d, Y%d" % (w, 8 + h))  # the signed quants
+                if five:
+                    e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, w))
+                else:  # the signed quants and their magnitudes
+                    e("\tVMOVDQU %d(AX), Y%d" % (vectors + 64 * g + 32 * h, 8 + h))
                     e("\tVPABSB Y%d, Y%d" % (8 + h, w))
             e("\tVPBROADCASTD %d(R8), Y11" % (32 * b + 4 * g))
             for h, w in ((0, 12), (1, 13)):

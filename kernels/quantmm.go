@@ -220,7 +220,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 			aK.s32 = sized(aK.s32, n*K/64)
 		}
 		if pt.pk != nil && pt.DType == Q6_K {
-			if !packsQ6_KForAVX2() {
+			if !packsForAVX2() {
 				aK.o16 = sized(aK.o16, n*K/16)
 			} else if b.isa == isaAVX2 && n > 1 { // decode takes the row kernel (qdotPacked)
 				aK.u = sized(aK.u, n*K)

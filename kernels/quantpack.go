@@ -6,7 +6,8 @@ import "math"
 // parts) a second copy of its weights packed for the outer-product
 // kernels, when this CPU has them for its type (nothing happens
 // otherwise): Q8_0, Q5_0, Q4_K and Q6_K, with AVX-512 VNNI or with AVX2
-// (Q6_K then in a layout of its own, packQ6_KAVX2). Groups of 16 rows whose
+// (Q6_K then in a layout of its own, packQ6_KAVX2, and Q8_0's quants
+// signed: packsForAVX2). Groups of 16 rows whose
 // quants are interleaved four at a time, so that one VPDPBUSD multiplies
 // four quants of a row of x (broadcast) with four of each of the 16 rows
 // (AVX2: one VPMADDUBSW with those of 8 rows) and the float work of a
@@ -37,7 +38,7 @@ func Pack(m *Mat) {
 	case Q4_K:
 		packQ4_K(m)
 	case Q6_K:
-		if packsQ6_KForAVX2() {
+		if packsForAVX2() {
 			packQ6_KAVX2(m)
 		} else {
 			packQ6_K(m)
@@ -47,8 +48,9 @@ func Pack(m *Mat) {
 
 // packQ32 packs Q8_0 and Q5_0 matrices: per group of 16 rows and block,
 // eight 64-byte vectors, lane r of vector g holding quants 4g…4g+3 of row
-// r as unsigned bytes (Q8_0's plus 128; Q5_0's 5-bit quants 0…31, the
-// kernel taking off 16 where Q8_0's takes off 128), and the rows' 16
+// r as bytes (Q8_0's plus 128, unsigned, for the AVX-512 kernels, and as
+// they are, signed, for the AVX2 ones (packsForAVX2); Q5_0's 5-bit quants
+// 0…31, the kernel taking off 16 where Q8_0's takes off 128), and the rows' 16
 // scales as float16, as in the blocks. Blocks go in pairs, the two blocks'
 // vectors then their scales (1088 bytes, 17 cache lines, so that every
 // vector stays on one line); an odd last block is its vectors then its
@@ -59,11 +61,15 @@ func Pack(m *Mat) {
 // 182-221).
 func packQ32(m *Mat) {
 	var q [qk0]uint8
+	offset := uint8(128) // Q8_0's quants as VPDPBUSD takes them: unsigned
+	if packsForAVX2() {
+		offset = 0 // the AVX2 kernels take their magnitudes and signs
+	}
 	nb := m.Cols / qk0
 	packRows(m, nb*qk0Packed, func(group []byte, b, r int, blk []byte) {
 		if m.DType == Q8_0 {
 			for j := range qk0 {
-				q[j] = blk[2+j] + 128
+				q[j] = blk[2+j] + offset
 			}
 		} else {
 			qh := le32(blk[2:])
