@@ -830,8 +830,9 @@ def q8_0_p16_avx2(nx, five=False):
     holding four quants of row r. Q8_0's quants are signed (Pack's layout
     for AVX2 adds no 128, as the AVX-512 one does for VPDPBUSD): each
     VPMADDUBSW multiplies their magnitudes (VPABSB) with a broadcast
-    quadruple of a row of x given their signs (VPSIGNB), a VPMADDWD with ones per quadruple (a pair of products is at
-    most 2·128·127: no room to sum two in int16). Q5_0's quants (0…31) go
+    quadruple of a row of x given their signs (VPSIGNB), a VPMADDWD with
+    ones per quadruple (a pair of products is at most 2·128·127: no room
+    to sum two in int16). Q5_0's quants (0…31) go
     in as they are, four quadruples summed in int16 (at most 4·2·31·127 =
     31496) before a VPMADDWD, and its offset of 16 comes off in the float
     step from the activations' d·Σq (xs). The float step once per block
