@@ -1109,8 +1109,8 @@ func packsForAVX2() bool { return !hasQuant512 }
 // whole groups go, and returns the first row it did not compute. On the
 // AVX-512 levels, and on AVX2 for the types it packs: Q8_0 and Q6_K only
 // where Pack laid them out for AVX2 (packsForAVX2, on a CPU without the
-// AVX-512 kernels), and Q6_K not for a single row of x (decode), which the
-// row kernel reads from the fewer bytes of the blocks.
+// AVX-512 kernels), and Q6_K not for a single row of x
+// (readsQ6_KPackedAVX2).
 func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, nx int) int {
 	avx2 := false
 	if b.isa == isaAVX2 {
@@ -1120,7 +1120,7 @@ func (b Impl) qdotPacked(m *Mat, d []float32, ldd, lo, hi int, a *qact, K, i0, n
 		case Q8_0:
 			avx2 = packsForAVX2()
 		case Q6_K:
-			avx2 = packsForAVX2() && nx > 1
+			avx2 = b.readsQ6_KPackedAVX2(nx)
 		}
 	}
 	if m.pk == nil || (b.isa < isaAVX512 && !avx2) || lo%16 != 0 {

@@ -113,7 +113,7 @@ def row_prefetch(size):
     """The row kernels' prefetch of a block (or pair) of size bytes at SI,
     its lines PF ahead: the weight rows follow one another, and without it
     the hardware prefetchers alone leave these kernels waiting even on L3
-    (BenchmarkMatMulQuant Q6_K n=1: 1.6-1.8x)."""
+    (BenchmarkMatMulQuant Q6_K n=1: 1.3-1.8x in two runs)."""
     for c in range((size + 63) // 64):
         e("\tPREFETCHT0 %d(SI)" % (PF + 64 * c))
 

@@ -222,7 +222,7 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 		if pt.pk != nil && pt.DType == Q6_K {
 			if !packsForAVX2() {
 				aK.o16 = sized(aK.o16, n*K/16)
-			} else if b.isa == isaAVX2 && n > 1 { // decode takes the row kernel (qdotPacked)
+			} else if b.readsQ6_KPackedAVX2(n) {
 				aK.u = sized(aK.u, n*K)
 			}
 		}
@@ -301,6 +301,12 @@ func (b Impl) matMulQuant(p *Pool, dst, x []float32, n int, w *Mat) {
 		p.For(len(tasks), 1, run)
 	}
 }
+
+// readsQ6_KPackedAVX2 reports whether b's products with nx rows of x read
+// a Q6_K matrix's AVX2 layout (packQ6_KAVX2, with x + 128 in qact.u): on
+// the AVX2 level where Pack lays Q6_K out for it, and not for one row of x
+// (decode), which the row kernel reads from the fewer bytes of the blocks.
+func (b Impl) readsQ6_KPackedAVX2(nx int) bool { return b.isa == isaAVX2 && packsForAVX2() && nx > 1 }
 
 // packedSums fills a.s32, a.o16 and a.u (see qact), where sized, for rows
 // [lo, hi) of n: the activations' sums and unsigned quants the packed
