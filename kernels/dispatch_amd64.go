@@ -977,8 +977,16 @@ func (b Impl) axpyRowsBF16(dst, a []float32, m []uint16, stride int) {
 	if k32 > 0 {
 		axpyRowsBF16AVX512(&dst[0], &a[0], &m[0], len(a), stride, k32)
 	}
-	if kv > k32 {
-		axpyRowsBF16AVX2(&dst[k32], &a[0], &m[k32], len(a), stride, kv-k32)
+	c := k32
+	for ; c+64 <= kv; c += 64 {
+		axpyRowsBF16W64AVX2(&dst[c], &a[0], &m[c], len(a), stride)
+	}
+	if c+32 <= kv {
+		axpyRowsBF16W32AVX2(&dst[c], &a[0], &m[c], len(a), stride)
+		c += 32
+	}
+	if kv > c {
+		axpyRowsBF16AVX2(&dst[c], &a[0], &m[c], len(a), stride, kv-c)
 	}
 	if kv < k {
 		for j, v := range a {

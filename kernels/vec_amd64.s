@@ -398,6 +398,156 @@ abr_done:
 	VZEROUPPER
 	RET
 
+// func axpyRowsBF16W64AVX2(dst, a *float32, m *uint16, rows, stride int)
+// is axpyRowsBF16AVX2 for exactly 64 columns (a KV head's row of values):
+// all 64 held in registers while the rows stream by one at a time, each
+// row's 128 bytes read in order. Decode attention reads each head's rows
+// of a block once, from memory; the 16-column blocks of axpyRowsBF16AVX2
+// went over them four times, the first pass touching every other line.
+TEXT ·axpyRowsBF16W64AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ rows+24(FP), CX
+	MOVQ stride+32(FP), BX
+	SHLQ $1, BX
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	TESTQ CX, CX
+	JZ w64_store
+
+w64_row:
+	VBROADCASTSS (SI), Y8
+	VPMOVZXWD 0(DX), Y9
+	VPSLLD $16, Y9, Y9
+	VFMADD231PS Y9, Y8, Y0
+	VPMOVZXWD 16(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VPMOVZXWD 32(DX), Y9
+	VPSLLD $16, Y9, Y9
+	VFMADD231PS Y9, Y8, Y2
+	VPMOVZXWD 48(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+	VPMOVZXWD 64(DX), Y9
+	VPSLLD $16, Y9, Y9
+	VFMADD231PS Y9, Y8, Y4
+	VPMOVZXWD 80(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y5
+	VPMOVZXWD 96(DX), Y9
+	VPSLLD $16, Y9, Y9
+	VFMADD231PS Y9, Y8, Y6
+	VPMOVZXWD 112(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y7
+	ADDQ $4, SI
+	ADDQ BX, DX
+	DECQ CX
+	JNZ w64_row
+
+w64_store:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func axpyRowsBF16W32AVX2(dst, a *float32, m *uint16, rows, stride int)
+// is axpyRowsBF16W64AVX2 for exactly 32 columns (a block's transposed keys
+// of one head: a row per element of the head, a column per position), two
+// rows at a time into two sets of accumulators.
+TEXT ·axpyRowsBF16W32AVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ m+16(FP), DX
+	MOVQ rows+24(FP), CX
+	MOVQ stride+32(FP), BX
+	SHLQ $1, BX
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+w32_row2:
+	CMPQ CX, $2
+	JLT w32_row1
+	VBROADCASTSS (SI), Y8
+	VBROADCASTSS 4(SI), Y9
+	VPMOVZXWD 0(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	VPMOVZXWD 0(DX)(BX*1), Y11
+	VPSLLD $16, Y11, Y11
+	VFMADD231PS Y11, Y9, Y4
+	VPMOVZXWD 16(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VPMOVZXWD 16(DX)(BX*1), Y11
+	VPSLLD $16, Y11, Y11
+	VFMADD231PS Y11, Y9, Y5
+	VPMOVZXWD 32(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y2
+	VPMOVZXWD 32(DX)(BX*1), Y11
+	VPSLLD $16, Y11, Y11
+	VFMADD231PS Y11, Y9, Y6
+	VPMOVZXWD 48(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+	VPMOVZXWD 48(DX)(BX*1), Y11
+	VPSLLD $16, Y11, Y11
+	VFMADD231PS Y11, Y9, Y7
+	ADDQ $8, SI
+	LEAQ (DX)(BX*2), DX
+	SUBQ $2, CX
+	JMP w32_row2
+
+w32_row1:
+	TESTQ CX, CX
+	JZ w32_store
+	VBROADCASTSS (SI), Y8
+	VPMOVZXWD 0(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y0
+	VPMOVZXWD 16(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y1
+	VPMOVZXWD 32(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y2
+	VPMOVZXWD 48(DX), Y10
+	VPSLLD $16, Y10, Y10
+	VFMADD231PS Y10, Y8, Y3
+
+w32_store:
+	VADDPS Y4, Y0, Y0
+	VMOVUPS Y0, 0(DI)
+	VADDPS Y5, Y1, Y1
+	VMOVUPS Y1, 32(DI)
+	VADDPS Y6, Y2, Y2
+	VMOVUPS Y2, 64(DI)
+	VADDPS Y7, Y3, Y3
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
 // func axpyRowsBF16AVX512(dst, a *float32, m *uint16, rows, stride, k int)
 // is axpyRowsBF16AVX2 with 512-bit vectors, k a multiple of 32: column
 // blocks of 32 held in registers while the rows stream by, four rows at a
