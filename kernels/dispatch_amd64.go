@@ -977,12 +977,12 @@ func (b Impl) axpyRowsBF16(dst, a []float32, m []uint16, stride int) {
 	if k32 > 0 {
 		axpyRowsBF16AVX512(&dst[0], &a[0], &m[0], len(a), stride, k32)
 	}
-	c := k32
+	c := k32 // then whole rows of 64 and of 32 columns, the rest 16 at a time
 	for ; c+64 <= kv; c += 64 {
-		axpyRowsBF16W64AVX2(&dst[c], &a[0], &m[c], len(a), stride)
+		axpyRowsBF16WideAVX2(&dst[c], &a[0], &m[c], len(a), stride, 64)
 	}
 	if c+32 <= kv {
-		axpyRowsBF16W32AVX2(&dst[c], &a[0], &m[c], len(a), stride)
+		axpyRowsBF16WideAVX2(&dst[c], &a[0], &m[c], len(a), stride, 32)
 		c += 32
 	}
 	if kv > c {

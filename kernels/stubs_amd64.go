@@ -53,10 +53,7 @@ func axpyRowsAVX2(dst, a, m *float32, rows, stride, k int)
 func axpyRowsBF16AVX2(dst, a *float32, m *uint16, rows, stride, k int)
 
 //go:noescape
-func axpyRowsBF16W64AVX2(dst, a *float32, m *uint16, rows, stride int)
-
-//go:noescape
-func axpyRowsBF16W32AVX2(dst, a *float32, m *uint16, rows, stride int)
+func axpyRowsBF16WideAVX2(dst, a *float32, m *uint16, rows, stride, k int)
 
 //go:noescape
 func axpyRowsBF16AVX512(dst, a *float32, m *uint16, rows, stride, k int)

@@ -398,13 +398,16 @@ abr_done:
 	VZEROUPPER
 	RET
 
-// func axpyRowsBF16W64AVX2(dst, a *float32, m *uint16, rows, stride int)
-// is axpyRowsBF16AVX2 for exactly 64 columns (a KV head's row of values):
-// all 64 held in registers while the rows stream by one at a time, each
-// row's 128 bytes read in order. Decode attention reads each head's rows
-// of a block once, from memory; the 16-column blocks of axpyRowsBF16AVX2
-// went over them four times, the first pass touching every other line.
-TEXT ·axpyRowsBF16W64AVX2(SB), NOSPLIT, $0-40
+// func axpyRowsBF16WideAVX2(dst, a *float32, m *uint16, rows, stride, k int)
+// is axpyRowsBF16AVX2 for exactly k = 64 columns (a KV head's row of
+// values: all 64 in registers, the rows one at a time) or k = 32 (a block's
+// transposed keys of one head, a row per element of the head and a column
+// per position: two rows at a time into two sets of accumulators), each
+// row's bytes read once and in order. Decode attention reads each head's
+// rows of a block once, from memory; the 16-column blocks of
+// axpyRowsBF16AVX2 went over a 64-wide row four times, the first pass
+// touching every other line.
+TEXT ·axpyRowsBF16WideAVX2(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
 	MOVQ a+8(FP), SI
 	MOVQ m+16(FP), DX
@@ -415,6 +418,8 @@ TEXT ·axpyRowsBF16W64AVX2(SB), NOSPLIT, $0-40
 	VMOVUPS 32(DI), Y1
 	VMOVUPS 64(DI), Y2
 	VMOVUPS 96(DI), Y3
+	CMPQ k+40(FP), $64
+	JNE w32
 	VMOVUPS 128(DI), Y4
 	VMOVUPS 160(DI), Y5
 	VMOVUPS 192(DI), Y6
@@ -465,21 +470,7 @@ w64_store:
 	VZEROUPPER
 	RET
 
-// func axpyRowsBF16W32AVX2(dst, a *float32, m *uint16, rows, stride int)
-// is axpyRowsBF16W64AVX2 for exactly 32 columns (a block's transposed keys
-// of one head: a row per element of the head, a column per position), two
-// rows at a time into two sets of accumulators.
-TEXT ·axpyRowsBF16W32AVX2(SB), NOSPLIT, $0-40
-	MOVQ dst+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ m+16(FP), DX
-	MOVQ rows+24(FP), CX
-	MOVQ stride+32(FP), BX
-	SHLQ $1, BX
-	VMOVUPS 0(DI), Y0
-	VMOVUPS 32(DI), Y1
-	VMOVUPS 64(DI), Y2
-	VMOVUPS 96(DI), Y3
+w32:
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
