@@ -34,7 +34,12 @@ made again identically (ndbg data is deterministic per seed).
 The learning rate is constant after a warmup (a run without an end has no
 cosine to follow); an exponential moving average of the weights is kept beside
 them, and `export` writes whichever of the two had the lower held-out loss at
-the last evaluation. The held-out loss uses the shipped model's split
+the last evaluation. `run --cooldown N` ends a run instead: the learning rate
+falls linearly over its next N steps (the last at 1/N of it), the held-out
+loss is measured after the last, and the run stops there (the end of a warmup-stable-decay schedule:
+annealing a run kept at a constant rate lowers its loss more than the weight
+average does). Do it on a copy of the run's directory, so that the continuous
+run itself goes on at its constant rate; train/README.md has the steps. The held-out loss uses the shipped model's split
 (`ndbg data --n 400 --seed 2`, fixed batches), so the curve continues its card's.
 
 Checkpoints (DIR/ckpt.pt) are written at least every --ckpt-minutes, and on
@@ -304,8 +309,15 @@ class Run:
         return self.model, "last", last[3] if last else None
 
 
-def lr_at(step, s):
-    return s["lr"] * min(1.0, (step + 1) / s["warmup"])
+def lr_at(step, s, left=None, cooldown=0):
+    """The learning rate of the run's step-th step since this start (s its
+    settings): the warmup, then constant; in a cooldown of cooldown steps
+    with left of them still to take (this one included), scaled by
+    left / cooldown, so the last is cooldown-th of the rate."""
+    lr = s["lr"] * min(1.0, (step + 1) / s["warmup"])
+    if cooldown:
+        lr *= left / cooldown
+    return lr
 
 
 def train(args):
@@ -359,14 +371,19 @@ def train(args):
 
         t_ckpt = t_log = time.time()
         saved = None  # when this process last wrote the checkpoint
+        end = args.max_steps
+        if args.cooldown:
+            end = run.step + args.cooldown
+            s.setdefault("cooldowns", []).append([run.step, args.cooldown])
+            print(f"cooldown: the learning rate falls linearly over steps {run.step + 1}-{end}", flush=True)
         tok_log, cpu_log = run.tokens, time.process_time()
-        while stop["signal"] is None and not (args.max_steps and run.step >= args.max_steps):
+        while stop["signal"] is None and not (end and run.step >= end):
             if run.batch >= len(batches):
                 run.chunk, run.batch = run.chunk + 1, 0
                 split = T.Split(chunks.get(run.chunk), "train")
                 batches = chunk_batches(split, s["seed"], run.chunk, s["batch_tokens"], s["block"])
             for g in run.opt.param_groups:
-                g["lr"] = lr_at(run.step - run.step0, s)
+                g["lr"] = lr_at(run.step - run.step0, s, end - run.step, args.cooldown)
             x, y, m = split.rows(batches[run.batch], s["block"], pad_id)
             loss = T.masked_loss(run.model, x, y, m)
             run.opt.zero_grad(set_to_none=True)
@@ -380,7 +397,7 @@ def train(args):
             run.batch += 1
             run.tokens += int(m.sum().item())
             ev = None
-            if (run.step - run.step0) % s["eval_every"] == 0:
+            if (run.step - run.step0) % s["eval_every"] == 0 or (args.cooldown and run.step == end):
                 ev = T.evaluate(run.model, heldout, eval_args, torch.device("cpu"), pad_id)
                 run.ema_evals.append((run.step, T.evaluate(run.ema, heldout, eval_args, torch.device("cpu"), pad_id)))
             run.rows.append((run.step, run.tokens, loss.item(), ev))
@@ -480,6 +497,10 @@ def main():
     r.add_argument("--log-every", type=int, default=10)
     r.add_argument("--ahead", type=int, default=1, help="chunks made ahead of the one in training")
     r.add_argument("--max-steps", type=int, default=0, help="stop (with a checkpoint) at this step (0: never)")
+    r.add_argument("--cooldown", type=int, default=0,
+                   help="end the run: the learning rate falls linearly over this many more steps (the last at 1/N "
+                        "of it), the held-out loss is measured after the last, and the run stops there (instead of --max-steps; run it on a "
+                        "copy of the run directory)")
     g = r.add_argument_group("settings of a new run (a resumed run keeps its own)")
     g.add_argument("--block", type=int, default=2048)
     g.add_argument("--lr", type=float, default=1e-3)
@@ -497,6 +518,10 @@ def main():
     b = sub.add_parser("rebase", help="move the run's state aside, so the next run starts anew from --from")
     b.add_argument("--run-dir", required=True)
     args = ap.parse_args()
+    if args.cmd == "run" and args.cooldown < 0:
+        ap.error(f"--cooldown {args.cooldown}: want a number of steps, at least 1 (0: none)")
+    if args.cmd == "run" and args.cooldown and args.max_steps:
+        ap.error("--cooldown and --max-steps: give one (a cooldown ends the run by itself)")
     if args.cmd == "run":
         train(args)
     elif args.cmd == "rebase":

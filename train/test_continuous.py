@@ -245,6 +245,37 @@ class ResumeTest(RunFixture):
         self.assertEqual(lines[1], "5,100,8.00000,8.10000")  # the history it started from
         self.assertEqual(len(lines), 1 + 1 + 4)
 
+    def test_cooldown_ends_the_run_at_a_falling_rate(self):
+        run = self.new_run("cool")
+        r = subprocess.run(self.command(run, "--max-steps", "8"), capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        r = subprocess.run(self.command(run, "--cooldown", "4"), capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("cooldown: the learning rate falls linearly over steps 9-12", r.stdout)
+        st = self.state(run)
+        self.assertEqual(st["step"], 12)
+        self.assertEqual(st["settings"]["cooldowns"], [[8, 4]])
+        for g in st["opt"]["param_groups"]:  # the last step's: a quarter of the rate (1e-3)
+            self.assertAlmostEqual(g["lr"], 1e-3 / 4)
+        # The held-out loss measured after the last step, though it is no
+        # --eval-every step (the run started at 5: 7 steps since), so that
+        # export chooses between the weights and their average by it.
+        self.assertEqual(st["rows"][-1][0], 12)
+        self.assertIsNotNone(st["rows"][-1][3])
+        self.assertEqual(st["ema_evals"][-1][0], 12)
+        r = subprocess.run(self.command(run, "--cooldown", "2", "--max-steps", "20"), capture_output=True,
+                           text=True, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("give one", r.stderr)
+        self.assertEqual(self.state(run)["step"], 12, "a refused command trained")
+
+    def test_lr_at(self):
+        import continuous as C
+        s = {"lr": 1e-3, "warmup": 4}
+        self.assertAlmostEqual(C.lr_at(0, s), 2.5e-4)
+        self.assertAlmostEqual(C.lr_at(9, s), 1e-3)
+        self.assertEqual([round(C.lr_at(20, s, left, 4) / 1e-3, 4) for left in (4, 3, 2, 1)], [1, 0.75, 0.5, 0.25])
+
 
 @unittest.skipIf(MISSING, MISSING)
 class MixTest(unittest.TestCase):
