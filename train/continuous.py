@@ -34,13 +34,15 @@ made again identically (ndbg data is deterministic per seed).
 The learning rate is constant after a warmup (a run without an end has no
 cosine to follow); an exponential moving average of the weights is kept beside
 them, and `export` writes whichever of the two had the lower held-out loss at
-the last evaluation. `run --cooldown N` ends a run instead: the learning rate
-falls linearly over its next N steps (the last at 1/N of it), the held-out
-loss is measured after the last, and the run stops there (the end of a warmup-stable-decay schedule:
-annealing a run kept at a constant rate lowers its loss more than the weight
-average does). Do it on a copy of the run's directory, so that the continuous
-run itself goes on at its constant rate; train/README.md has the steps. The held-out loss uses the shipped model's split
-(`ndbg data --n 400 --seed 2`, fixed batches), so the curve continues its card's.
+the last evaluation. `run --cooldown N` ends a run instead (the decay of a
+warmup-stable-decay schedule): the learning rate falls linearly over its next
+N steps (the last at 1/N of it), the held-out loss is measured after the last,
+and the run stops there; stopped midway, it starts over when run again with
+--cooldown. Do it on a copy of the run's directory, so that the continuous run
+itself goes on at its constant rate (train/README.md has the steps, and
+train/RESULTS.md what a cooldown did against the weight average). The held-out
+loss uses the shipped model's split (`ndbg data --n 400 --seed 2`, fixed
+batches), so the curve continues its card's.
 
 Checkpoints (DIR/ckpt.pt) are written at least every --ckpt-minutes, and on
 SIGTERM or SIGINT, which end the run cleanly; writes go to a temporary file
@@ -313,7 +315,7 @@ def lr_at(step, s, left=None, cooldown=0):
     """The learning rate of the run's step-th step since this start (s its
     settings): the warmup, then constant; in a cooldown of cooldown steps
     with left of them still to take (this one included), scaled by
-    left / cooldown, so the last is cooldown-th of the rate."""
+    left / cooldown: the last step takes 1/cooldown of the rate."""
     lr = s["lr"] * min(1.0, (step + 1) / s["warmup"])
     if cooldown:
         lr *= left / cooldown
@@ -498,9 +500,9 @@ def main():
     r.add_argument("--ahead", type=int, default=1, help="chunks made ahead of the one in training")
     r.add_argument("--max-steps", type=int, default=0, help="stop (with a checkpoint) at this step (0: never)")
     r.add_argument("--cooldown", type=int, default=0,
-                   help="end the run: the learning rate falls linearly over this many more steps (the last at 1/N "
-                        "of it), the held-out loss is measured after the last, and the run stops there (instead of --max-steps; run it on a "
-                        "copy of the run directory)")
+                   help="end the run: the learning rate falls linearly over this many more steps (the last at "
+                        "1/N of it), the held-out loss is measured after the last, and the run stops there (instead "
+                        "of --max-steps; run it on a copy of the run directory)")
     g = r.add_argument_group("settings of a new run (a resumed run keeps its own)")
     g.add_argument("--block", type=int, default=2048)
     g.add_argument("--lr", type=float, default=1e-3)
