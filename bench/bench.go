@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -322,6 +323,37 @@ type SessionResult struct {
 	// the process's CPU time (best run): what the work costs, whatever
 	// share of the cores other processes took during the run.
 	BatchedTokCPU, SeparateTokCPU float64
+	// RoundsTokCPU are the batched and the separate tokens per CPU-second
+	// of each round, in order ([round][0] batched, [round][1] separate):
+	// a round measures every count within seconds, so a ratio of two
+	// counts within one round leaves out the minutes-long swings of a
+	// shared machine that the best runs of each count, taken from
+	// different rounds, keep (PairedRatioCPU).
+	RoundsTokCPU [][2]float64
+}
+
+// PairedRatioCPU is r's batched tokens per CPU-second over one's (the same
+// model, dtype and threads with one session, the better of its batched and
+// separate figures), round by round; the median of the rounds' ratios, and
+// false when they were not measured in the same rounds.
+func PairedRatioCPU(r, one SessionResult) (float64, bool) {
+	if len(r.RoundsTokCPU) == 0 || len(r.RoundsTokCPU) != len(one.RoundsTokCPU) {
+		return 0, false
+	}
+	ratios := make([]float64, len(r.RoundsTokCPU))
+	for i, rr := range r.RoundsTokCPU {
+		base := max(one.RoundsTokCPU[i][0], one.RoundsTokCPU[i][1])
+		if base <= 0 || rr[0] <= 0 {
+			return 0, false // no CPU time on this platform
+		}
+		ratios[i] = rr[0] / base
+	}
+	slices.Sort(ratios)
+	n := len(ratios)
+	if n%2 == 1 {
+		return ratios[n/2], true
+	}
+	return (ratios[n/2-1] + ratios[n/2]) / 2, true
 }
 
 // batchWindow is how long the benchmark's Batcher waits for the sessions
@@ -483,7 +515,8 @@ func measureSessions(ctx context.Context, m *model.Model, o Options, counts []in
 	}
 	for rep := 0; rep < max(1, o.Reps); rep++ {
 		for i, n := range counts {
-			for _, batched := range []bool{true, false} {
+			var round [2]float64
+			for k, batched := range []bool{true, false} {
 				var b *model.Batcher
 				if batched {
 					b = model.NewBatcher(m, n, batchWindow)
@@ -498,6 +531,7 @@ func measureSessions(ctx context.Context, m *model.Model, o Options, counts []in
 				if cpu := cputime.Process() - cpu0; cpu > 0 { // 0 where the platform has no CPU time
 					tokCPU = tokens / cpu.Seconds()
 				}
+				round[k] = tokCPU
 				if batched {
 					if tokS > rs[i].BatchedTokS {
 						batches, steps := b.Stats()
@@ -509,6 +543,7 @@ func measureSessions(ctx context.Context, m *model.Model, o Options, counts []in
 					rs[i].SeparateTokCPU = max(rs[i].SeparateTokCPU, tokCPU)
 				}
 			}
+			rs[i].RoundsTokCPU = append(rs[i].RoundsTokCPU, round)
 		}
 	}
 	return rs, nil
@@ -567,21 +602,25 @@ func (r SessionResult) line() string {
 // each row's batched throughput relative to one session's: the best of the
 // batched and separate figures of the row of the same model, dtype and
 // threads with Sessions 1, when measured (one session runs the same code
-// either way).
+// either way); per CPU-second also round by round (PairedRatioCPU, the
+// last column: the figure to compare runs by on a shared machine).
 func WriteSessionsTable(w io.Writer, rs []SessionResult) error {
 	var b strings.Builder
-	b.WriteString("| model | weights | kernels | threads | sessions | batched tok/s | × one session | batched tok/CPU-s | × one session | mean batch | separate tok/s | separate tok/CPU-s |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| model | weights | kernels | threads | sessions | batched tok/s | × one session | batched tok/CPU-s | × one session | mean batch | separate tok/s | separate tok/CPU-s | × one per CPU-s, median of rounds |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		ratio, ratioCPU := "-", "-"
+		ratio, ratioCPU, paired := "-", "-", "-"
 		for _, one := range rs {
 			if one.Sessions == 1 && one.Model == r.Model && one.DType == r.DType && one.Threads == r.Threads {
 				ratio = fmt.Sprintf("%.2f", r.BatchedTokS/max(one.BatchedTokS, one.SeparateTokS))
 				ratioCPU = fmt.Sprintf("%.2f", r.BatchedTokCPU/max(one.BatchedTokCPU, one.SeparateTokCPU))
+				if p, ok := PairedRatioCPU(r, one); ok {
+					paired = fmt.Sprintf("%.2f (%d)", p, len(r.RoundsTokCPU))
+				}
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %v | %s | %d | %d | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f |\n", r.Model, r.DType, r.Device, r.Threads,
-			r.Sessions, r.BatchedTokS, ratio, r.BatchedTokCPU, ratioCPU, r.MeanBatch, r.SeparateTokS, r.SeparateTokCPU)
+		fmt.Fprintf(&b, "| %s | %v | %s | %d | %d | %.1f | %s | %.1f | %s | %.1f | %.1f | %.1f | %s |\n", r.Model, r.DType, r.Device, r.Threads,
+			r.Sessions, r.BatchedTokS, ratio, r.BatchedTokCPU, ratioCPU, r.MeanBatch, r.SeparateTokS, r.SeparateTokCPU, paired)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -118,14 +118,43 @@ func TestRunSessionsTable(t *testing.T) {
 		assert.GreaterOrEqual(t, r.MeanBatch, 1.0)
 		assert.LessOrEqual(t, r.MeanBatch, float64(r.Sessions))
 	}
+	for _, r := range rs {
+		require.Len(t, r.RoundsTokCPU, o.Reps)
+	}
 	var sb strings.Builder
 	require.NoError(t, WriteSessionsTable(&sb, rs))
 	assert.Contains(t, sb.String(), "| tiny | F32 |")
+	if rs[0].RoundsTokCPU[0][0] > 0 { // a platform with CPU time
+		assert.Contains(t, sb.String(), " (1) |", "the paired column: a ratio over one round")
+	}
 
 	_, err = RunSessions(context.Background(), o, []int{0})
 	require.Error(t, err)
 	_, err = RunSessions(context.Background(), o, nil)
 	require.Error(t, err)
+}
+
+// TestPairedRatioCPU: the rounds' ratios against the better of one
+// session's two figures of the same round, their median, and no figure
+// where the rounds do not pair up or carry no CPU time.
+func TestPairedRatioCPU(t *testing.T) {
+	one := SessionResult{Sessions: 1, RoundsTokCPU: [][2]float64{{100, 90}, {50, 60}, {80, 80}, {100, 100}}}
+	r := SessionResult{Sessions: 8, RoundsTokCPU: [][2]float64{{400, 1}, {180, 1}, {400, 1}, {300, 1}}}
+	p, ok := PairedRatioCPU(r, one)
+	require.True(t, ok)
+	assert.InDelta(t, 3.5, p, 1e-12) // ratios 4, 3, 5, 3: the median of an even count is the mean of the middle two
+	r.RoundsTokCPU = r.RoundsTokCPU[:3]
+	p, ok = PairedRatioCPU(r, one)
+	assert.False(t, ok, "%v", p)
+	one.RoundsTokCPU = one.RoundsTokCPU[:3]
+	p, ok = PairedRatioCPU(r, one)
+	require.True(t, ok)
+	assert.InDelta(t, 4.0, p, 1e-12) // 4, 3, 5
+	one.RoundsTokCPU[1] = [2]float64{0, 0}
+	_, ok = PairedRatioCPU(r, one)
+	assert.False(t, ok)
+	_, ok = PairedRatioCPU(SessionResult{}, SessionResult{})
+	assert.False(t, ok)
 }
 
 // BenchmarkDecodeGGUF reports decode tokens/s of the quantized presets'
