@@ -36,7 +36,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&o.Fast, "fast", false, "also measure BF16 models with BF16 activations in the products (kernels.Fast)")
 	shapes := fs.Bool("shapes", false, "print each model's shape as a JSON line and measure nothing (bench/llamacpp.sh writes the same shapes for llama.cpp)")
 	asJSON := fs.Bool("json", false, "print the results as JSON lines instead of a Markdown table")
-	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved; --prefill is each session's shared prompt")
+	sessions := fs.String("sessions", "", "instead, measure aggregate decode tokens/s of this many concurrent sessions, comma-separated (e.g. 1,4,8), batched (model.Batcher) and separate, interleaved round by round (the last column: the median of the rounds' own ratios to one session, per CPU-second); --prefill is each session's shared prompt")
 	busy := fs.Bool("busy", false, "instead, measure decode tokens/s on the machine as it is and beside a child process that keeps one core busy (a shell loop pinned to the last CPU), interleaved, and their ratio")
 	machineOnly := fs.Bool("machine", false, "measure only the machine (read bandwidth, F32 FMA peak) at each thread count")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof reads it): where the time of a row goes")
