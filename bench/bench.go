@@ -325,9 +325,9 @@ type SessionResult struct {
 	BatchedTokCPU, SeparateTokCPU float64
 	// RoundsTokCPU are the batched and the separate tokens per CPU-second
 	// of each round, in order ([round][0] batched, [round][1] separate):
-	// a round measures every count within seconds, so a ratio of two
-	// counts within one round leaves out the minutes-long swings of a
-	// shared machine that the best runs of each count, taken from
+	// a round measures the counts one right after the other, so a ratio
+	// of two counts within one round leaves out the minutes-long swings
+	// of a shared machine that the best runs of each count, taken from
 	// different rounds, keep (PairedRatioCPU).
 	RoundsTokCPU [][2]float64
 }
