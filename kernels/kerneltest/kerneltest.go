@@ -145,6 +145,36 @@ func NMSE(got []float32, ref []float64) (nmse float64, specialsMatch bool, first
 	return num / den, first < 0, first
 }
 
+// expectDotsClose is expectClose for outputs that are dot products of k
+// terms, mag holding each output's sum of its terms' magnitudes Σ|x·w|.
+// An output's share of the NMSE denominator is its reference squared,
+// but at least mag²/k, about what a sum of k terms of random signs
+// squares to. Float32 rounding is proportional to mag, not to the sum,
+// so where a product cancels (an integer block sum of 0 makes a
+// quantized product's reference exactly 0; a float one comes near 0 now
+// and then) NMSE over a handful of outputs would be 0/0 or huge,
+// whatever the kernel's precision: seen on a 1×32 Q4_0 product, whose
+// AVX2 kernel's offset left 1.5e-8 against a reference of 0. On outputs
+// that do not cancel the floor changes nothing.
+func expectDotsClose(t testing.TB, what string, got []float32, ref, mag []float64, k int, limit float64) {
+	t.Helper()
+	if _, ok, first := NMSE(got, ref); !ok {
+		t.Fatalf("%s: element %d = %v, reference %v (NaN/Inf mismatch)", what, first, got[first], ref[first])
+	}
+	var num, den float64
+	for i, r := range ref {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			continue
+		}
+		d := float64(got[i]) - r
+		num += d * d
+		den += max(r*r, mag[i]*mag[i]/float64(max(k, 1)))
+	}
+	if nmse := num / den; !(num == 0 || nmse <= limit) {
+		t.Fatalf("%s: NMSE %.3g > %.3g (each output's energy at least its terms' magnitude²/%d)", what, nmse, limit, k)
+	}
+}
+
 // expectClose fails t when got differs from ref beyond limit or in its
 // non-finite values.
 func expectClose(t testing.TB, what string, got []float32, ref []float64, limit float64) {
