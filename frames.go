@@ -250,45 +250,65 @@ func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []in
 }
 
 // pdbStepper is an engine that runs the program, so it can take pdb's own
-// next and return, which follow a frame object (DoLikePdb).
+// step, next, until and return, which follow bdb's rules (DoLikePdb,
+// UntilLikePdb).
 type pdbStepper interface {
-	applyPdb(ctx context.Context, a dsl.Action, level int, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error)
+	applyPdb(ctx context.Context, a dsl.Action, c trace.Criteria, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error)
 }
 
-// DoLikePdb is DoIf for pdb's next (a.Kind StepOver) and return
-// (StepReturn) taken in the frame level up from the stop (pdb's current
-// frame, which its up and down move), stopping where pdb stops, by bdb's
-// rules, on a backend that runs the program (Real). They differ from the
-// state tree's step_over and step_return (statetree, "Differences from
-// pdb" 3 and 4), which Do takes and the neural debugger learns, only in
-// generators, where pdb follows the frame object across resumes: a next
-// at a generator's yield line stops at its next line when it is resumed
-// (not at the yield's return and then in the consumer); a return in a
-// generator runs on to a StopIteration or GeneratorExit raised in another
-// frame, a breakpoint or the end; and a next or return whose stop would be
-// a generator's yield goes on likewise. Every other action, and every
-// action on another backend, is DoIf.
+// DoLikePdb is DoIf for pdb's step (a.Kind StepInto), next (StepOver) and
+// return (StepReturn) taken in the frame level up from the stop (pdb's
+// current frame, which its up and down move), stopping where pdb stops,
+// by bdb's rules, on a backend that runs the program (Real). They differ
+// from the state tree's step_into, step_over and step_return (statetree,
+// "Differences from pdb" 3 and 4), which Do takes and the neural debugger
+// learns, only in generators, where pdb follows the frame object across
+// resumes: a next at a generator's yield line stops at its next line when
+// it is resumed (not at the yield's return and then in the consumer); a
+// return in a generator runs on to a StopIteration or GeneratorExit raised
+// in another frame, a breakpoint or the end; a next or return whose stop
+// would be a generator's yield goes on likewise; and a step passes over
+// the StopIteration a generator's frame sees when the subiterator its
+// yield from runs returns. Every other action, and every action on
+// another backend, is DoIf.
 func (s *Session) DoLikePdb(ctx context.Context, a Action, level int, keep func(State) bool) (State, error) {
 	p, ok := s.eng.(pdbStepper)
-	if !ok || (a.Kind != dsl.StepOver && a.Kind != dsl.StepReturn) {
+	mode := map[dsl.ActionKind]string{dsl.StepInto: "step", dsl.StepOver: "next", dsl.StepReturn: "return"}[a.Kind]
+	if !ok || mode == "" {
 		return s.DoIf(ctx, a, keep)
 	}
+	return s.doPdb(ctx, p, a, mode, level, 0, keep)
+}
+
+// UntilLikePdb is pdb's until from the frame level up from the stop: on
+// in that frame to a line, or an exception, on line or later (pdb's
+// until LINE; plain until is line + 1 of that frame's current line), or
+// to its return, or to a breakpoint where keep takes it; on a backend
+// that runs the program (Real). It is recorded as a step_over. On any
+// other backend it is ErrUnsupported: the caller steps over until the
+// line instead.
+func (s *Session) UntilLikePdb(ctx context.Context, line, level int, keep func(State) bool) (State, error) {
+	p, ok := s.eng.(pdbStepper)
+	if !ok {
+		return State{}, fmt.Errorf("ndbg: until by pdb's rules: %w", ErrUnsupported)
+	}
+	return s.doPdb(ctx, p, Action{Kind: dsl.StepOver}, "until", level, line, keep)
+}
+
+func (s *Session) doPdb(ctx context.Context, p pdbStepper, a Action, mode string, level, line int, keep func(State) bool) (State, error) {
 	if err := s.check(a); err != nil {
 		return State{}, err
 	}
-	next, err := p.applyPdb(ctx, a, level, s.breakpoints, keep)
+	c := trace.NoCriteria()
+	c.Pdb, c.Level, c.Line = mode, level, line
+	next, err := p.applyPdb(ctx, a, c, s.breakpoints, keep)
 	if err != nil {
 		return State{}, err
 	}
 	return s.took(a, next)
 }
 
-func (e *realEngine) applyPdb(ctx context.Context, a dsl.Action, level int, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
-	c := trace.NoCriteria()
-	c.Pdb, c.Level = "next", level
-	if a.Kind == dsl.StepReturn {
-		c.Pdb = "return"
-	}
+func (e *realEngine) applyPdb(ctx context.Context, a dsl.Action, c trace.Criteria, breakpoints []int, keep func(dsl.State) bool) (*dsl.State, error) {
 	return e.apply(ctx, a, breakpoints, keep, &c)
 }
 
@@ -314,7 +334,9 @@ func (s *Session) FunctionLine(name string) (def, body int, ok bool) {
 			header = !strings.HasSuffix(text, ":")
 			continue
 		}
-		if p.FuncOf(n) != def {
+		// A nested def (its decorators, or its def line) is a statement
+		// of this function's body too: its line runs in this frame.
+		if f := p.FuncOf(n); f != def && f != n && !strings.HasPrefix(text, "@") {
 			return 0, 0, false
 		}
 		if p.Nameable(n) && !strings.HasPrefix(text, `"`) && !strings.HasPrefix(text, `'`) {

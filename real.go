@@ -427,8 +427,8 @@ func meets(c trace.Criteria, i int, ev trace.Event) bool {
 // apply takes a with breakpoints kept set; keep, when not nil, is asked at
 // each stop that only a breakpoint made whether to take it (DoIf).
 //
-// pdb, when not nil, is pdb's own next or return (a.Kind StepOver or
-// StepReturn) from the frame pdb.Level up from the stop, by bdb's rules
+// pdb, when not nil, is pdb's own step, next, until or return (recorded
+// as a) from the frame pdb.Level up from the stop, by bdb's rules
 // (trace.Criteria.Pdb), instead of the state tree's.
 func (e *realEngine) apply(ctx context.Context, a dsl.Action, breakpoints []int, keep func(dsl.State) bool, pdb *trace.Criteria) (*dsl.State, error) {
 	defer e.repark()     // a checkpoint for the next step back, while the user looks

@@ -265,3 +265,28 @@ func TestConfinementAsUnprivilegedUser(t *testing.T) {
 	assert.Contains(t, string(out), "--- PASS: TestHostileKernelSettings")
 	assert.NotContains(t, string(out), "--- SKIP")
 }
+
+// TestProgramSeesItselfAsAScript: the program's sys.argv and __file__ are
+// those of a script run with no arguments, under the name its code
+// objects carry ("<program>"), not the tracer's own arguments (which
+// argparse would read); in a whole script's trace the module's locals
+// are the program's names, without the globals the tracer sets.
+func TestProgramSeesItselfAsAScript(t *testing.T) {
+	var got struct {
+		Argv []string
+		File string
+	}
+	jsonRun(t, "import json, sys\n\ndef f():\n    print(json.dumps({'Argv': sys.argv, 'File': __file__}))\n", &got)
+	require.Equal(t, []string{"<program>"}, got.Argv)
+	require.Equal(t, "<program>", got.File)
+
+	res, err := runChecked(t, "import argparse\nargs = argparse.ArgumentParser().parse_args()\nx = 1\n", "", "", testLimits(t))
+	require.NoError(t, err)
+	require.Nil(t, res.Exception, "%+v", res.Exception)
+	last := res.Events[len(res.Events)-1]
+	var names []string
+	for _, l := range last.Locals {
+		names = append(names, l.Name)
+	}
+	require.Equal(t, []string{"argparse", "args", "x"}, names)
+}

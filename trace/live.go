@@ -65,17 +65,23 @@ type Criteria struct {
 	// Digest asks for the stop's Digest: a hash of the kind, depth and
 	// line of every event up to it, which a replay compares.
 	Digest bool
-	// Pdb, "next" or "return", is pdb's next or return from the current
-	// stop in the frame Level up from it (pdb's current frame, which up
-	// and down move), by bdb's rules (CPython's Lib/bdb.py), instead of
-	// the fields above but Lines: they follow the frame object, so in a
-	// generator a next at a yield goes on to the generator's next line at
-	// its next resumption (bdb ignores a generator's call and return
-	// events while stepping over it), and a return there runs to a
-	// StopIteration or GeneratorExit in another frame, a breakpoint or the
-	// end. A stop that only a breakpoint made answers Why "break".
+	// Pdb, "step", "next", "until" or "return", is pdb's step, next, until
+	// or return from the current stop in the frame Level up from it
+	// (pdb's current frame, which up and down move), by bdb's rules
+	// (CPython's Lib/bdb.py), instead of the fields above but Lines: step
+	// stops at every event but the StopIteration without a traceback that
+	// a generator's frame sees when a subiterator yield from runs ends;
+	// next, until and return follow the frame object, so in a generator a
+	// next at a yield goes on to the generator's next line at its next
+	// resumption (bdb ignores a generator's call and return events while
+	// stepping over it), and a return there runs to a StopIteration or
+	// GeneratorExit in another frame, a breakpoint or the end; until stops
+	// in that frame only at a line, or an exception, on line Line or
+	// later, or at its return. A stop that only a breakpoint made answers
+	// Why "break".
 	Pdb   string
 	Level int
+	Line  int
 	// Again, with Pdb, resumes with the previous resume's pdb rule (its
 	// stop frame, as bdb keeps it) after a stop the caller did not take (a
 	// breakpoint whose condition is false, or one in another function's
@@ -297,7 +303,7 @@ func (c Criteria) wire() map[string]any {
 		m["digest"] = true
 	}
 	if c.Pdb != "" {
-		m["pdb"], m["level"] = c.Pdb, c.Level
+		m["pdb"], m["level"], m["line"] = c.Pdb, c.Level, c.Line
 		if c.Again {
 			m["again"] = true
 		}

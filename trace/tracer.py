@@ -37,7 +37,7 @@ MAX_REPR = 256  # dsl.MaxRepr
 CUT_REPR = 240  # bytes kept of a longer repr (dsl.TruncateRepr)
 GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 EV_CALL, EV_LINE, EV_RETURN, EV_EXCEPTION = 1, 2, 3, 4  # dsl.Event
-INJECTED = frozenset(("__name__", "__builtins__"))  # a script's globals that the tracer set
+INJECTED = frozenset(("__name__", "__file__", "__builtins__"))  # a script's globals that the tracer set
 # The module's __name__ when a call is traced: the module is imported, as a
 # test harness imports the module it tests, so an `if __name__ ==
 # "__main__":` block does not run at setup (trace.CallModule). A whole
@@ -895,7 +895,7 @@ def run_one(req):
                 append({"e": EV_CALL, "l": line, "d": 0, "f": 1, "n": entry, "a": flat})
                 res["status"] = "truncated"  # stopped at the call, as a run with max_events 1
                 return res
-            g = {"__name__": "__main__" if script else CALL_MODULE, "__builtins__": builtins}
+            g = {"__name__": "__main__" if script else CALL_MODULE, "__file__": PROGFILE, "__builtins__": builtins}
             if script:
                 modcode[0] = code
                 fn, args, kwargs = exec, (code, g), {}
@@ -1003,8 +1003,9 @@ def run_one(req):
 # CRITERIA is {"any", "index", "le", "ret", "lt", "lines", "digest"}: stop at
 # any event, at event number index, at depth <= le, at a return at depth
 # ret, at depth < lt, or at a line event on one of lines: the first event
-# that meets any of them; or {"pdb": "next" or "return", "level", "lines"}:
-# pdb's next or return by bdb's rules (pdb_check).
+# that meets any of them; or {"pdb": "step", "next", "until" or "return",
+# "level", "line", "lines"}: pdb's step, next, until (to a line >= line) or
+# return by bdb's rules (pdb_check).
 LOG_CAP = 50_000_000  # events whose kind, depth and line are kept (8 bytes each)
 EVAL_SECONDS = 10.0  # wall-clock budget of one expression at a stop (pyeval.Timeout)
 VALUE_CAP = 1 << 20  # characters of an expression's value sent back
@@ -1241,7 +1242,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         if c.get("pdb"):
             return pdb_check(c, fs)
         if c.get("any"):
-            return lambda i, k, d, l, info=None, arg=None: True
+            return lambda i, k, d, l, info=None, arg=None, frame=None: True
         idx = int(c.get("index", -1))
         le = int(c.get("le", -1))
         ret = int(c.get("ret", -1))
@@ -1249,39 +1250,58 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         lines = frozenset(int(x) for x in c.get("lines") or ())
         if le < 0 and ret < 0 and lt < 0:
             if not lines:
-                return lambda i, k, d, l, info=None, arg=None: i == idx
+                return lambda i, k, d, l, info=None, arg=None, frame=None: i == idx
             if idx < 0:
-                return lambda i, k, d, l, info=None, arg=None: k == EV_LINE and l in lines
+                return lambda i, k, d, l, info=None, arg=None, frame=None: k == EV_LINE and l in lines
 
-        def test(i, k, d, l, info=None, arg=None):
+        def test(i, k, d, l, info=None, arg=None, frame=None):
             return (i == idx or d <= le or (k == EV_RETURN and d == ret) or d < lt
                     or (k == EV_LINE and l in lines))
         return test
 
+    def internal_stop(frame, arg):
+        """The StopIteration without a traceback that a generator's frame
+        sees when a subiterator that yield from runs ends: bdb's
+        dispatch_exception passes over it where it would stop."""
+        return (frame is not None and bool(frame.f_code.co_flags & GENERATOR_FLAGS)
+                and arg is not None and arg[0] is StopIteration and arg[2] is None)
+
+    def pdb_step(i, k, d, l, info=None, arg=None, frame=None):
+        """pdb's step (set_step: no stop frame): every event stops but
+        internal_stop's exceptions."""
+        if k == EV_EXCEPTION and internal_stop(frame, arg):
+            return None
+        return "stop"
+
     def pdb_check(c, fs):
-        """pdb's next (c["pdb"] == "next") or return ("return") from the
-        current stop, by bdb's rules (CPython 3.11 Lib/bdb.py): set_next
-        and set_return set stopframe, returnframe and stoplineno, and
-        dispatch_* stop where stop_here says, except that with a stopframe
-        set a generator's call and return events are ignored (so next at a
-        yield goes on to the generator's next resumption) and a
-        StopIteration or GeneratorExit in another frame stops when the
-        stopframe is a generator. Breakpoint lines stop too (break_here);
-        such a stop that pdb's own rule did not make answers why "break".
-        The test gets the event's frame info and, for an exception, its
-        (type, value, traceback)."""
+        """pdb's step (c["pdb"] == "step"), next ("next"), until ("until",
+        to a line >= c["line"]) or return ("return") from the current stop,
+        by bdb's rules (CPython 3.11 Lib/bdb.py): set_step clears the stop
+        frame; set_next, set_until and set_return set stopframe,
+        returnframe and stoplineno, and dispatch_* stop where stop_here
+        says (in the stop frame, at a line >= stoplineno), except that with
+        a stopframe set a generator's call and return events are ignored
+        (so next at a yield goes on to the generator's next resumption), an
+        internal StopIteration in a generator's frame never stops
+        (internal_stop), and a StopIteration or GeneratorExit in another
+        frame stops when the stopframe is a generator. Breakpoint lines
+        stop too (break_here); such a stop that pdb's own rule did not make
+        answers why "break". The test gets the event's frame info, for an
+        exception its (type, value, traceback), and the frame."""
         lines = frozenset(int(x) for x in c.get("lines") or ())
         mode = c["pdb"]
-        if not fs:
-            return lambda i, k, d, l, info=None, arg=None: "stop"
+        if mode == "step" or not fs:
+            return pdb_step
         level = min(max(int(c.get("level", 0)), 0), len(fs) - 1)  # pdb's curframe: up/down move it
         f0 = fs[level][0]
-        if mode == "next" and level == 0 and cur_kind[0] == EV_RETURN:
-            # set_next at a return stop: dispatch_return then clears the
-            # stop info (stopframe is the returning frame), a step.
-            return lambda i, k, d, l, info=None, arg=None: "stop"
+        if mode in ("next", "until") and level == 0 and cur_kind[0] == EV_RETURN:
+            # set_next or set_until at a return stop: dispatch_return then
+            # clears the stop info (stopframe is the returning frame), a step.
+            return pdb_step
         if mode == "next":
             sf, rf, sl = f0, None, 0
+        elif mode == "until":
+            sf, rf, sl = f0, f0, max(int(c.get("line", 0)), 0)
         elif f0.f_code.co_flags & GENERATOR_FLAGS:
             sf, rf, sl = f0, None, -1
         else:
@@ -1289,20 +1309,21 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         sfinfo = frames.get(sf) if sf is not None else None
         rfinfo = frames.get(rf) if rf is not None else None
         sfgen = sf is not None and bool(sf.f_code.co_flags & GENERATOR_FLAGS)
-        here = sfinfo is not None and sl != -1  # stop_here(stopframe)
+        rfgen = rf is not None and bool(rf.f_code.co_flags & GENERATOR_FLAGS)
+        here = sfinfo is not None and sl != -1  # stop_here(stopframe), but its line
 
-        def test(i, k, d, l, info=None, arg=None):
+        def test(i, k, d, l, info=None, arg=None, frame=None):
             if k == EV_LINE:
-                if here and info is sfinfo:
+                if here and info is sfinfo and l >= sl:
                     return "stop"
                 return "break" if l in lines else None
             if k == EV_RETURN:
-                if info is not None and ((here and info is sfinfo and not sfgen) or info is rfinfo):
+                if info is not None and ((here and info is sfinfo and l >= sl and not sfgen) or (info is rfinfo and not rfgen)):
                     return "stop"
                 return None
             if k == EV_EXCEPTION:
-                if here and info is sfinfo:
-                    if not (sfgen and arg is not None and arg[0] is StopIteration and arg[2] is None):
+                if here and info is sfinfo and l >= sl:
+                    if not internal_stop(frame, arg):
                         return "stop"
                     return None
                 if info is not sfinfo and sfgen and arg is not None and arg[0] in (StopIteration, GeneratorExit):
@@ -1578,7 +1599,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
             elif why != "cpu":
                 why = None  # sent during an earlier resume
         if why is None:
-            why = check[0](i, kind, d, line, info, arg)
+            why = check[0](i, kind, d, line, info, arg, frame)
             if not why:
                 return
             if why is True:
@@ -1701,7 +1722,7 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         return finish("syntax", {"msg": bound(safestr(e)), "line": 0})
     except RecursionError:
         return finish("syntax", {"msg": TOO_DEEP, "line": 0})
-    g = {"__name__": "__main__" if script else CALL_MODULE, "__builtins__": builtins}
+    g = {"__name__": "__main__" if script else CALL_MODULE, "__file__": PROGFILE, "__builtins__": builtins}
     res = {"status": "", "msg": "", "exc": None, "line": 0}
     if script:
         modcode[0] = code
@@ -1766,6 +1787,9 @@ def main():
     # business of the program's: only 0-4 stay (fd 4 closes after the
     # request in mode single).
     os.closerange(5, 1 << 30)
+    # The program sees itself as a script run with no arguments would (the
+    # file name its code objects carry), not the tracer's own arguments.
+    sys.argv[:] = [PROGFILE]
     inp = os.fdopen(4, "rb")
     sign = make_signer(bytes.fromhex(inp.readline().decode("ascii")))
     # Hard limits: in the sandbox the program has no capability to raise them.

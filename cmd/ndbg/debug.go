@@ -285,8 +285,19 @@ func (d *debugger) restart(ctx context.Context) {
 }
 
 // postMortem says whether the session is in post-mortem debugging: the
-// program ended with an exception that escaped it.
-func (d *debugger) postMortem() bool { return d.s.Escaped() != nil }
+// program ended with an exception that escaped it, other than SystemExit
+// (escaped, below).
+func (d *debugger) postMortem() bool { return d.escaped() != nil }
+
+// escaped is the exception that escaped the program, but not SystemExit:
+// as under python3 -m pdb, sys.exit() ends the program (its status said,
+// no traceback, no post-mortem debugging; finished).
+func (d *debugger) escaped() *ndbg.Exception {
+	if x := d.s.Escaped(); x != nil && x.Type != "SystemExit" {
+		return x
+	}
+	return nil
+}
 
 // showOutput prints what the program wrote since the last stop (stdout to
 // the prompt, stderr to errOut), as pdb's terminal shows it before the
@@ -524,7 +535,10 @@ func (d *debugger) report(ctx context.Context, err error) {
 // frame that raised it, where p, w, u and d work on the frames it left.
 func (d *debugger) finished() {
 	d.showOutput()
-	if x := d.s.Escaped(); x != nil {
+	if x := d.s.Escaped(); x != nil && x.Type == "SystemExit" {
+		fmt.Fprintf(d.out, "The program exited via sys.exit(). Exit status: %s\n", x.Message)
+	}
+	if x := d.escaped(); x != nil {
 		fmt.Fprintln(d.out, "Traceback (most recent call last):")
 		tb := x.Traceback
 		if tb == nil {

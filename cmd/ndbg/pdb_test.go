@@ -335,6 +335,73 @@ def f(k):
 	)
 }
 
+// Cases from an audit against python3 -m pdb (2026-11-29): a step over the
+// end of a yield from's subgenerator, until over lines that raise, a
+// script that calls sys.exit(), break FUNCTION on functions whose body
+// starts with a nested def or a decorator, and break's refusals.
+func init() {
+	pdbCases = append(pdbCases,
+		pdbCase{"generators: step past the return of a subgenerator that yield from runs", `def gen():
+    yield 1
+    return 'done'
+
+def outer():
+    r = yield from gen()
+    yield r
+
+def f():
+    out = []
+    for v in outer():
+        out.append(v)
+    return out
+`, "f()", []string{"b 3", "c", "s", "s", "s", "s", "s", "s", "s", "s"}},
+		pdbCase{"until over a line that raises: in a handler, and out of the function", `def g():
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        return 'caught'
+
+def h(x):
+    y = 10 // x
+    return y
+
+def f():
+    a = g()
+    try:
+        b = h(0)
+    except ZeroDivisionError:
+        b = None
+    return a, b
+`, "f()", []string{"b 3", "c", "unt", "unt", "unt", "cl 1", "b 8", "c", "unt", "unt", "unt", "unt", "unt"}},
+		pdbCase{"a whole script that calls sys.exit()", `import sys
+
+def main():
+    x = 1
+    if x:
+        sys.exit(3)
+    return x
+
+print('out: start')
+main()
+print('out: never')
+`, "", []string{"n", "n", "n", "s", "n", "c"}},
+		pdbCase{"break FUNCTION on functions whose body starts with a nested def or a decorator; break on a blank line, past the end, on no function", `def outer(fn):
+    def inner():
+        return fn
+    return inner
+
+def deco(fn):
+    @staticmethod
+    def w():
+        return fn
+    return w
+
+outer(1)()
+deco(2)
+`, "", []string{"b 5", "b 99", "b nosuch", "b outer", "b deco", "c", "p fn", "c", "c", "p fn", "c"}},
+	)
+}
+
 // TestDebugLikePdb types the same commands into CPython's pdb and into
 // ndbg debug --backend real and compares, command by command, where each
 // stops and what it prints: p, pp, retval and display values, where's
@@ -404,6 +471,12 @@ func TestDebugLikePdb(t *testing.T) {
 						continue
 					}
 					if strings.Contains(p, "The program finished and will be restarted") { // ndbg stays at the end
+						require.Contains(t, n, "--the program finished--", msg...)
+						ended = i + 1
+						break commands
+					}
+					if x := "The program exited via sys.exit(). Exit status: "; strings.Contains(p, x) { // pdb restarts, ndbg stays at the end
+						require.Equal(t, linesWith(p, x), linesWith(n, x), msg...)
 						require.Contains(t, n, "--the program finished--", msg...)
 						ended = i + 1
 						break commands

@@ -63,9 +63,12 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 		fn = where
 		var ok bool
 		if at, line, ok = d.s.FunctionLine(where); !ok {
-			fmt.Fprintf(d.out, "*** The specified object %q is not a function of the program (break takes LINE, FUNCTION, then optionally , CONDITION)\n", where)
+			fmt.Fprintf(d.out, "*** The specified object '%s' is not a function or was not found along sys.path.\n", where)
 			return
 		}
+	} else if why := d.noBreakLine(line); why != "" {
+		fmt.Fprintln(d.out, why)
+		return
 	}
 	if err := d.s.SetBreakpoint(line); err != nil {
 		fmt.Fprintf(d.out, "*** %v\n", err)
@@ -75,6 +78,21 @@ func (d *debugger) breakCmd(arg string, temp bool) {
 	d.bps = append(d.bps, &breakpoint{num: d.nextBP, line: line, at: at, fn: fn, cond: cond, temp: temp, enabled: true})
 	d.syncBreakpoints()
 	fmt.Fprintf(d.out, "Breakpoint %d at %s\n", d.nextBP, d.loc(at))
+}
+
+// noBreakLine is pdb's answer refusing a breakpoint on line n (its
+// checkline, in its words): past the end of the file, or blank, a comment
+// or the start of a docstring; "" when pdb would set it. (SetBreakpoint refuses the
+// other lines that run no code, which pdb sets but never stops at.)
+func (d *debugger) noBreakLine(n int) string {
+	if n < 1 || n > len(d.s.Program().Lines) {
+		return "End of file"
+	}
+	text := strings.TrimSpace(d.s.UserLine(n))
+	if text == "" || strings.HasPrefix(text, "#") || strings.HasPrefix(text, `"""`) || strings.HasPrefix(text, "'''") {
+		return "*** Blank or comment"
+	}
+	return ""
 }
 
 // listBreakpoints prints the table pdb's break prints.

@@ -24,7 +24,7 @@ func (d *debugger) frames() []ndbg.Frame {
 	if fs := d.s.Frames(); fs != nil {
 		return fs
 	}
-	if x := d.s.Escaped(); x != nil && x.Traceback != nil {
+	if x := d.escaped(); x != nil && x.Traceback != nil {
 		return x.Traceback
 	}
 	st, ok := d.s.State()
@@ -290,28 +290,44 @@ func (d *debugger) move(arg string, by int) {
 	}
 }
 
-// until is pdb's until: next, but on past the lines of the current frame
-// before target (without a line: after the current one, so not back in a
-// loop), stopping at its return, in a caller, or at a breakpoint that
-// fires on the way.
+// until is pdb's until: on in the selected frame to a line (or an
+// exception) at target or past it (without a line: after the selected
+// frame's current one, so not back in a loop), stopping at its return, in
+// a caller, or at a breakpoint that fires on the way. On the real backend
+// it is bdb's own rule (Session.UntilLikePdb: a line that raises before
+// target is not a stop, where a next would stop at its exception); on a
+// prediction, nexts until the frame reaches such a line or leaves.
 func (d *debugger) until(ctx context.Context, arg string) {
 	st, ok := d.s.State()
 	if !ok {
 		d.act(ctx, ndbg.Action{Kind: dsl.StepOver})
 		return
 	}
-	target := st.Line + 1
+	cur := st.Line
+	if f, ok := d.selected(); ok && f.Line > 0 {
+		cur = f.Line
+	}
+	target := cur + 1
 	if arg != "" {
 		n, err := strconv.Atoi(arg)
 		switch {
 		case err != nil:
 			fmt.Fprintf(d.out, "*** Error in argument: '%s'\n", arg)
 			return
-		case n <= st.Line:
+		case n <= cur:
 			fmt.Fprintln(d.out, `*** "until" line number is smaller than current line number`)
 			return
 		}
 		target = n
+	}
+	d.hit = nil
+	stop := d.interruptible()
+	_, err := d.s.UntilLikePdb(ctx, target, d.up, func(s ndbg.State) bool { return d.fires(ctx, s) })
+	stop()
+	if !errors.Is(err, ndbg.ErrUnsupported) {
+		d.report(ctx, err)
+		d.runCommands()
+		return
 	}
 	depth, id := d.depthAndID()
 	level := d.up // pdb's current frame, then the frame stopped in

@@ -346,9 +346,9 @@ func (ss *session) syncBreakpoints() {
 }
 
 // do applies a to the session (a stop that only breakpoints made is taken
-// where one of them fires: its hit condition and condition hold; next and
-// stepOut stop where pdb and debugpy do, also in generators, on the real
-// backend: Session.DoLikePdb) and, for
+// where one of them fires: its hit condition and condition hold; stepIn,
+// next and stepOut stop where pdb and debugpy do, also in generators, on
+// the real backend: Session.DoLikePdb) and, for
 // compare, to the real run when the session took it, so both histories
 // stay step for step. The note says why the real run stopped following, if
 // it did.
