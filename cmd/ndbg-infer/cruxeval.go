@@ -47,7 +47,7 @@ func runCRUXEval(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := cli.List("strategy", *strategy, eval.Strategies()); err != nil {
 		return err
 	}
-	data, err := cli.ReadFile("the item", *itemPath)
+	data, err := cli.ReadFile(ctx, "the item", *itemPath)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/internal/ctxio"
+	"github.com/ndbg/ndbg/internal/regfile"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
 )
@@ -129,10 +130,11 @@ func debugWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *compare && bf.NoExec {
 		return cli.Usagef("--compare runs the program; --no-exec runs nothing of it")
 	}
-	src, err := os.ReadFile(file) // before what it is for: a missing file says so first
+	data, err := regfile.Read(file, cli.MaxFile) // before what it is for: a missing file says so first
 	if err != nil {
 		return fmt.Errorf("reading the program: %w", err)
 	}
+	src := string(data)
 	if *call == "" && bf.Name != cli.Real {
 		return cli.Usagef("debugging a whole script needs --backend real (the model's trace format has no module-level frames); or give --call")
 	}

@@ -63,7 +63,7 @@ func runTrace(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	src, err := cli.ReadFile("the program", pos[0])
+	src, err := cli.ReadFile(ctx, "the program", pos[0])
 	if err != nil {
 		return err
 	}

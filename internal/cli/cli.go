@@ -19,6 +19,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/internal/device"
+	"github.com/ndbg/ndbg/internal/regfile"
 	"github.com/ndbg/ndbg/model"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/trace"
@@ -267,19 +268,46 @@ func Version(w io.Writer, command string) error {
 	return err
 }
 
-// ReadFile reads the file at path (- reads stdin); what names it in errors.
-func ReadFile(what, path string) (string, error) {
-	var data []byte
-	var err error
-	if path == "-" {
-		data, err = io.ReadAll(os.Stdin)
-	} else {
-		data, err = os.ReadFile(path)
+// MaxFile bounds a program or item file a command reads (from a path or
+// stdin): a program ndbg can debug is far smaller (the model's context is
+// 2048 tokens), and a path to something endless (/dev/zero) must not be
+// read forever.
+const MaxFile = 8 << 20
+
+// ReadFile reads the program or item at path ("-": stdin) for a command:
+// a regular file (regfile: a FIFO or a device is refused at once, without
+// blocking) or stdin, of at most MaxFile bytes; a read of stdin ends when
+// ctx does (SIGINT or SIGTERM: Main), with ctx's error. what names it in
+// errors.
+func ReadFile(ctx context.Context, what, path string) (string, error) {
+	if path != "-" {
+		data, err := regfile.Read(path, MaxFile)
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", what, err)
+		}
+		return string(data), nil
 	}
-	if err != nil {
-		return "", fmt.Errorf("reading %s: %w", what, err)
+	type result struct {
+		data []byte
+		err  error
 	}
-	return string(data), nil
+	done := make(chan result, 1)
+	go func() { // ends with the read, or with the process when ctx ended first
+		data, err := io.ReadAll(io.LimitReader(os.Stdin, MaxFile+1))
+		done <- result{data, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", fmt.Errorf("reading %s from stdin: %w", what, ctx.Err())
+	case r := <-done:
+		if r.err != nil {
+			return "", fmt.Errorf("reading %s from stdin: %w", what, r.err)
+		}
+		if len(r.data) > MaxFile {
+			return "", fmt.Errorf("reading %s from stdin: more than the %d bytes allowed", what, MaxFile)
+		}
+		return string(r.data), nil
+	}
 }
 
 // RegisterSampling registers the sampling flags (--temperature, --top-k,

@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -39,4 +44,39 @@ func TestComputeFlags(t *testing.T) {
 	var comp Compute
 	comp.Register(flag.NewFlagSet("x", flag.ContinueOnError))
 	require.Equal(t, "auto", comp.Device, "the default")
+}
+
+// ReadFile reads a program or item only from a regular file of at most
+// MaxFile bytes: a FIFO (whose open would wait for a writer and, before
+// regfile, ignored SIGTERM) and a device (/dev/zero, read without end)
+// are refused at once, naming the path and what it is.
+func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	done := make(chan error, 1)
+	go func() {
+		_, err := ReadFile(ctx, "the program", fifo)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "reading the program: "+fifo+": not a regular file (a named pipe)")
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReadFile blocked on a FIFO")
+	}
+	_, err := ReadFile(ctx, "the program", "/dev/zero")
+	require.ErrorContains(t, err, "/dev/zero: not a regular file (a character device)")
+
+	big := filepath.Join(dir, "big.py")
+	require.NoError(t, os.WriteFile(big, make([]byte, MaxFile+1), 0o600))
+	_, err = ReadFile(ctx, "the program", big)
+	require.ErrorContains(t, err, "more than the 8388608 allowed")
+
+	ok := filepath.Join(dir, "ok.py")
+	require.NoError(t, os.WriteFile(ok, []byte("x = 1\n"), 0o600))
+	src, err := ReadFile(ctx, "the program", ok)
+	require.NoError(t, err)
+	require.Equal(t, "x = 1\n", src)
 }

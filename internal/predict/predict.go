@@ -71,7 +71,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		pre = append(pre, a)
 	}
-	src, err := cli.ReadFile("the program", *program)
+	src, err := cli.ReadFile(ctx, "the program", *program)
 	if err != nil {
 		return err
 	}
