@@ -286,7 +286,13 @@ func (li *LiveInterpreter) Start(ctx context.Context, prog *dsl.Program, call st
 	cpu := int(math.Ceil(lim.Timeout.Seconds()))
 	req := map[string]any{"cmd": "start", "source": prog.Source, "entry": prog.Entry, "call": call,
 		"max_stdout": lim.MaxStdout, "cpu": cpu, "stop": first.wire()}
-	st, err := l.resume(ctx, req)
+	// The start runs the module code and the call's arguments untraced,
+	// which the tracer stops at the step's CPU time (SIGXCPU raises there:
+	// "timeout"), then on to the first stop. A C call that holds the
+	// interpreter (10**10**8) sees no signal until it returns: the start
+	// has a wall clock too, startWall, past which the program is killed
+	// (ErrTimeout).
+	st, err := l.resume(ctx, req, startWall(lim))
 	if err != nil {
 		l.Close()
 		return nil, nil, err
@@ -319,7 +325,7 @@ func (l *Live) Resume(ctx context.Context, c Criteria) (*Stop, error) {
 	if l.end != nil {
 		return nil, &Error{Kind: ErrSetup, Msg: "the program has finished"}
 	}
-	return l.resume(ctx, map[string]any{"cmd": "run", "stop": c.wire()})
+	return l.resume(ctx, map[string]any{"cmd": "run", "stop": c.wire()}, 0)
 }
 
 // Interrupt stops a running Resume at the program's next event (Why
@@ -498,7 +504,15 @@ func (l *Live) ask(ctx context.Context, req map[string]any, wait time.Duration) 
 // no wall-clock limit (its CPU time is limited).
 var far = time.Now().Add(100 * 365 * 24 * time.Hour)
 
-func (l *Live) resume(ctx context.Context, req map[string]any) (*Stop, error) {
+// startWall is the wall-clock limit of a live program's start: three
+// times the CPU time of a step, and the grace a one-shot run gets, so that
+// a start that stays within its CPU time on a busy machine is not cut.
+func startWall(lim Limits) time.Duration { return 3*lim.Timeout + killGrace }
+
+// resume sends a start or run request and waits for its stop: with wall
+// > 0 at most that long from the request or the last input the program
+// read (then the program is killed: ErrTimeout), else without a limit.
+func (l *Live) resume(ctx context.Context, req map[string]any, wall time.Duration) (*Stop, error) {
 	if l.p.dead() {
 		return nil, &Error{Kind: ErrCrash, Msg: "the live program has ended"}
 	}
@@ -509,7 +523,11 @@ func (l *Live) resume(ctx context.Context, req map[string]any) (*Stop, error) {
 	var w *liveReply
 	for {
 		var err error
-		if w, err = l.reply(ctx, far); err != nil {
+		deadline := far
+		if wall > 0 {
+			deadline = time.Now().Add(wall)
+		}
+		if w, err = l.reply(ctx, deadline); err != nil {
 			return nil, err
 		}
 		l.stdout = appendCapped(l.stdout, w.So, l.lim.MaxStdout)
@@ -591,6 +609,8 @@ func (l *Live) ended(w *liveReply) (*Stop, error) {
 		return nil, &Error{Kind: ErrSyntax, Msg: w.Msg, Line: w.Line}
 	case "setup":
 		return nil, &Error{Kind: ErrSetup, Msg: w.Msg}
+	case "timeout":
+		return nil, &Error{Kind: ErrTimeout, Msg: w.Msg}
 	case "memory":
 		return nil, &Error{Kind: ErrMemory, Msg: w.Msg}
 	case "forbidden":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -216,4 +217,27 @@ func TestLiveHostile(t *testing.T) {
 	_, _, err = StartLive(ctx, prog, "", Limits{}, c, nil)
 	require.ErrorIs(t, err, ErrSetup)
 	require.Contains(t, err.Error(), "over the limit")
+}
+
+// TestLiveStartTimeout: a live program's module code and the call's
+// arguments run untraced before its first event, where no stop can
+// reach them: past the CPU time of a step they end the start with
+// ErrTimeout (the tracer raises at SIGXCPU), within a few seconds, and
+// the process is gone.
+func TestLiveStartTimeout(t *testing.T) {
+	ctx := context.Background()
+	any := NoCriteria()
+	any.Any = true
+	for _, c := range []struct{ src, call string }{
+		{"while True:\n    pass\n\ndef f(x):\n    return x\n", "f(1)"},
+		{"def spin():\n    while True:\n        pass\n\ndef f(x):\n    return x\n", "f(spin())"},
+	} {
+		prog, err := dsl.NewProgram(c.src, "f")
+		require.NoError(t, err)
+		start := time.Now()
+		_, _, err = StartLive(ctx, prog, c.call, Limits{Timeout: time.Second}, any, nil)
+		require.ErrorIs(t, err, ErrTimeout, c.src)
+		require.Contains(t, err.Error(), "ran past the CPU time of a step (1 s)")
+		require.Less(t, time.Since(start), 30*time.Second)
+	}
 }

@@ -88,6 +88,7 @@ class State:
         self.repr_left = 0.0  # the program's time left when a timed repr started
         self.stuck = {}  # id -> value whose repr timed out: not tried again
         self.timed_out = False
+        self.setup = False  # a live program's module code and arguments run (SIGXCPU raises Timeout)
         self.capped = False
         self.violation = None
         self.done = False
@@ -1133,6 +1134,11 @@ def live(inp, chan, sign, cpu_hard):
         chan.flush()
 
     def on_xcpu(signum, frame):
+        st = ST[0]
+        if st is not None and st.setup:
+            # Module code or the call's arguments, untraced: no event
+            # would ever see the stop (live_session's prepare ends it).
+            raise Timeout()
         intr[0] = "cpu"
 
     _signal(signal.SIGXCPU, on_xcpu)
@@ -1728,7 +1734,13 @@ def live_session(req, cmdq, intr, send, renew_cpu, array):
         modcode[0] = code
         fn, args, kwargs = exec, (code, g), {}
     else:
-        fn, args, kwargs = prepare(req, code, g, res)
+        st.setup = True  # SIGXCPU (the first resume's budget) raises Timeout here
+        try:
+            fn, args, kwargs = prepare(req, code, g, res)
+        except Timeout:
+            return finish("timeout", {"msg": "the module code or the call's arguments ran past the CPU time of a step (%s s)" % req.get("cpu", "?")})
+        finally:
+            st.setup = False
         if fn is None:
             return finish(res["status"], {"msg": res["msg"], "exc": res.get("exc")})
     st.real_limit = max(st.vis_limit * 3, st.vis_limit + 500)
