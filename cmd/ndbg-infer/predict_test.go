@@ -58,6 +58,40 @@ func TestPredictReal(t *testing.T) {
 	}
 }
 
+// TestPredictRealSaysHowItEnded: a real run that raises says so where the
+// state alone would not (a return state's value None): the exception that
+// a return leaves its frame by ("raising") and the one that ended the
+// program ("escaped"); an action its CPU time (--timeout) cut short is an
+// error that says where the program stopped, not a state shown as the
+// action's.
+func TestPredictRealSaysHowItEnded(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "p.py")
+	require.NoError(t, os.WriteFile(prog, []byte("def f(xs):\n    m = sum(xs) / len(xs)\n    return m\n"), 0o644))
+	runJSON := func(args ...string) map[string]any {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, run(context.Background(), args, &out, &errb), errb.String())
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
+		return v
+	}
+	ret := runJSON("--program", prog, "--call", "f([])", "--backend", "real", "--actions", "step_into step_into", "--action", "step_into")
+	require.Equal(t, "return", ret["event"])
+	require.Equal(t, "None", ret["value"])
+	require.Equal(t, "ZeroDivisionError('division by zero')", ret["raising"])
+	end := runJSON("--program", prog, "--call", "f([])", "--backend", "real", "--action", "continue")
+	require.Equal(t, map[string]any{"type": "ZeroDivisionError", "message": "division by zero", "line": float64(2)}, end["escaped"])
+	ok := runJSON("--program", prog, "--call", "f([2])", "--backend", "real", "--action", "continue")
+	require.Equal(t, map[string]any{"event": "end"}, ok)
+
+	loop := filepath.Join(dir, "loop.py")
+	require.NoError(t, os.WriteFile(loop, []byte("def f(n):\n    while True:\n        n += 1\n    return n\n"), 0o644))
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"--program", loop, "--call", "f(1)", "--backend", "real", "--timeout", "1s", "--action", "step_return"}, &out, &errb))
+	require.Empty(t, out.String())
+	require.Contains(t, errb.String(), "the program ran past the CPU time of an action (--timeout) and stopped at line")
+}
+
 func TestCRUXEvalModeReal(t *testing.T) {
 	item := filepath.Join(t.TempDir(), "item.json")
 	require.NoError(t, os.WriteFile(item, []byte(`{"id":"t","code":"def f(xs):\n    return sorted(xs)[::-1]\n","input":"[2, 3, 1]","output":"[3, 2, 1]"}`), 0o644))

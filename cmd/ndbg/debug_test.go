@@ -129,7 +129,7 @@ func TestDebugUsageErrors(t *testing.T) {
 	// A file that is not there says so first, whatever else is wrong.
 	stderr.Reset()
 	require.Equal(t, 1, run(context.Background(), []string{"debug", "nosuch.py"}, &stdout, &stderr))
-	require.Contains(t, stderr.String(), "reading the program: open nosuch.py: no such file or directory")
+	require.Contains(t, stderr.String(), "reading the program: stat nosuch.py: no such file or directory")
 }
 
 // TestDebugShowsUserLines: the listing, the stops and the breakpoints show

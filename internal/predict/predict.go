@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/dsl"
 	"github.com/ndbg/ndbg/internal/cli"
 	"github.com/ndbg/ndbg/sample"
 )
@@ -141,6 +142,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type Outcome struct {
 	State *ndbg.State
 	Pred  *ndbg.Prediction
+	// Raising is the repr of the exception that a return state's frame is
+	// left by: the state before it, in the same frame, raised it and no
+	// line ran in between (Python reports the frame's return with the value
+	// None); "" for a plain return.
+	Raising string
+	// Escaped is the exception that ended the program, once it has
+	// (ndbg.Session.Escaped: a real run); nil while it runs, or when it
+	// returned.
+	Escaped *ndbg.Exception
 }
 
 // Apply is the single-shot prediction itself, which `ndbg predict` and
@@ -156,7 +166,11 @@ func Apply(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error),
 	for i, p := range pre {
 		// An action may run to the end: the session stays there, and the
 		// next may step back from it.
-		if _, err := s.Do(ctx, p); err != nil && !errors.Is(err, ndbg.ErrFinished) {
+		st, err := s.Do(ctx, p)
+		if err != nil && !errors.Is(err, ndbg.ErrFinished) {
+			return Outcome{}, fmt.Errorf("actions %d (%v): %w", i+1, p, err)
+		}
+		if err := stoppedShort(s, st); err != nil {
 			return Outcome{}, fmt.Errorf("actions %d (%v): %w", i+1, p, err)
 		}
 	}
@@ -164,7 +178,18 @@ func Apply(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error),
 	if err != nil && !errors.Is(err, ndbg.ErrFinished) {
 		return Outcome{}, err
 	}
+	if err == nil {
+		if err := stoppedShort(s, st); err != nil {
+			return Outcome{}, fmt.Errorf("%v: %w", a, err)
+		}
+	}
 	var o Outcome
+	o.Escaped = s.Escaped()
+	if t := s.Trajectory(); err == nil && st.Event == dsl.Return && len(t.Steps) >= 2 {
+		if prev := t.Steps[len(t.Steps)-2].State; prev != nil && prev.Event == dsl.Exception && prev.Depth == st.Depth {
+			o.Raising = prev.Value
+		}
+	}
 	if p, ok := s.Prediction(); ok {
 		if p.Model != nil {
 			p.Model.Source = s.UserLine(p.Model.Line)
@@ -179,5 +204,40 @@ func Apply(ctx context.Context, start func(ndbg.Backend) (*ndbg.Session, error),
 }
 
 // stateJSON prints a state, or {"event":"end"} for the end of the program,
-// with how it was predicted where it was (ndbg.MarshalOutcome).
-func stateJSON(o Outcome) string { return string(ndbg.MarshalOutcome(o.State, o.Pred)) }
+// with how it was predicted where it was (ndbg.MarshalOutcome), and
+// "raising" (Outcome.Raising) and "escaped" (Outcome.Escaped: type,
+// message, line) where they are known.
+func stateJSON(o Outcome) string {
+	js := ndbg.MarshalOutcome(o.State, o.Pred)
+	var extra []string
+	if o.Raising != "" {
+		v, _ := json.Marshal(o.Raising)
+		extra = append(extra, `"raising":`+string(v))
+	}
+	if x := o.Escaped; x != nil {
+		v, _ := json.Marshal(struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+			Line    int    `json:"line"`
+		}{x.Type, x.Message, x.Line})
+		extra = append(extra, `"escaped":`+string(v))
+	}
+	if len(extra) == 0 {
+		return string(js)
+	}
+	return string(js[:len(js)-1]) + "," + strings.Join(extra, ",") + "}"
+}
+
+// stoppedShort is an error where a real run's action did not reach its
+// own stop: the program ran past the action's CPU time (--timeout) or was
+// interrupted, and stopped where it was; that state is not the answer.
+func stoppedShort(s *ndbg.Session, st ndbg.State) error {
+	switch s.Interrupted() {
+	case "":
+		return nil
+	case "cpu":
+		return fmt.Errorf("the program ran past the CPU time of an action (--timeout) and stopped at line %d, before the action's stop: %w", st.Line, ndbg.ErrLimit)
+	default:
+		return fmt.Errorf("interrupted at line %d, before the action's stop", st.Line)
+	}
+}
