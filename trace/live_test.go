@@ -2,6 +2,8 @@ package trace
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +241,33 @@ func TestLiveStartTimeout(t *testing.T) {
 		require.ErrorIs(t, err, ErrTimeout, c.src)
 		require.Contains(t, err.Error(), "ran past the CPU time of a step (1 s)")
 		require.Less(t, time.Since(start), 30*time.Second)
+	}
+}
+
+// TestKillLeavesNoSandboxInit: a killed tracer's sandbox init (bwrap's
+// child, PID 1 of the sandbox's PID namespace, in a session of its own) is
+// killed first (killChildren), so that bwrap reaps it: no process of the
+// sandbox outlives the kill, not even a zombie left to the host's init
+// (which, in a container whose PID 1 does not reap, stays).
+func TestKillLeavesNoSandboxInit(t *testing.T) {
+	ctx := context.Background()
+	prog, err := dsl.NewProgram("def f(x):\n    return x\n", "f")
+	require.NoError(t, err)
+	any := NoCriteria()
+	any.Any = true
+	l, _, err := StartLive(ctx, prog, "f(1)", Limits{}, any, nil)
+	require.NoError(t, err)
+	pid := l.p.cmd.Process.Pid
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil || l.lim.Unsandboxed {
+		l.Close()
+		t.Skip("no sandbox, or no /proc/PID/task/PID/children")
+	}
+	kids := strings.Fields(string(data))
+	require.NotEmpty(t, kids, "bwrap's sandbox init")
+	l.Close()
+	for _, k := range kids {
+		_, err := os.Stat("/proc/" + k)
+		require.True(t, os.IsNotExist(err), "process %s of the sandbox is still there (a zombie?) after Close", k)
 	}
 }

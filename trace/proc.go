@@ -437,12 +437,51 @@ func (p *proc) shutdown() {
 	p.end(exitGrace)
 }
 
+// childGrace is how long end waits for bwrap to reap the sandbox's init
+// that killChildren killed, and exit by itself.
+const childGrace = 2 * time.Second
+
+// waitClosed waits up to d for c to close and says whether it did.
+func waitClosed(c <-chan struct{}, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-c:
+		return true
+	case <-timer.C:
+		return false
+	}
+}
+
+// killChildren kills the children of the process pid (the sandbox's init,
+// PID 1 of its namespace, which takes every process there with it; bwrap
+// starts it in a session of its own, outside bwrap's group) and says
+// whether it found any. Then bwrap reaps it and exits by itself: a bwrap
+// killed first leaves its init, killed by --die-with-parent, to the host's
+// init, a zombie wherever that init does not reap (a container whose PID 1
+// is a plain program). Without /proc/PID/task/PID/children (a kernel
+// without CONFIG_PROC_CHILDREN), nothing is found.
+func killChildren(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, f := range strings.Fields(string(data)) {
+		if c, err := strconv.Atoi(f); err == nil && c > 1 {
+			found = syscall.Kill(c, syscall.SIGKILL) == nil || found
+		}
+	}
+	return found
+}
+
 // kill ends the whole process group at once; see end.
 func (p *proc) kill() { p.end(0) }
 
-// end waits up to grace for the child to exit, then kills its whole process
-// group, reaps the child, stops the reader and removes the work directory,
-// if any. It is safe to call more than once.
+// end waits up to grace for the child to exit, then kills its children
+// (killChildren) and waits up to childGrace for it to exit after them, then
+// kills its whole process group, reaps the child, stops the reader and
+// removes the work directory, if any. It is safe to call more than once.
 func (p *proc) end(grace time.Duration) {
 	p.once.Do(func() {
 		if p.cmd.Process != nil {
@@ -451,12 +490,9 @@ func (p *proc) end(grace time.Duration) {
 				_ = p.cmd.Wait()
 				close(exited)
 			}()
-			timer := time.NewTimer(grace)
-			select {
-			case <-exited:
-			case <-timer.C:
+			if !waitClosed(exited, grace) && killChildren(p.cmd.Process.Pid) {
+				waitClosed(exited, childGrace)
 			}
-			timer.Stop()
 			// The child leads its own group (Setpgid), so -pid is the group.
 			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 			<-exited
