@@ -105,6 +105,7 @@ type SessionView struct {
 	VerifyBelow float64      `json:"verify_below,omitempty"`
 	Output      *Output      `json:"output,omitempty" jsonschema:"what the program wrote before this stop (real runs)"`
 	Escaped     *Escaped     `json:"escaped,omitempty" jsonschema:"the exception that escaped the program, once finished (real runs)"`
+	Interrupted string       `json:"interrupted,omitempty" jsonschema:"real runs: why state is not the last action's own stop: cpu (it ran past the CPU time of an action and stopped where it was) or interrupt; absent when it reached its stop"`
 	Real        *State       `json:"real,omitempty" jsonschema:"compare backend: the real state after the same actions"`
 	Match       *Match       `json:"match,omitempty" jsonschema:"compare backend: how the prediction agrees with the real state"`
 	RealNote    string       `json:"real_note,omitempty" jsonschema:"compare backend: why the real run no longer follows"`
@@ -200,6 +201,7 @@ func sessionView(ss *sessions.Session) SessionView {
 	if x := s.Escaped(); x != nil {
 		v.Escaped = &Escaped{Type: x.Type, Message: x.Message, Line: x.Line}
 	}
+	v.Interrupted = s.Interrupted()
 	real, note := ss.Real()
 	v.RealNote = note
 	if real != nil {

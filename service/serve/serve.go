@@ -330,6 +330,10 @@ type sessionView struct {
 	VerifyBelow float64         `json:"verify_below,omitempty"`
 	Output      *outputView     `json:"output,omitempty"`    // real backend only
 	Exception   *exceptionView  `json:"exception,omitempty"` // real backend, once finished
+	// Interrupted says why state is not the last action's own stop: "cpu"
+	// (it ran past the CPU time of an action and stopped where it was) or
+	// "interrupt" (real backend: ndbg.Session.Interrupted); absent otherwise.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // outputView is ndbg.Output as text (invalid UTF-8 replaced by JSON).
@@ -359,6 +363,7 @@ func view(ss *sessions.Session) sessionView {
 	if x := sess.Escaped(); x != nil {
 		v.Exception = &exceptionView{Type: x.Type, Message: x.Message, Line: x.Line}
 	}
+	v.Interrupted = sess.Interrupted()
 	if st, ok := sess.State(); ok {
 		// A predicted state says how sure the model was (and whether
 		// verify_below replaced it by the real one), as ndbg-infer does.

@@ -729,3 +729,18 @@ func TestConcurrentRequestsOnOneSession(t *testing.T) {
 		require.JSONEq(t, apiJSON(t, want), stateJSON(t, h.(map[string]any)["state"]), "step %d", i+1)
 	}
 }
+
+// TestActionCutShortSaysSo: a real action that runs past its CPU time
+// stops where the program is, and the answer says so ("interrupted":
+// "cpu") rather than passing that state off as the action's stop.
+func TestActionCutShortSaysSo(t *testing.T) {
+	ts, _ := start(t, Config{Trace: trace.Limits{Timeout: time.Second}})
+	id := create(t, ts, "real", "def f(n):\n    while True:\n        n += 1\n    return n\n", "f(1)")
+	code, v := call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_return"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.Equal(t, "cpu", v["interrupted"], "%v", v)
+	id = create(t, ts, "real", prog, "f([1])")
+	code, v = call(t, ts, "POST", "/sessions/"+id+"/actions", map[string]string{"action": "step_return"})
+	require.Equal(t, http.StatusOK, code, "%v", v)
+	require.NotContains(t, v, "interrupted")
+}
