@@ -23,6 +23,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	_ "embed" // openapi.json
 	"encoding/json"
@@ -34,6 +35,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/sample"
@@ -270,10 +273,22 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 // decodeErr is decode's reading, its refusal a *sessions.Error (Invalid,
 // or TooLarge), for a handler that reads the body under a session's lock
 // (so that an unknown session is a 404 whatever the body).
+//
+// The body must be UTF-8 without lone surrogate escapes: encoding/json
+// would turn either into U+FFFD, and the program run would not be the one
+// sent.
 func decodeErr(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err == nil {
+		if where, bad := notUTF8(body); bad {
+			return sessions.Errorf(sessions.Invalid, "the request body is not UTF-8 text: %s", where)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	if err == nil {
+		err = dec.Decode(v)
+	}
 	if err == nil && dec.More() {
 		err = errors.New("more data after the JSON object")
 	} else if err == nil {
@@ -291,6 +306,47 @@ func decodeErr(r *http.Request, v any) error {
 		return sessions.Errorf(sessions.Invalid, "the request body is not the JSON this operation takes: %v", err)
 	}
 	return nil
+}
+
+// notUTF8 says where body stops being UTF-8 text a JSON decoder keeps as
+// it is: a byte that is not UTF-8, or a \uD800-\uDFFF escape that is not
+// half of a surrogate pair (both of which it would replace by U+FFFD).
+func notUTF8(body []byte) (where string, bad bool) {
+	if !utf8.Valid(body) {
+		for i := 0; i < len(body); {
+			r, n := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && n == 1 {
+				return fmt.Sprintf("byte %d is not UTF-8", i+1), true
+			}
+			i += n
+		}
+	}
+	hex4 := func(i int) (rune, bool) { // the \uXXXX escape at body[i:]
+		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' || i+1 >= len(body) {
+			continue
+		}
+		r, ok := hex4(i)
+		switch {
+		case !ok: // another escape (\\, \n, ...): past its second byte
+		case utf16.IsSurrogate(r) && r < 0xDC00:
+			if lo, ok := hex4(i + 6); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+				i += 6
+				break
+			}
+			return fmt.Sprintf("byte %d: a \\u%04X escape without its low surrogate", i+1, r), true
+		case utf16.IsSurrogate(r):
+			return fmt.Sprintf("byte %d: a \\u%04X escape without its high surrogate", i+1, r), true
+		}
+		i++
+	}
+	return "", false
 }
 
 // status is the HTTP status of a refusal of kind k.

@@ -744,3 +744,25 @@ func TestActionCutShortSaysSo(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", v)
 	require.NotContains(t, v, "interrupted")
 }
+
+// TestBodyNotUTF8: a body with a byte that is not UTF-8, or a lone
+// surrogate escape, is refused (400, saying where), where encoding/json
+// would have run the program with U+FFFD in their place; a surrogate
+// pair, U+FFFD itself and an escaped backslash before "u" pass.
+func TestBodyNotUTF8(t *testing.T) {
+	ts, _ := start(t, Config{})
+	for body, want := range map[string]string{
+		"{\"program\": \"def f(x):\\n    s = '\xff'\\n    return s\\n\", \"call\": \"f(1)\", \"backend\": \"real\"}": "byte 34 is not UTF-8",
+		`{"program": "def f(x):\n    s = '\ud800'\n    return s\n", "call": "f(1)", "backend": "real"}`:           `a \uD800 escape without its low surrogate`,
+		`{"program": "def f(x):\n    s = '\udc00'\n    return s\n", "call": "f(1)", "backend": "real"}`:           `a \uDC00 escape without its high surrogate`,
+	} {
+		code, v := call(t, ts, "POST", "/sessions", body)
+		require.Equal(t, http.StatusBadRequest, code, "%s: %v", body, v)
+		require.Contains(t, v["error"], want, body)
+	}
+	for _, lit := range []string{`\ud83d\ude00`, `\ufffd`, "\uFFFD", `\\ud800`} {
+		body := `{"program": "def f(x):\n    s = '` + lit + `'\n    return s\n", "call": "f(1)", "backend": "real"}`
+		code, v := call(t, ts, "POST", "/sessions", body)
+		require.Equal(t, http.StatusCreated, code, "%s: %v", body, v)
+	}
+}
