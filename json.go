@@ -3,6 +3,7 @@ package ndbg
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -62,8 +63,14 @@ func UnmarshalState(data []byte) (State, error) {
 		Value  string          `json:"value"`
 		Depth  int             `json:"depth"`
 	}
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
+		return State{}, errors.New(`ndbg: state JSON: want an object such as {"event": "line", "line": 3, "locals": {"x": "1"}}`)
+	}
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return State{}, fmt.Errorf("ndbg: state JSON: %w", err)
+	}
+	if raw.Event == "" {
+		return State{}, errors.New("ndbg: state JSON: no event (call, line, return or exception)")
 	}
 	ev, err := dsl.ParseEvent(raw.Event)
 	if err != nil {

@@ -1,6 +1,7 @@
 package ndbg_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ndbg/ndbg"
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/trace"
 )
 
 func TestCompare(t *testing.T) {
@@ -102,4 +104,54 @@ func TestMarshalOutcome(t *testing.T) {
 	end := ndbg.Prediction{Confidence: ndbg.Confidence{State: 0.25, Event: 0.25, Line: 1, Value: 1}}
 	require.JSONEq(t, `{"event":"end","confidence":{"state":0.25,"event":0.25},"uncertain":false}`,
 		string(ndbg.MarshalOutcome(nil, &end)))
+}
+
+// TestGivenStateRefused: a state given from outside (ndbg-infer --state,
+// ndbg.StartAt) that no frame could have is an error that says what is
+// wrong: JSON that is not an object, no event, a local that is not a
+// Python name or comes twice, a value that is not a whole repr.
+func TestGivenStateRefused(t *testing.T) {
+	for in, want := range map[string]string{
+		`[]`:                            "want an object such as",
+		`null`:                          "want an object such as",
+		`{}`:                            "no event",
+		`{"event":"lines"}`:             "unknown event",
+		`{"event":"line","locals":[1]}`: "locals must be an object",
+	} {
+		_, err := ndbg.UnmarshalState([]byte(in))
+		require.ErrorContains(t, err, want, in)
+	}
+	src := "def f(x):\n    y = x + 1\n    return y\n"
+	for _, c := range []struct {
+		locals []dsl.Local
+		want   string
+	}{
+		{[]dsl.Local{{Name: "x y", Repr: "1"}}, `"x y": not a Python name`},
+		{[]dsl.Local{{Name: "1bad", Repr: "1"}}, `"1bad": not a Python name`},
+		{[]dsl.Local{{Name: "x", Repr: "1"}, {Name: "x", Repr: "2"}}, `"x" comes twice`},
+		{[]dsl.Local{{Name: "x", Repr: "[1,"}}, `is not complete`},
+		{[]dsl.Local{{Name: "x", Repr: ""}}, `the value must be a Python repr`},
+	} {
+		_, err := ndbg.StartAt(context.Background(), ndbg.Real(trace.Limits{}), src, "f", ndbg.State{Event: dsl.Line, Line: 2, Locals: c.locals})
+		require.ErrorContains(t, err, c.want, "%v", c.locals)
+	}
+}
+
+// FuzzUnmarshalState: any text is a state or an error, never a panic, and
+// a state it reads writes back to JSON that reads as the same state.
+func FuzzUnmarshalState(f *testing.F) {
+	for _, s := range []string{`{"event":"line","line":3,"locals":{"x":"1"}}`, `{"event":"return","value":"None","locals":{}}`, `[]`, `null`, `{"locals":{"a":1}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := ndbg.UnmarshalState(data)
+		if err != nil {
+			return
+		}
+		back, err := ndbg.UnmarshalState(ndbg.MarshalState(st))
+		require.NoError(t, err)
+		require.Equal(t, st.Event, back.Event)
+		require.Equal(t, st.Line, back.Line)
+		require.Equal(t, len(st.Locals), len(back.Locals))
+	})
 }

@@ -113,6 +113,9 @@ func StartAt(ctx context.Context, b Backend, source, entry string, st State) (*S
 	if !prog.Nameable(st.Line) {
 		return nil, fmt.Errorf("ndbg: line %d is not a code line of the program", st.Line)
 	}
+	if err := checkLocals(st.Locals); err != nil {
+		return nil, err
+	}
 	st.Source = prog.Text(st.Line)
 	at, ok := b.(startAter)
 	if !ok {
@@ -124,6 +127,26 @@ func StartAt(ctx context.Context, b Backend, source, entry string, st State) (*S
 	}
 	return &Session{backend: b, prog: prog, eng: eng, traj: dsl.Trajectory{Program: prog, Start: st}, midway: true,
 		user: dsl.UserLines(source)}, nil
+}
+
+// checkLocals refuses a given state's locals that no frame could have: a
+// name that is not a Python name or comes twice, a value that is not a
+// whole repr (dsl.CheckRepr), as Set refuses them.
+func checkLocals(locals []dsl.Local) error {
+	seen := map[string]bool{}
+	for _, l := range locals {
+		switch {
+		case !isIdentifier(l.Name):
+			return fmt.Errorf("ndbg: the state's local %q: not a Python name", l.Name)
+		case seen[l.Name]:
+			return fmt.Errorf("ndbg: the state's local %q comes twice", l.Name)
+		}
+		seen[l.Name] = true
+		if err := dsl.CheckRepr(l.Repr); err != nil {
+			return fmt.Errorf("ndbg: the state's local %s: the value must be a Python repr such as 3, 'abc' or [1, 2]: %w", l.Name, err)
+		}
+	}
+	return nil
 }
 
 // ErrScript: a whole script (Start with an empty call) was given to a

@@ -276,16 +276,28 @@ const MaxFile = 8 << 20
 
 // ReadFile reads the program or item at path ("-": stdin) for a command:
 // a regular file (regfile: a FIFO or a device is refused at once, without
-// blocking) or stdin, of at most MaxFile bytes; a read of stdin ends when
-// ctx does (SIGINT or SIGTERM: Main), with ctx's error. what names it in
-// errors.
+// blocking) or stdin, of at most MaxFile bytes, of UTF-8 text without NUL
+// bytes (an error says the line and column, not quoting it); a read of
+// stdin ends when ctx does (SIGINT or SIGTERM: Main), with ctx's error.
+// what names it in errors.
 func ReadFile(ctx context.Context, what, path string) (string, error) {
+	data, err := readFile(ctx, what, path)
+	if err != nil {
+		return "", err
+	}
+	if where, bad := regfile.NotText(data); bad {
+		return "", fmt.Errorf("%s is not UTF-8 text without NUL bytes: %s", what, where)
+	}
+	return string(data), nil
+}
+
+func readFile(ctx context.Context, what, path string) ([]byte, error) {
 	if path != "-" {
 		data, err := regfile.Read(path, MaxFile)
 		if err != nil {
-			return "", fmt.Errorf("reading %s: %w", what, err)
+			return nil, fmt.Errorf("reading %s: %w", what, err)
 		}
-		return string(data), nil
+		return data, nil
 	}
 	type result struct {
 		data []byte
@@ -298,15 +310,15 @@ func ReadFile(ctx context.Context, what, path string) (string, error) {
 	}()
 	select {
 	case <-ctx.Done():
-		return "", fmt.Errorf("reading %s from stdin: %w", what, ctx.Err())
+		return nil, fmt.Errorf("reading %s from stdin: %w", what, ctx.Err())
 	case r := <-done:
 		if r.err != nil {
-			return "", fmt.Errorf("reading %s from stdin: %w", what, r.err)
+			return nil, fmt.Errorf("reading %s from stdin: %w", what, r.err)
 		}
 		if len(r.data) > MaxFile {
-			return "", fmt.Errorf("reading %s from stdin: more than the %d bytes allowed", what, MaxFile)
+			return nil, fmt.Errorf("reading %s from stdin: more than the %d bytes allowed", what, MaxFile)
 		}
-		return string(r.data), nil
+		return r.data, nil
 	}
 }
 

@@ -80,3 +80,15 @@ func TestReadFileRefusesWhatIsNotAFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "x = 1\n", src)
 }
+
+// ReadFile refuses a program that is not text, saying where without
+// quoting it.
+func TestReadFileRefusesWhatIsNotText(t *testing.T) {
+	dir := t.TempDir()
+	for name, data := range map[string]string{"nul.py": "x = 1\ny = 2\x00\n", "latin1.py": "x = 1\ny = '\xff'\n"} {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+		_, err := ReadFile(context.Background(), "the program", path)
+		require.ErrorContains(t, err, "the program is not UTF-8 text without NUL bytes: line 2, column", name)
+	}
+}
