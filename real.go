@@ -294,6 +294,24 @@ func (e *realEngine) start(ctx context.Context, c trace.Criteria) (*trace.Live, 
 	return l, st, nil
 }
 
+// onTo resumes l toward c while its stop st fell short only because a
+// resume ran its CPU time (trace.Limits.Timeout, each resume's own): a run
+// again to an event takes as long as the actions that first reached it,
+// however many (the interpreter's SessionCPU bounds them all). An
+// interrupt (Session.Interrupt) ends it with an error.
+func onTo(ctx context.Context, l *trace.Live, st *trace.Stop, c trace.Criteria) (*trace.Stop, error) {
+	for !st.End && st.Why == "cpu" {
+		var err error
+		if st, err = l.Resume(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	if !st.End && st.Why == "interrupt" {
+		return nil, errors.New("interrupted on the way back; the session stays where it was")
+	}
+	return st, nil
+}
+
 // replay runs the program again from its start to event at (-1: its end),
 // running the edits made before it on the way, and makes that the current
 // position; digest, when not empty, is the path the first run took to it,
@@ -318,13 +336,19 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 	if l != nil {
 		e.parkHit++
 		if st.Index < at { // on from the checkpoint, the path checked to the target
-			if st, err = l.Resume(ctx, target(at)); err != nil {
+			if st, err = l.Resume(ctx, target(at)); err == nil {
+				st, err = onTo(ctx, l, st, target(at))
+			}
+			if err != nil {
 				l.Close()
 				return fmt.Errorf("ndbg: running the program again: %w", err)
 			}
 		}
 	} else if l, st, err = e.start(ctx, target(next)); err != nil {
 		return err
+	} else if st, err = onTo(ctx, l, st, target(next)); err != nil {
+		l.Close()
+		return fmt.Errorf("ndbg: running the program again: %w", err)
 	}
 	for i := 0; i < len(keep); {
 		if st.End || st.Index != keep[i].at {
@@ -343,7 +367,10 @@ func (e *realEngine) replay(ctx context.Context, at int, digest string) error {
 		if i < len(keep) {
 			next = keep[i].at
 		}
-		if st, err = l.Resume(ctx, target(next)); err != nil {
+		if st, err = l.Resume(ctx, target(next)); err == nil {
+			st, err = onTo(ctx, l, st, target(next))
+		}
+		if err != nil {
 			l.Close()
 			return fmt.Errorf("ndbg: running the program again: %w", err)
 		}

@@ -296,3 +296,26 @@ func TestRealInput(t *testing.T) {
 	require.Equal(t, dsl.Exception, st.Event)
 	require.Contains(t, st.Value, "EOFError")
 }
+
+// TestStepBackAfterCPUCut: a step back runs the program again to the
+// earlier event, which may take more than one action's CPU time (each
+// action has its own): it goes on past each resume's limit, as the first
+// run did over its actions, instead of calling the program
+// irreproducible.
+func TestStepBackAfterCPUCut(t *testing.T) {
+	ctx := context.Background()
+	src := "def f(n):\n    while True:\n        n += 1\n    return n\n"
+	s, err := ndbg.Start(ctx, ndbg.Real(trace.Limits{Timeout: time.Second}), src, "f(1)")
+	require.NoError(t, err)
+	defer s.Close()
+	st, err := s.StepReturn(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "cpu", s.Interrupted())
+	st2, err := s.StepReturn(ctx) // a second second: the step back must cover both
+	require.NoError(t, err)
+	require.Equal(t, "cpu", s.Interrupted())
+	require.NotEqual(t, st, st2)
+	back, err := s.Do(ctx, ndbg.Action{Kind: dsl.InvStepInto})
+	require.NoError(t, err)
+	require.Equal(t, dsl.Line, back.Event)
+}
