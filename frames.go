@@ -249,6 +249,16 @@ func (e *realEngine) applyIf(ctx context.Context, a dsl.Action, breakpoints []in
 	return e.apply(ctx, a, breakpoints, keep, nil)
 }
 
+// className returns NAME for a line "class NAME:" or "class NAME(...):".
+func className(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "class ")
+	if !ok {
+		return "", false
+	}
+	name := strings.TrimSpace(strings.FieldsFunc(rest, func(r rune) bool { return r == '(' || r == ':' })[0])
+	return name, name != "" && !strings.ContainsAny(name, " \t#)")
+}
+
 // pdbStepper is an engine that runs the program, so it can take pdb's own
 // step, next, until and return, which follow bdb's rules (DoLikePdb,
 // UntilLikePdb).
@@ -313,15 +323,47 @@ func (e *realEngine) applyPdb(ctx context.Context, a dsl.Action, c trace.Criteri
 }
 
 // FunctionLine returns the def line of the top-level function called name
-// and the first line of its body (past a docstring), where a breakpoint on
-// the function stops (pdb's break FUNCTION stops at the first line each
-// call runs); ok is false when the program has no such function.
+// (or, for "Class.method", of the method defined in the top-level class's
+// body) and the first line of its body (past a docstring), where a
+// breakpoint on the function stops (pdb's break FUNCTION stops at the
+// first line each call runs); ok is false when the program has no such
+// function.
 func (s *Session) FunctionLine(name string) (def, body int, ok bool) {
 	p := s.prog
+	indent := func(l string) int { return len(l) - len(strings.TrimLeft(l, " \t")) }
+	cls, meth, isMethod := strings.Cut(name, ".")
 	for n := 1; n <= len(p.Lines) && def == 0; n++ {
 		l := s.UserLine(n)
-		if got, isDef := dsl.DefName(l); isDef && got == name && !strings.HasPrefix(l, " ") && !strings.HasPrefix(l, "\t") {
-			def = n
+		if indent(l) != 0 {
+			continue
+		}
+		if !isMethod {
+			if got, isDef := dsl.DefName(l); isDef && got == name {
+				def = n
+			}
+			continue
+		}
+		if c, ok := className(l); !ok || c != cls {
+			continue
+		}
+		// The class's body: its def lines at the indentation of its first
+		// statement.
+		in := -1
+		for m := n + 1; m <= len(p.Lines); m++ {
+			lm := s.UserLine(m)
+			if strings.TrimSpace(lm) == "" || strings.HasPrefix(strings.TrimSpace(lm), "#") {
+				continue
+			}
+			if in < 0 {
+				in = indent(lm)
+			}
+			if indent(lm) == 0 {
+				break
+			}
+			if got, isDef := dsl.DefName(lm); isDef && got == meth && indent(lm) == in {
+				def = m
+				break
+			}
 		}
 	}
 	if def == 0 {

@@ -273,9 +273,11 @@ func (s *Session) Stack() []int {
 // name, as pdb's break FUNCTION checks the frame's code before it stops: a
 // lambda or comprehension on the function's first body line runs in a
 // frame of its own, where that breakpoint does not stop, and a generator
-// resumed is still its function. True when the frame's function is not
-// known (Frames).
+// resumed is still its function. A method is named "Class.method"
+// (FunctionLine), its frame by the method's name. True when the frame's
+// function is not known (Frames).
 func (s *Session) InFunction(name string) bool {
+	name = name[strings.LastIndex(name, ".")+1:]
 	fs := s.Frames()
 	return len(fs) == 0 || fs[len(fs)-1].Func == "" || fs[len(fs)-1].Func == name
 }

@@ -399,6 +399,19 @@ def deco(fn):
 outer(1)()
 deco(2)
 `, "", []string{"b 5", "b 99", "b nosuch", "b outer", "b deco", "c", "p fn", "c", "c", "p fn", "c"}},
+		pdbCase{"break Class.method, set once the class is defined", `class A:
+    """A box."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def get(self):
+        return self.v
+
+a = A(1)
+b = A(2)
+print('out:', a.get(), b.get())
+`, "", []string{"n", "n", "b A.get", "b A.__init__", "c", "p v", "c", "p self.v", "c", "c"}},
 	)
 }
 

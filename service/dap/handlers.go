@@ -201,7 +201,7 @@ func (s *server) setBreakpoints(r *godap.SetBreakpointsRequest) {
 }
 
 // setFunctionBreakpoints sets a breakpoint on the first body line of each
-// named top-level function (as pdb's break FUNCTION stops at the first line
+// named top-level function or Class.method (as pdb's break FUNCTION stops at the first line
 // each call runs).
 func (s *server) setFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) {
 	s.sess.funcBPs = nil
@@ -212,7 +212,7 @@ func (s *server) setFunctionBreakpoints(r *godap.SetFunctionBreakpointsRequest) 
 		hit, err := parseHit(fb.HitCondition)
 		switch {
 		case !ok:
-			bps[i].Message = fmt.Sprintf("%q is not a top-level function of %s", fb.Name, filepath.Base(s.sess.path))
+			bps[i].Message = fmt.Sprintf("%q is not a top-level function or Class.method of %s", fb.Name, filepath.Base(s.sess.path))
 			continue
 		case err != nil:
 			bps[i].Message = err.Error()
