@@ -3,6 +3,7 @@ package ndbg_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -131,10 +132,18 @@ func TestGivenStateRefused(t *testing.T) {
 		{[]dsl.Local{{Name: "x", Repr: "1"}, {Name: "x", Repr: "2"}}, `"x" comes twice`},
 		{[]dsl.Local{{Name: "x", Repr: "[1,"}}, `is not complete`},
 		{[]dsl.Local{{Name: "x", Repr: ""}}, `the value must be a Python repr`},
+		{[]dsl.Local{{Name: ".", Repr: "1"}}, `".": not a Python name`},
+		{[]dsl.Local{{Name: ".x", Repr: "1"}}, `".x": not a Python name`},
 	} {
 		_, err := ndbg.StartAt(context.Background(), ndbg.Real(trace.Limits{}), src, "f", ndbg.State{Event: dsl.Line, Line: 2, Locals: c.locals})
 		require.ErrorContains(t, err, c.want, "%v", c.locals)
 	}
+	// A comprehension's frame has CPython's implicit ".0", its iterator:
+	// a state the real debugger shows is one it can start from.
+	comp := "def f(xs):\n    return [x * 2 for x in xs]\n"
+	_, err := ndbg.StartAt(context.Background(), ndbg.Real(trace.Limits{}), comp, "f",
+		ndbg.State{Event: dsl.Line, Line: 2, Locals: []dsl.Local{{Name: ".0", Repr: "<list_iterator object at 0x...>"}}})
+	require.NotContains(t, fmt.Sprint(err), "Python name")
 }
 
 // FuzzUnmarshalState: any text is a state or an error, never a panic, and

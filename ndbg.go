@@ -130,13 +130,18 @@ func StartAt(ctx context.Context, b Backend, source, entry string, st State) (*S
 }
 
 // checkLocals refuses a given state's locals that no frame could have: a
-// name that is not a Python name or comes twice, a value that is not a
-// whole repr (dsl.CheckRepr), as Set refuses them.
+// name that is neither a Python name nor one of CPython's implicit ones
+// (".0", a comprehension's iterator) or that comes twice, a value that is
+// not a whole repr (dsl.CheckRepr), as Set refuses them.
 func checkLocals(locals []dsl.Local) error {
+	implicit := func(name string) bool {
+		n, ok := strings.CutPrefix(name, ".")
+		return ok && n != "" && strings.Trim(n, "0123456789") == ""
+	}
 	seen := map[string]bool{}
 	for _, l := range locals {
 		switch {
-		case !isIdentifier(l.Name):
+		case !isIdentifier(l.Name) && !implicit(l.Name):
 			return fmt.Errorf("ndbg: the state's local %q: not a Python name", l.Name)
 		case seen[l.Name]:
 			return fmt.Errorf("ndbg: the state's local %q comes twice", l.Name)

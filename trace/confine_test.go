@@ -290,3 +290,37 @@ func TestProgramSeesItselfAsAScript(t *testing.T) {
 	}
 	require.Equal(t, []string{"argparse", "args", "x"}, names)
 }
+
+// TestHostileProcessAccess: the program cannot reach into another process,
+// the sandbox's init above all (run by a user other than root, it has the
+// program's uid: traced, it could drop its death-with-parent signal and
+// outlive ndbg, or allocate past the memory limit): ptrace and
+// process_vm_readv/writev are refused (EPERM) by the seccomp filter; and
+// the descriptors it may hold are bounded (each socket's buffers are kernel
+// memory outside its memory limit).
+func TestHostileProcessAccess(t *testing.T) {
+	var got struct{ Ptrace, VMRead, VMWrite, Files int }
+	jsonRun(t, `import ctypes, json, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def err(nr, *args):
+    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])
+    return ctypes.get_errno() if r == -1 else 0
+KEEP = []  # a global, not a local the tracer writes at every line
+def f():
+    ptrace, vmr, vmw = {"x86_64": (101, 310, 311), "aarch64": (117, 270, 271)}[os.uname().machine]
+    try:
+        for _ in range(5000):
+            KEEP.append(socket.socketpair())
+    except OSError:
+        pass
+    print(json.dumps({"Ptrace": err(ptrace, 16, 1, 0, 0), "VMRead": err(vmr, 1, 0, 0, 0, 0, 0),
+                      "VMWrite": err(vmw, 1, 0, 0, 0, 0, 0), "Files": 2 * len(KEEP)}))
+`, &got)
+	eperm := int(syscall.EPERM)
+	assert.Equal(t, eperm, got.Ptrace, "ptrace(PTRACE_ATTACH, 1)")
+	assert.Equal(t, eperm, got.VMRead, "process_vm_readv")
+	assert.Equal(t, eperm, got.VMWrite, "process_vm_writev")
+	assert.LessOrEqual(t, got.Files, 1024, "sockets held")
+	assert.Greater(t, got.Files, 512, "sockets held")
+}

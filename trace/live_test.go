@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ndbg/ndbg/dsl"
+	"github.com/ndbg/ndbg/internal/testsupport/otheruser"
 )
 
 // liveProgram is a program with a class, a closure, a generator, a
@@ -270,4 +272,40 @@ func TestKillLeavesNoSandboxInit(t *testing.T) {
 		_, err := os.Stat("/proc/" + k)
 		require.True(t, os.IsNotExist(err), "process %s of the sandbox is still there (a zombie?) after Close", k)
 	}
+}
+
+// TestOtherUserCannotSignalTheSandbox: run by root, a program runs as
+// SandboxUID, which no account of the host has: another local user
+// (otheruser, uid 65534, the nobody that the sandbox used to run as)
+// cannot signal its interpreter or change its limits, which a process of
+// the same uid could (kill, prlimit).
+func TestOtherUserCannotSignalTheSandbox(t *testing.T) {
+	py := otheruser.Python(t)
+	ctx := context.Background()
+	prog, err := dsl.NewProgram("def f(x):\n    return x\n", "f")
+	require.NoError(t, err)
+	any := NoCriteria()
+	any.Any = true
+	l, _, err := StartLive(ctx, prog, "f(1)", Limits{}, any, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	children := func(pid string) []string {
+		data, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+		if err != nil {
+			t.Skipf("no /proc/PID/task/PID/children: %v", err)
+		}
+		return strings.Fields(string(data))
+	}
+	interp := []string{fmt.Sprint(l.p.cmd.Process.Pid)}
+	for len(interp) == 1 && len(children(interp[0])) > 0 { // bwrap, its init, then the interpreter
+		interp = children(interp[0])[:1]
+	}
+	status, err := os.ReadFile("/proc/" + interp[0] + "/status")
+	require.NoError(t, err)
+	require.Contains(t, string(status), fmt.Sprintf("Uid:\t%d\t%d\t%d\t%d", SandboxUID, SandboxUID, SandboxUID, SandboxUID))
+	cmd := exec.Command(py, "-c", "import os, sys\ntry:\n    os.kill(int(sys.argv[1]), 0)\n    print('signalled')\nexcept PermissionError:\n    print('refused')\n", interp[0])
+	otheruser.Set(cmd)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Equal(t, "refused\n", string(out))
 }

@@ -30,9 +30,14 @@ const scratchBytes = 64 << 20
 // program runs as when ndbg runs as root: the sandbox never runs code as the
 // host's uid 0, whose files (and /proc/sys) it would otherwise own. Run by
 // another user, a program runs as that user inside its user namespace.
+//
+// Not 65534 (nobody, nogroup): that is a real account other programs run
+// as, and a process of the same uid may signal the interpreter or lower its
+// limits (kill, prlimit). 65533 lies in the range Debian reserves and never
+// allocates (65000-65533), so no account of the host has it.
 const (
-	SandboxUID = 65534
-	SandboxGID = 65534
+	SandboxUID = 65533
+	SandboxGID = 65533
 )
 
 // Command returns the command that runs the Python code (python's -c) with
@@ -123,12 +128,12 @@ func Command(lim Limits, dir string, env []string, extra []*os.File, pyFlags []s
 
 // dropPrivileges is the first line of every sandboxed program when ndbg
 // runs as root: bwrap left the interpreter uid 0 with only CAP_SETUID and
-// CAP_SETGID, and this makes it SandboxUID/SandboxGID (65534) with no
+// CAP_SETGID, and this makes it SandboxUID/SandboxGID (65533) with no
 // groups, which clears every capability (and makes the process
 // non-dumpable, so its /proc/self belongs to root). It runs before the code
 // reads anything, and a failure raises, so nothing after it runs as root.
-const dropPrivileges = "import os as _ndbg_os; _ndbg_os.setgroups([]); _ndbg_os.setresgid(65534, 65534, 65534); " +
-	"_ndbg_os.setresuid(65534, 65534, 65534); del _ndbg_os\n"
+var dropPrivileges = fmt.Sprintf("import os as _ndbg_os; _ndbg_os.setgroups([]); _ndbg_os.setresgid(%d, %d, %d); "+
+	"_ndbg_os.setresuid(%d, %d, %d); del _ndbg_os\n", SandboxGID, SandboxGID, SandboxGID, SandboxUID, SandboxUID, SandboxUID)
 
 // sandboxArgs returns bubblewrap's arguments (before "--") for lim's
 // interpreter, as root or not (see Command), with the seccomp filter on fd
@@ -343,7 +348,12 @@ type syscalls struct {
 	x32   bool   // the x32 ABI shares the architecture (amd64)
 	clone uint32
 	// refused answer EPERM: process creation (fork, vfork; clone is
-	// checked apart) and joining or making namespaces (unshare, setns).
+	// checked apart), joining or making namespaces (unshare, setns), and
+	// reaching into another process (ptrace, process_vm_readv/writev):
+	// run by a user other than root, the sandbox's init (bwrap, PID 1 of
+	// its namespace) has the program's uid, and a program that traced it
+	// could make it drop its death-with-parent signal (outliving ndbg) or
+	// allocate past the memory limit, which binds only the interpreter.
 	refused []uint32
 	// absent answer ENOSYS, as a kernel without them would, so that a
 	// library falls back: clone3 (to clone), and kernel interfaces whose
@@ -360,12 +370,12 @@ func archSyscalls() (syscalls, bool) {
 	switch runtime.GOARCH {
 	case "amd64":
 		return syscalls{audit: 0xC000003E, x32: true, clone: 56,
-			refused: []uint32{57, 58, 272, 308}, // fork, vfork, unshare, setns
+			refused: []uint32{57, 58, 272, 308, 101, 310, 311}, // fork, vfork, unshare, setns, ptrace, process_vm_readv, process_vm_writev
 			// clone3, memfd_create, shmget, semget, msgget, add_key, request_key, keyctl, io_uring_setup, userfaultfd, bpf, perf_event_open
 			absent: []uint32{435, 319, 29, 64, 68, 248, 249, 250, 425, 323, 321, 298}}, true
 	case "arm64":
 		return syscalls{audit: 0xC00000B7, clone: 220,
-			refused: []uint32{97, 268}, // unshare, setns (no fork or vfork)
+			refused: []uint32{97, 268, 117, 270, 271}, // unshare, setns, ptrace, process_vm_readv, process_vm_writev (no fork or vfork)
 			absent:  []uint32{435, 279, 194, 190, 186, 217, 218, 219, 425, 282, 280, 241}}, true
 	}
 	return syscalls{}, false
