@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ndbg/ndbg/dsl"
@@ -164,6 +165,24 @@ type Exception struct {
 	// frames a post-mortem debugger shows), as Python's traceback lists
 	// them; nil when the run's events do not show them.
 	Traceback []Frame
+}
+
+// ExitStatus is the status python3 exits with after x escaped the
+// program, and what it writes to stderr for it besides a traceback:
+// SystemExit's code (none: 0; an integer: that, of which the system keeps
+// the low 8 bits; anything else: that text, and 1), and 1 for any other
+// exception (whose traceback says the rest).
+func (x *Exception) ExitStatus() (status int, message string) {
+	if x.Type != "SystemExit" {
+		return 1, ""
+	}
+	if x.Message == "" || x.Message == "None" {
+		return 0, ""
+	}
+	if n, err := strconv.Atoi(x.Message); err == nil {
+		return n & 0xff, ""
+	}
+	return 1, x.Message
 }
 
 // excepter is an engine that knows how the run ended (the real one).

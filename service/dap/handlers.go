@@ -70,7 +70,16 @@ func (s *server) sessionRequest(ctx context.Context, m godap.RequestMessage) {
 		// while the action it stops was running.
 		s.send(&godap.PauseResponse{Response: response(req)})
 	case *godap.SetExceptionBreakpointsRequest:
-		s.send(&godap.SetExceptionBreakpointsResponse{Response: response(req)})
+		// ndbg advertises no exception filters (a client sends the request
+		// anyway, empty): each one asked for is answered not verified, with
+		// why, rather than accepted and never hit.
+		resp := &godap.SetExceptionBreakpointsResponse{Response: response(req)}
+		a := r.Arguments
+		for range len(a.Filters) + len(a.FilterOptions) + len(a.ExceptionOptions) {
+			resp.Body.Breakpoints = append(resp.Body.Breakpoints, godap.Breakpoint{Verified: false,
+				Message: "ndbg has no exception breakpoints: a step stops at the line that raises; an exception that escapes stops at the end"})
+		}
+		s.send(resp)
 	case *godap.ConfigurationDoneRequest:
 		s.configurationDone(ctx, r)
 	case *godap.StackTraceRequest:
@@ -283,7 +292,12 @@ func (s *server) after(err error, note, reason string) {
 	if errors.Is(err, ndbg.ErrFinished) {
 		s.sendOutput()
 		if x := s.sess.s.Escaped(); x != nil {
-			s.output("stderr", fmt.Sprintf("%s: %s (raised at line %d)\n", x.Type, x.Message, x.Line))
+			switch _, msg := x.ExitStatus(); {
+			case x.Type != "SystemExit":
+				s.output("stderr", fmt.Sprintf("%s: %s (raised at line %d)\n", x.Type, x.Message, x.Line))
+			case msg != "": // sys.exit("text"), as python3 writes it
+				s.output("stderr", msg+"\n")
+			}
 		}
 		if c := s.sess.comparison(); c != "" {
 			s.output("console", "ndbg: "+c+"\n")
@@ -304,11 +318,13 @@ func (s *server) after(err error, note, reason string) {
 	s.stopped(reason)
 }
 
-// exitCode is the program's: 1 when an exception escaped it (real
-// backend), else 0.
+// exitCode is the program's, as python3's (ndbg.Exception.ExitStatus: 1
+// when an exception escaped it, SystemExit's code, on the real backend),
+// else 0.
 func (s *server) exitCode() int {
-	if s.sess.s.Escaped() != nil {
-		return 1
+	if x := s.sess.s.Escaped(); x != nil {
+		status, _ := x.ExitStatus()
+		return status
 	}
 	return 0
 }

@@ -776,3 +776,47 @@ func TestStdin(t *testing.T) {
 	n.do("initialize", nil)
 	require.Contains(t, n.refuse("launch", map[string]any{"program": path, "call": "f()", "stdin": "1\n"}), "backend real or compare")
 }
+
+// TestExitCodeOfSysExit: a script that calls sys.exit ends with the exit
+// code python3 would give (SystemExit's code; its text on stderr and 1
+// for a text; 0 for none), as debugpy reports it, and no exception on
+// stderr; another exception is 1.
+func TestExitCodeOfSysExit(t *testing.T) {
+	for _, c := range []struct {
+		exit   string
+		code   int
+		stderr string
+	}{{"sys.exit(4)", 4, ""}, {"sys.exit()", 0, ""}, {"sys.exit('bye')", 1, "bye\n"}, {"sys.exit(256 + 3)", 3, ""}, {"1 / 0", 1, "ZeroDivisionError"}} {
+		cl := newClient(t)
+		cl.launch(t, "import sys\nprint('x')\n"+c.exit+"\n", "", "real", true)
+		cl.do("configurationDone", nil)
+		cl.event("stopped")
+		var stderr string
+		var exited *godap.ExitedEvent
+		cl.do("continue", map[string]any{"threadId": 1}) // to the end, then on: the session ends
+		for ended := false; exited == nil; {
+			switch e := cl.next().(type) {
+			case *godap.OutputEvent:
+				if e.Body.Category == "stderr" {
+					stderr += e.Body.Output
+				}
+			case *godap.StoppedEvent:
+				if !ended {
+					ended = true
+					cl.do("continue", map[string]any{"threadId": 1})
+				}
+			case *godap.ExitedEvent:
+				exited = e
+			}
+		}
+		require.Equal(t, c.code, exited.Body.ExitCode, c.exit)
+		if c.stderr == "" {
+			require.Empty(t, stderr, c.exit)
+		} else {
+			require.Contains(t, stderr, c.stderr, c.exit)
+		}
+		cl.do("disconnect", nil)
+		require.NoError(t, <-cl.done)
+		cl.done <- nil
+	}
+}
