@@ -274,7 +274,11 @@ func className(line string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	name := strings.TrimSpace(strings.FieldsFunc(rest, func(r rune) bool { return r == '(' || r == ':' })[0])
+	f := strings.FieldsFunc(rest, func(r rune) bool { return r == '(' || r == ':' })
+	if len(f) == 0 { // "class :", a line of a string
+		return "", false
+	}
+	name := strings.TrimSpace(f[0])
 	return name, name != "" && !strings.ContainsAny(name, " \t#)")
 }
 

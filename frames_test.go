@@ -91,3 +91,20 @@ func TestNeuralDoIfTakesContinueAgain(t *testing.T) {
 	require.Equal(t, 2, calls)
 	require.Equal(t, 2, steps, "the refused stop, then the kept one")
 }
+
+// TestFunctionLineMethods: b Class.method finds the method in a top-level
+// class's body, past a docstring; text that only looks like a class (a
+// string's line "class (", a nested class) is not one, and never a panic.
+func TestFunctionLineMethods(t *testing.T) {
+	src := "\"\"\"\nclass (\nclass :\n\"\"\"\n\nclass A(object):\n    \"\"\"doc\"\"\"\n\n    def get(self):\n        return 1\n\n    class B:\n        def get(self):\n            return 2\n\ndef f():\n    return A().get()\n"
+	s, err := ndbg.Start(context.Background(), ndbg.Real(trace.Limits{}), src, "f()")
+	require.NoError(t, err)
+	defer s.Close()
+	def, body, ok := s.FunctionLine("A.get")
+	require.True(t, ok)
+	require.Equal(t, []int{9, 10}, []int{def, body})
+	for _, name := range []string{"B.get", "A.nope", "(.get", ":.get", "f.x"} {
+		_, _, ok := s.FunctionLine(name)
+		require.False(t, ok, name)
+	}
+}
