@@ -246,26 +246,42 @@ func TestLiveStartTimeout(t *testing.T) {
 	}
 }
 
+// startIdentity starts f(1) of "def f(x): return x" live, stopped at its
+// first event.
+func startIdentity(t *testing.T) *Live {
+	t.Helper()
+	prog, err := dsl.NewProgram("def f(x):\n    return x\n", "f")
+	require.NoError(t, err)
+	any := NoCriteria()
+	any.Any = true
+	l, _, err := StartLive(context.Background(), prog, "f(1)", Limits{}, any, nil)
+	require.NoError(t, err)
+	return l
+}
+
+// procChildren lists the children of process pid (skipping t on a kernel
+// without /proc/PID/task/PID/children).
+func procChildren(t *testing.T, pid string) []string {
+	t.Helper()
+	data, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+	if err != nil {
+		t.Skipf("no /proc/PID/task/PID/children: %v", err)
+	}
+	return strings.Fields(string(data))
+}
+
 // TestKillLeavesNoSandboxInit: a killed tracer's sandbox init (bwrap's
 // child, PID 1 of the sandbox's PID namespace, in a session of its own) is
 // killed first (killChildren), so that bwrap reaps it: no process of the
 // sandbox outlives the kill, not even a zombie left to the host's init
 // (which, in a container whose PID 1 does not reap, stays).
 func TestKillLeavesNoSandboxInit(t *testing.T) {
-	ctx := context.Background()
-	prog, err := dsl.NewProgram("def f(x):\n    return x\n", "f")
-	require.NoError(t, err)
-	any := NoCriteria()
-	any.Any = true
-	l, _, err := StartLive(ctx, prog, "f(1)", Limits{}, any, nil)
-	require.NoError(t, err)
-	pid := l.p.cmd.Process.Pid
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil || l.lim.Unsandboxed {
-		l.Close()
-		t.Skip("no sandbox, or no /proc/PID/task/PID/children")
+	l := startIdentity(t)
+	defer l.Close() // (Close is idempotent: the test closes it first)
+	if l.lim.Unsandboxed {
+		t.Skip("no sandbox")
 	}
-	kids := strings.Fields(string(data))
+	kids := procChildren(t, fmt.Sprint(l.p.cmd.Process.Pid))
 	require.NotEmpty(t, kids, "bwrap's sandbox init")
 	l.Close()
 	for _, k := range kids {
@@ -281,24 +297,11 @@ func TestKillLeavesNoSandboxInit(t *testing.T) {
 // the same uid could (kill, prlimit).
 func TestOtherUserCannotSignalTheSandbox(t *testing.T) {
 	py := otheruser.Python(t)
-	ctx := context.Background()
-	prog, err := dsl.NewProgram("def f(x):\n    return x\n", "f")
-	require.NoError(t, err)
-	any := NoCriteria()
-	any.Any = true
-	l, _, err := StartLive(ctx, prog, "f(1)", Limits{}, any, nil)
-	require.NoError(t, err)
+	l := startIdentity(t)
 	defer l.Close()
-	children := func(pid string) []string {
-		data, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
-		if err != nil {
-			t.Skipf("no /proc/PID/task/PID/children: %v", err)
-		}
-		return strings.Fields(string(data))
-	}
 	interp := []string{fmt.Sprint(l.p.cmd.Process.Pid)}
-	for len(interp) == 1 && len(children(interp[0])) > 0 { // bwrap, its init, then the interpreter
-		interp = children(interp[0])[:1]
+	for len(interp) == 1 && len(procChildren(t, interp[0])) > 0 { // bwrap, its init, then the interpreter
+		interp = procChildren(t, interp[0])[:1]
 	}
 	status, err := os.ReadFile("/proc/" + interp[0] + "/status")
 	require.NoError(t, err)
