@@ -334,12 +334,17 @@ func (s *server) exitCode() int {
 func (s *server) terminate() {
 	s.event("exited", &godap.ExitedEvent{Body: godap.ExitedEventBody{ExitCode: s.exitCode()}})
 	s.event("terminated", &godap.TerminatedEvent{})
+	s.terminated = true
 }
 
 // endIfFinished answers a step forward at the end of the program (where
 // the session stopped rather than terminated): the user asked to go on, so
-// the session ends.
+// the session ends; after that (terminated), a step is refused.
 func (s *server) endIfFinished(req *godap.Request, resp godap.ResponseMessage) bool {
+	if s.terminated { // once, not exited and terminated again at each step
+		s.fail(req.Seq, req.Command, "the debugging session has ended (terminated): disconnect")
+		return true
+	}
 	if !s.configured || !s.sess.s.Finished() {
 		return false
 	}

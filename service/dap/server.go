@@ -194,6 +194,7 @@ type server struct {
 	initialized bool
 	sess        *session // nil until launch succeeds
 	configured  bool     // configurationDone received
+	terminated  bool     // terminated sent: the session is over, a step is refused
 }
 
 // maxMessage bounds one message's content (go-dap refuses more than 4 MiB

@@ -820,3 +820,23 @@ func TestExitCodeOfSysExit(t *testing.T) {
 		cl.done <- nil
 	}
 }
+
+// TestStepAfterTerminatedRefused: once the session has ended (exited,
+// terminated), a step is an error that says so, not exited and terminated
+// again.
+func TestStepAfterTerminatedRefused(t *testing.T) {
+	c := newClient(t)
+	c.launch(t, "x = 1\n", "", "real", true)
+	c.do("configurationDone", nil)
+	c.event("stopped")
+	c.do("continue", map[string]any{"threadId": 1})
+	c.event("stopped") // the end
+	c.do("continue", map[string]any{"threadId": 1})
+	c.event("terminated")
+	for _, cmd := range []string{"next", "continue", "stepIn"} {
+		require.Contains(t, c.refuse(cmd, map[string]any{"threadId": 1}), "has ended", cmd)
+	}
+	c.do("disconnect", nil)
+	require.NoError(t, <-c.done)
+	c.done <- nil
+}
