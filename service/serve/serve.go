@@ -39,6 +39,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ndbg/ndbg"
+	"github.com/ndbg/ndbg/internal/regfile"
 	"github.com/ndbg/ndbg/sample"
 	"github.com/ndbg/ndbg/service/httpd"
 	"github.com/ndbg/ndbg/service/sessions"
@@ -309,17 +310,12 @@ func decodeErr(r *http.Request, v any) error {
 }
 
 // notUTF8 says where body stops being UTF-8 text a JSON decoder keeps as
-// it is: a byte that is not UTF-8, or a \uD800-\uDFFF escape that is not
-// half of a surrogate pair (both of which it would replace by U+FFFD).
+// it is: a byte that is not UTF-8 (regfile.NotText), or a \uD800-\uDFFF
+// escape that is not half of a surrogate pair (both of which it would
+// replace by U+FFFD).
 func notUTF8(body []byte) (where string, bad bool) {
 	if !utf8.Valid(body) {
-		for i := 0; i < len(body); {
-			r, n := utf8.DecodeRune(body[i:])
-			if r == utf8.RuneError && n == 1 {
-				return fmt.Sprintf("byte %d is not UTF-8", i+1), true
-			}
-			i += n
-		}
+		return regfile.NotText(body) // says where, not quoting it
 	}
 	hex4 := func(i int) (rune, bool) { // the \uXXXX escape at body[i:]
 		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {

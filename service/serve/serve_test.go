@@ -752,7 +752,7 @@ func TestActionCutShortSaysSo(t *testing.T) {
 func TestBodyNotUTF8(t *testing.T) {
 	ts, _ := start(t, Config{})
 	for body, want := range map[string]string{
-		"{\"program\": \"def f(x):\\n    s = '\xff'\\n    return s\\n\", \"call\": \"f(1)\", \"backend\": \"real\"}": "byte 34 is not UTF-8",
+		"{\"program\": \"def f(x):\\n    s = '\xff'\\n    return s\\n\", \"call\": \"f(1)\", \"backend\": \"real\"}": "(byte 34) holds a byte that is not UTF-8",
 		`{"program": "def f(x):\n    s = '\ud800'\n    return s\n", "call": "f(1)", "backend": "real"}`:              `a \uD800 escape without its low surrogate`,
 		`{"program": "def f(x):\n    s = '\udc00'\n    return s\n", "call": "f(1)", "backend": "real"}`:              `a \uDC00 escape without its high surrogate`,
 	} {
